@@ -1,0 +1,514 @@
+//! [`RuntimeError`]: failures of the running supervisor (R§11, SPEC §3–§5).
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::identity::TaskId;
+
+/// A failure of the supervisor runtime: starting it, managing tasks through the handle,
+/// waiting for an outcome, or shutting down (R§11).
+///
+/// Match on the variant, or use [`RuntimeError::as_label`] for a stable string; the
+/// `Display` text is for humans and may change. Unit variants can be built by users (for
+/// mocks); variants with data are `#[non_exhaustive]` so fields can be added.
+///
+/// Not `Clone`, because two variants carry an [`io::Error`]. Where one failure must be
+/// reported to several callers (the shared shutdown operation), the crate hands each of them
+/// an equivalent copy.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// `serve`/`run*` was called outside a Tokio runtime. Nothing was started, so calling
+    /// again from inside a runtime can succeed (R§8).
+    #[error("runtime startup requires an active Tokio runtime")]
+    TokioRuntimeUnavailable,
+
+    /// An OS thread the runtime needs could not be started. `component` names the thread's
+    /// job (`"subscriber_dispatch"`, `"destructor_isolation"`); `source` is the error the
+    /// OS gave.
+    #[error("failed to start {component} thread: {source}")]
+    #[non_exhaustive]
+    ThreadStartFailed {
+        /// Which part of the runtime needed the thread.
+        component: &'static str,
+        /// The spawn error.
+        source: io::Error,
+    },
+
+    /// Shutdown finished, but some tasks did not stop cooperatively within the grace
+    /// period and were force-aborted (their code may still be running). `stuck` lists their
+    /// names, sorted (R§14).
+    #[error("shutdown timeout {grace:?} exceeded; logically force-aborted: {stuck:?}")]
+    #[non_exhaustive]
+    GraceExceeded {
+        /// The grace period that elapsed.
+        grace: Duration,
+        /// Names of the tasks that missed it.
+        stuck: Vec<Arc<str>>,
+    },
+
+    /// The task name is taken: by a registered task, by a force-aborted attempt that has
+    /// not physically exited yet, or by an earlier item of the same batch. For a batch,
+    /// `name` is the first conflicting name (R§13).
+    #[error("task name '{name}' already exists")]
+    #[non_exhaustive]
+    TaskAlreadyExists {
+        /// The conflicting name.
+        name: Arc<str>,
+    },
+
+    /// A configured count bound is exhausted. `resource` is `"registered_tasks"`
+    /// (`max_registered_tasks`), `"owned_user_lifetimes"` (`ownership_capacity`, R§18) or
+    /// `"controller_identity_operations"`; `limit` is the configured bound.
+    #[error("resource limit reached for {resource}: {limit}")]
+    #[non_exhaustive]
+    ResourceLimitReached {
+        /// Which bound.
+        resource: &'static str,
+        /// The configured value of that bound.
+        limit: usize,
+    },
+
+    /// A fail-fast operation found the management command queue full
+    /// (`registry_queue_capacity`). Nothing changed; retrying later may succeed (R§9).
+    #[error("management command queue is full")]
+    CommandQueueFull,
+
+    /// A remove/cancel with a termination timeout stopped waiting after `timeout`. The
+    /// removal itself goes on; the task's outcome still arrives on its waiter (R§9).
+    #[error("timeout waiting for task {id} termination after {timeout:?}")]
+    #[non_exhaustive]
+    TaskTerminationTimeout {
+        /// The task being removed.
+        id: TaskId,
+        /// How long the caller waited.
+        timeout: Duration,
+    },
+
+    /// A [`TaskWaiter`](crate::outcome::TaskWaiter) lost its channel before an outcome was
+    /// sent: the runtime that owned the task is gone (R§10).
+    #[error("final outcome for task {id} is unavailable")]
+    #[non_exhaustive]
+    OutcomeUnavailable {
+        /// The task that was watched.
+        id: TaskId,
+    },
+
+    /// `run_with_os_signals` could not install its SIGINT/SIGTERM handlers; the supervisor
+    /// was shut down instead of running unwatched (R§8).
+    #[error("failed to install shutdown signal handlers: {source}")]
+    #[non_exhaustive]
+    SignalSetupFailed {
+        /// The error from the signal driver.
+        source: io::Error,
+    },
+
+    /// The supervisor no longer accepts work: shutdown has started, the registry has
+    /// stopped (even if it died, SPEC §1), or a reply was lost because of that.
+    #[error("supervisor is shutting down")]
+    ShuttingDown,
+
+    /// `run`/`run_until`/`run_with_os_signals` or `serve` was already started on this
+    /// `Supervisor`; a supervisor is started at most once (R§8).
+    #[error("supervisor run() was already started")]
+    AlreadyRunning,
+
+    /// More than `max_restarts` restarts happened within `period`, summed over the tasks the
+    /// limit covers, so the supervisor shut itself down, as an Erlang/OTP supervisor does
+    /// when its restart intensity is exceeded (SPEC §5). Returned by `run*` and `shutdown`.
+    #[error("restart intensity exceeded: more than {max_restarts} restarts within {period:?}")]
+    #[non_exhaustive]
+    RestartIntensityExceeded {
+        /// The configured maximum number of restarts in one window.
+        max_restarts: u32,
+        /// The configured window length.
+        period: Duration,
+    },
+
+    /// `serve` found another live supervisor in this process using the name given to
+    /// `SupervisorBuilder::with_name`. Names must be unique because they name the
+    /// supervisor's actors and event group in ractor's process-global registry (SPEC §4).
+    /// Nothing was started; the name frees up when the other supervisor stops.
+    #[error("supervisor name '{name}' is already in use")]
+    #[non_exhaustive]
+    SupervisorNameTaken {
+        /// The contested name.
+        name: Arc<str>,
+    },
+}
+
+impl RuntimeError {
+    /// The stable label of this error, e.g. `runtime_command_queue_full` (R§11).
+    pub const fn as_label(&self) -> &'static str {
+        match self {
+            Self::TokioRuntimeUnavailable => "runtime_tokio_runtime_unavailable",
+            Self::ThreadStartFailed { .. } => "runtime_thread_start_failed",
+            Self::GraceExceeded { .. } => "runtime_grace_exceeded",
+            Self::TaskAlreadyExists { .. } => "runtime_task_already_exists",
+            Self::ResourceLimitReached { .. } => "runtime_resource_limit_reached",
+            Self::CommandQueueFull => "runtime_command_queue_full",
+            Self::TaskTerminationTimeout { .. } => "runtime_task_termination_timeout",
+            Self::OutcomeUnavailable { .. } => "runtime_outcome_unavailable",
+            Self::SignalSetupFailed { .. } => "runtime_signal_setup_failed",
+            Self::ShuttingDown => "runtime_shutting_down",
+            Self::AlreadyRunning => "runtime_already_running",
+            Self::RestartIntensityExceeded { .. } => "runtime_restart_intensity_exceeded",
+            Self::SupervisorNameTaken { .. } => "runtime_supervisor_name_taken",
+        }
+    }
+
+    /// An equivalent copy: same variant, same label, same `Display`, equal data.
+    ///
+    /// `io::Error` cannot be cloned, so an I/O source is rebuilt: an OS error from its raw
+    /// code (kind and message follow from it), a bare kind from the kind, and a custom
+    /// error as the same kind around a replica of its message chain. The replica's `Display`
+    /// and `source()` chain read the same as the original's, but it can no longer be
+    /// downcast to the original inner type.
+    pub(crate) fn duplicate(&self) -> RuntimeError {
+        match self {
+            Self::TokioRuntimeUnavailable => Self::TokioRuntimeUnavailable,
+            Self::ThreadStartFailed { component, source } => Self::ThreadStartFailed {
+                component,
+                source: duplicate_io(source),
+            },
+            Self::GraceExceeded { grace, stuck } => Self::GraceExceeded {
+                grace: *grace,
+                stuck: stuck.clone(),
+            },
+            Self::TaskAlreadyExists { name } => Self::TaskAlreadyExists { name: name.clone() },
+            Self::ResourceLimitReached { resource, limit } => Self::ResourceLimitReached {
+                resource,
+                limit: *limit,
+            },
+            Self::CommandQueueFull => Self::CommandQueueFull,
+            Self::TaskTerminationTimeout { id, timeout } => Self::TaskTerminationTimeout {
+                id: *id,
+                timeout: *timeout,
+            },
+            Self::OutcomeUnavailable { id } => Self::OutcomeUnavailable { id: *id },
+            Self::SignalSetupFailed { source } => Self::SignalSetupFailed {
+                source: duplicate_io(source),
+            },
+            Self::ShuttingDown => Self::ShuttingDown,
+            Self::AlreadyRunning => Self::AlreadyRunning,
+            Self::RestartIntensityExceeded {
+                max_restarts,
+                period,
+            } => Self::RestartIntensityExceeded {
+                max_restarts: *max_restarts,
+                period: *period,
+            },
+            Self::SupervisorNameTaken { name } => Self::SupervisorNameTaken { name: name.clone() },
+        }
+    }
+}
+
+/// Rebuilds an `io::Error` that reads the same as `e` (see [`RuntimeError::duplicate`]).
+fn duplicate_io(e: &io::Error) -> io::Error {
+    if let Some(code) = e.raw_os_error() {
+        return io::Error::from_raw_os_error(code);
+    }
+    match e.get_ref() {
+        Some(inner) => io::Error::new(e.kind(), ReplayedError::of(inner)),
+        None => {
+            // A bare kind displays as the kind's description; a static message (built with
+            // `const_error!`-style constructors) is only reachable through `Display`.
+            let copy = io::Error::from(e.kind());
+            if copy.to_string() == e.to_string() {
+                copy
+            } else {
+                io::Error::new(e.kind(), e.to_string())
+            }
+        }
+    }
+}
+
+/// A message-only replica of an error and of its `source()` chain.
+#[derive(Debug)]
+struct ReplayedError {
+    message: String,
+    source: Option<Box<ReplayedError>>,
+}
+
+impl ReplayedError {
+    fn of(e: &(dyn StdError + 'static)) -> Self {
+        // Chains are short in practice; the depth bound only guards against a cyclic
+        // `source()` implementation.
+        const MAX_DEPTH: usize = 64;
+        let mut messages = Vec::new();
+        let mut next = Some(e);
+        while let Some(err) = next {
+            if messages.len() == MAX_DEPTH {
+                break;
+            }
+            messages.push(err.to_string());
+            next = err.source();
+        }
+        let mut chain: Option<Box<ReplayedError>> = None;
+        while let Some(message) = messages.pop() {
+            chain = Some(Box::new(ReplayedError {
+                message,
+                source: chain,
+            }));
+        }
+        // `messages` had at least `e`'s own message.
+        *chain.expect("error chain has at least one link")
+    }
+}
+
+impl fmt::Display for ReplayedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl StdError for ReplayedError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id() -> TaskId {
+        TaskId::next()
+    }
+
+    /// One value of every variant, with its label and Display text.
+    fn all() -> Vec<(RuntimeError, &'static str, String)> {
+        let id = id();
+        vec![
+            (
+                RuntimeError::TokioRuntimeUnavailable,
+                "runtime_tokio_runtime_unavailable",
+                "runtime startup requires an active Tokio runtime".into(),
+            ),
+            (
+                RuntimeError::ThreadStartFailed {
+                    component: "subscriber_dispatch",
+                    source: io::Error::new(io::ErrorKind::OutOfMemory, "no stack"),
+                },
+                "runtime_thread_start_failed",
+                "failed to start subscriber_dispatch thread: no stack".into(),
+            ),
+            (
+                RuntimeError::GraceExceeded {
+                    grace: Duration::from_millis(50),
+                    stuck: vec![Arc::from("a"), Arc::from("b")],
+                },
+                "runtime_grace_exceeded",
+                r#"shutdown timeout 50ms exceeded; logically force-aborted: ["a", "b"]"#.into(),
+            ),
+            (
+                RuntimeError::TaskAlreadyExists { name: "w".into() },
+                "runtime_task_already_exists",
+                "task name 'w' already exists".into(),
+            ),
+            (
+                RuntimeError::ResourceLimitReached {
+                    resource: "registered_tasks",
+                    limit: 8,
+                },
+                "runtime_resource_limit_reached",
+                "resource limit reached for registered_tasks: 8".into(),
+            ),
+            (
+                RuntimeError::CommandQueueFull,
+                "runtime_command_queue_full",
+                "management command queue is full".into(),
+            ),
+            (
+                RuntimeError::TaskTerminationTimeout {
+                    id,
+                    timeout: Duration::from_secs(2),
+                },
+                "runtime_task_termination_timeout",
+                format!("timeout waiting for task {id} termination after 2s"),
+            ),
+            (
+                RuntimeError::OutcomeUnavailable { id },
+                "runtime_outcome_unavailable",
+                format!("final outcome for task #{} is unavailable", id.get()),
+            ),
+            (
+                RuntimeError::SignalSetupFailed {
+                    source: io::Error::new(io::ErrorKind::Unsupported, "no signals"),
+                },
+                "runtime_signal_setup_failed",
+                "failed to install shutdown signal handlers: no signals".into(),
+            ),
+            (
+                RuntimeError::ShuttingDown,
+                "runtime_shutting_down",
+                "supervisor is shutting down".into(),
+            ),
+            (
+                RuntimeError::AlreadyRunning,
+                "runtime_already_running",
+                "supervisor run() was already started".into(),
+            ),
+            (
+                RuntimeError::RestartIntensityExceeded {
+                    max_restarts: 3,
+                    period: Duration::from_secs(5),
+                },
+                "runtime_restart_intensity_exceeded",
+                "restart intensity exceeded: more than 3 restarts within 5s".into(),
+            ),
+            (
+                RuntimeError::SupervisorNameTaken { name: "sup".into() },
+                "runtime_supervisor_name_taken",
+                "supervisor name 'sup' is already in use".into(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_variant_has_its_label_and_display() {
+        for (e, label, display) in all() {
+            assert_eq!(e.as_label(), label);
+            assert_eq!(e.to_string(), display);
+        }
+    }
+
+    #[test]
+    fn labels_are_unique() {
+        let mut labels: Vec<_> = all().iter().map(|(e, _, _)| e.as_label()).collect();
+        let n = labels.len();
+        labels.sort_unstable();
+        labels.dedup();
+        assert_eq!(labels.len(), n);
+    }
+
+    #[test]
+    fn duplicate_preserves_variant_label_display_and_debug_data() {
+        for (e, label, display) in all() {
+            let copy = e.duplicate();
+            assert_eq!(std::mem::discriminant(&copy), std::mem::discriminant(&e));
+            assert_eq!(copy.as_label(), label);
+            assert_eq!(copy.to_string(), display);
+        }
+    }
+
+    #[test]
+    fn duplicate_keeps_raw_os_error_and_kind() {
+        let original = RuntimeError::SignalSetupFailed {
+            source: io::Error::from_raw_os_error(1),
+        };
+        let copy = original.duplicate();
+        let RuntimeError::SignalSetupFailed { source } = &copy else {
+            panic!("variant changed: {copy:?}");
+        };
+        let RuntimeError::SignalSetupFailed { source: orig } = &original else {
+            unreachable!()
+        };
+        assert_eq!(source.raw_os_error(), Some(1));
+        assert_eq!(source.kind(), orig.kind());
+        assert_eq!(copy.to_string(), original.to_string());
+    }
+
+    #[test]
+    fn duplicate_keeps_bare_kind() {
+        let original = RuntimeError::ThreadStartFailed {
+            component: "destructor_isolation",
+            source: io::Error::from(io::ErrorKind::WouldBlock),
+        };
+        let RuntimeError::ThreadStartFailed { component, source } = original.duplicate() else {
+            panic!("variant changed");
+        };
+        assert_eq!(component, "destructor_isolation");
+        assert_eq!(source.kind(), io::ErrorKind::WouldBlock);
+        assert!(source.get_ref().is_none());
+        assert_eq!(source.raw_os_error(), None);
+    }
+
+    #[derive(Debug)]
+    struct Outer(io::Error);
+    impl fmt::Display for Outer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("outer failure")
+        }
+    }
+    impl StdError for Outer {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn duplicate_keeps_custom_message_and_chain() {
+        let inner = io::Error::new(io::ErrorKind::PermissionDenied, "root cause");
+        let original = RuntimeError::SignalSetupFailed {
+            source: io::Error::new(io::ErrorKind::ConnectionRefused, Outer(inner)),
+        };
+        let copy = original.duplicate();
+        assert_eq!(copy.to_string(), original.to_string());
+        assert_eq!(
+            copy.to_string(),
+            "failed to install shutdown signal handlers: outer failure"
+        );
+
+        let chain = |e: &RuntimeError| {
+            let mut out = Vec::new();
+            let mut next = StdError::source(e);
+            while let Some(err) = next {
+                out.push(err.to_string());
+                next = err.source();
+            }
+            out
+        };
+        assert_eq!(chain(&copy), chain(&original));
+        assert_eq!(chain(&copy), ["outer failure", "root cause"]);
+
+        let RuntimeError::SignalSetupFailed { source } = &copy else {
+            panic!("variant changed");
+        };
+        assert_eq!(source.kind(), io::ErrorKind::ConnectionRefused);
+        assert_eq!(source.raw_os_error(), None);
+    }
+
+    #[test]
+    fn duplicate_keeps_data_fields() {
+        let id = id();
+        let copy = RuntimeError::TaskTerminationTimeout {
+            id,
+            timeout: Duration::from_millis(7),
+        }
+        .duplicate();
+        assert!(matches!(
+            copy,
+            RuntimeError::TaskTerminationTimeout { id: i, timeout } if i == id && timeout == Duration::from_millis(7)
+        ));
+        let copy = RuntimeError::RestartIntensityExceeded {
+            max_restarts: 0,
+            period: Duration::from_secs(1),
+        }
+        .duplicate();
+        assert!(matches!(
+            copy,
+            RuntimeError::RestartIntensityExceeded { max_restarts: 0, period } if period == Duration::from_secs(1)
+        ));
+    }
+
+    #[test]
+    fn io_sources_are_exposed_through_error_source() {
+        for (e, _, _) in all() {
+            let has_io = matches!(
+                e,
+                RuntimeError::ThreadStartFailed { .. } | RuntimeError::SignalSetupFailed { .. }
+            );
+            let src = StdError::source(&e);
+            assert_eq!(src.is_some(), has_io, "{e:?}");
+            if let Some(src) = src {
+                assert!(src.downcast_ref::<io::Error>().is_some());
+            }
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! The closed vocabularies carried by an [`Event`](super::Event): what happened
+//! ([`EventKind`]), why a backoff was scheduled ([`BackoffSource`]) and why work was
+//! refused ([`RejectionKind`]).
+//!
+//! Every enum here has an `as_label()` that returns a stable `snake_case` string (R§15).
+//! The serde form of each variant is that same label, so a serialized event reads the same
+//! way as a log line and the two never drift apart.
+
+use serde::{Deserialize, Serialize};
+
+/// What an [`Event`](super::Event) reports (R§15, plus `RestartIntensityExceeded` from
+/// SPEC §5).
+///
+/// The table in R§15 lists, for every kind, which `Event` fields the runtime fills in; the
+/// variant docs below repeat it. Events are observations only: they are lossy, may arrive
+/// late, and never confirm state (R§20 item 18).
+///
+/// Non-exhaustive: later versions may add kinds, so match with a wildcard arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum EventKind {
+    /// A subscriber callback panicked while handling an ordinary event. `task` = subscriber
+    /// name, `reason` = panic message. Internal diagnostic.
+    SubscriberPanicked,
+    /// A runtime component failed in a way that has no task-level outcome. `task` =
+    /// component (`subscriber_dispatch`, `subscriber_listener`, `registry`, `task_runner`,
+    /// `task_destructor`, `shutdown_owner`, `controller`), `reason`; sometimes `id` and
+    /// `attempt`. Internal diagnostic.
+    RuntimeFailure,
+    /// Events were lost on the way to a subscriber. `task` = subscriber name (or
+    /// `subscriber_listener` for the relay), `dropped` = coalesced count, `reason` = `full`,
+    /// `closed` or `lagged(N)`. Internal diagnostic.
+    SubscriberOverflow,
+    /// An explicit shutdown was requested (never emitted for natural completion).
+    ShutdownRequested,
+    /// Shutdown verdict: every task stopped within the grace period.
+    AllStoppedWithinGrace,
+    /// Shutdown verdict: some task outlived the grace period and was force-aborted.
+    GraceExceeded,
+    /// Restarts exceeded the configured intensity (`max_restarts` within `period`) and the
+    /// supervisor is shutting down (SPEC §5, Erlang/OTP `intensity`/`period`). `id` and
+    /// `task` name the task whose restart tripped the limit when there is one.
+    RestartIntensityExceeded,
+    /// An attempt is about to run its task body. `id`, `task`, `attempt`.
+    AttemptStarting,
+    /// An attempt returned `Ok`. `id`, `task`, `attempt`, `duration_ms`.
+    AttemptSucceeded,
+    /// An attempt ended because it was cancelled. `id`, `task`, `attempt`, `duration_ms`.
+    AttemptCanceled,
+    /// An attempt failed (including spawn/poll panics and a task-returned timeout). `id`,
+    /// `task`, `attempt`, `duration_ms`, `reason`, `exit_code` when present.
+    AttemptFailed,
+    /// An attempt hit its configured timeout. `id`, `task`, `attempt`, `timeout_ms`,
+    /// `duration_ms`.
+    AttemptTimedOut,
+    /// A delay before the next attempt was scheduled. `id`, `task`, `attempt` (the one that
+    /// just ended), `delay_ms`, `backoff_source`; `reason` only for failures.
+    BackoffScheduled,
+    /// A task is about to be committed to the registry queue. `id`, `task`. Not emitted for
+    /// fail-fast rejections.
+    TaskAddRequested,
+    /// The registry accepted a task. `id`, `task`.
+    TaskAdded,
+    /// The registry refused a task. `id`, `task`, `reason`, `rejection_kind`,
+    /// `outcome_kind = Rejected`.
+    TaskAddFailed,
+    /// Removal of a task was requested. `id`; `task` when known; `reason = manual_cancel`
+    /// for cancel paths.
+    TaskRemoveRequested,
+    /// A task left the registry (after its `TaskFinished`). `id`, `task`.
+    TaskRemoved,
+    /// A task reached its terminal outcome. `id`, `task`, `outcome_kind`; `reason` for
+    /// Failed/Fatal/ForceAborted/Panicked; `exit_code` for Failed/Fatal when present.
+    TaskFinished,
+    /// The controller refused a submission. `id`, `rejection_kind`, `outcome_kind =
+    /// Rejected`, `reason`, `task` = slot when known.
+    #[cfg(feature = "controller")]
+    ControllerRejected,
+    /// The controller took a submission in. `id`, `task` = slot, `reason` = admission summary.
+    #[cfg(feature = "controller")]
+    ControllerSubmitted,
+    /// A controller slot changed state. `task` = slot, `reason` = transition text such as
+    /// `admitting→running`.
+    #[cfg(feature = "controller")]
+    ControllerSlotTransition,
+}
+
+impl EventKind {
+    /// The stable `snake_case` label of this kind, e.g. `"task_finished"` (R§15).
+    pub const fn as_label(self) -> &'static str {
+        match self {
+            Self::SubscriberPanicked => "subscriber_panicked",
+            Self::RuntimeFailure => "runtime_failure",
+            Self::SubscriberOverflow => "subscriber_overflow",
+            Self::ShutdownRequested => "shutdown_requested",
+            Self::AllStoppedWithinGrace => "all_stopped_within_grace",
+            Self::GraceExceeded => "grace_exceeded",
+            Self::RestartIntensityExceeded => "restart_intensity_exceeded",
+            Self::AttemptStarting => "attempt_starting",
+            Self::AttemptSucceeded => "attempt_succeeded",
+            Self::AttemptCanceled => "attempt_canceled",
+            Self::AttemptFailed => "attempt_failed",
+            Self::AttemptTimedOut => "attempt_timed_out",
+            Self::BackoffScheduled => "backoff_scheduled",
+            Self::TaskAddRequested => "task_add_requested",
+            Self::TaskAdded => "task_added",
+            Self::TaskAddFailed => "task_add_failed",
+            Self::TaskRemoveRequested => "task_remove_requested",
+            Self::TaskRemoved => "task_removed",
+            Self::TaskFinished => "task_finished",
+            #[cfg(feature = "controller")]
+            Self::ControllerRejected => "controller_rejected",
+            #[cfg(feature = "controller")]
+            Self::ControllerSubmitted => "controller_submitted",
+            #[cfg(feature = "controller")]
+            Self::ControllerSlotTransition => "controller_slot_transition",
+        }
+    }
+
+    /// True for the kinds the event machinery produces about itself: `SubscriberOverflow`,
+    /// `SubscriberPanicked` and `RuntimeFailure` (R§15).
+    ///
+    /// Delivery never counts or re-reports the loss of these, and a subscriber panicking on
+    /// one produces no `SubscriberPanicked`; otherwise one broken subscriber could feed
+    /// reports about itself back into the lanes without end.
+    pub const fn is_internal_diagnostic(self) -> bool {
+        matches!(
+            self,
+            Self::SubscriberOverflow | Self::SubscriberPanicked | Self::RuntimeFailure
+        )
+    }
+}
+
+/// Why a `BackoffScheduled` delay was chosen (R§15). Exhaustive: a delay follows either a
+/// success (periodic/`Always` repeat) or a failure (retry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackoffSource {
+    /// The previous attempt succeeded and the policy repeats the task. Label `"success"`.
+    Success,
+    /// The previous attempt failed and will be retried. Label `"failure"`.
+    Failure,
+}
+
+impl BackoffSource {
+    /// The stable label: `"success"` or `"failure"` (R§15).
+    pub const fn as_label(self) -> &'static str {
+        match self {
+            Self::Success => "success",
+            Self::Failure => "failure",
+        }
+    }
+}
+
+/// Why the registry or the controller refused work (R§15). Carried by `TaskAddFailed` and
+/// `ControllerRejected` events and by rejected outcomes.
+///
+/// Non-exhaustive: match with a wildcard arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RejectionKind {
+    /// A registered task already uses this name (single add, controller handoff, or the
+    /// conflicting item of a batch).
+    AlreadyExists,
+    /// A non-conflicting item of a static batch that another item made fail (event only).
+    BatchRejected,
+    /// `DropIfRunning` submission on an occupied slot.
+    SlotBusy,
+    /// `Queue` submission while the slot queue already holds `max_slot_queue` items.
+    QueueFull,
+    /// A queued head displaced by a newer `Replace` submission.
+    SupersededByReplace,
+    /// Queued (or registry-capacity-waiting) controller work removed or cancelled by id.
+    RemovedFromQueue,
+    /// The controller shut down before the work reached the registry.
+    ControllerShuttingDown,
+    /// The controller could not commit the work to the registry (non-limit error or an
+    /// interrupted admission).
+    AdmissionFailed,
+    /// A configured limit was reached (registered tasks, controller slots, pending or
+    /// admission budgets).
+    ResourceLimit,
+}
+
+impl RejectionKind {
+    /// The stable `snake_case` label, e.g. `"slot_busy"` (R§15).
+    pub const fn as_label(self) -> &'static str {
+        match self {
+            Self::AlreadyExists => "already_exists",
+            Self::BatchRejected => "batch_rejected",
+            Self::SlotBusy => "slot_busy",
+            Self::QueueFull => "queue_full",
+            Self::SupersededByReplace => "superseded_by_replace",
+            Self::RemovedFromQueue => "removed_from_queue",
+            Self::ControllerShuttingDown => "controller_shutting_down",
+            Self::AdmissionFailed => "admission_failed",
+            Self::ResourceLimit => "resource_limit",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL_KINDS: &[(EventKind, &str)] = &[
+        (EventKind::SubscriberPanicked, "subscriber_panicked"),
+        (EventKind::RuntimeFailure, "runtime_failure"),
+        (EventKind::SubscriberOverflow, "subscriber_overflow"),
+        (EventKind::ShutdownRequested, "shutdown_requested"),
+        (EventKind::AllStoppedWithinGrace, "all_stopped_within_grace"),
+        (EventKind::GraceExceeded, "grace_exceeded"),
+        (
+            EventKind::RestartIntensityExceeded,
+            "restart_intensity_exceeded",
+        ),
+        (EventKind::AttemptStarting, "attempt_starting"),
+        (EventKind::AttemptSucceeded, "attempt_succeeded"),
+        (EventKind::AttemptCanceled, "attempt_canceled"),
+        (EventKind::AttemptFailed, "attempt_failed"),
+        (EventKind::AttemptTimedOut, "attempt_timed_out"),
+        (EventKind::BackoffScheduled, "backoff_scheduled"),
+        (EventKind::TaskAddRequested, "task_add_requested"),
+        (EventKind::TaskAdded, "task_added"),
+        (EventKind::TaskAddFailed, "task_add_failed"),
+        (EventKind::TaskRemoveRequested, "task_remove_requested"),
+        (EventKind::TaskRemoved, "task_removed"),
+        (EventKind::TaskFinished, "task_finished"),
+        #[cfg(feature = "controller")]
+        (EventKind::ControllerRejected, "controller_rejected"),
+        #[cfg(feature = "controller")]
+        (EventKind::ControllerSubmitted, "controller_submitted"),
+        #[cfg(feature = "controller")]
+        (
+            EventKind::ControllerSlotTransition,
+            "controller_slot_transition",
+        ),
+    ];
+
+    const ALL_REJECTIONS: &[(RejectionKind, &str)] = &[
+        (RejectionKind::AlreadyExists, "already_exists"),
+        (RejectionKind::BatchRejected, "batch_rejected"),
+        (RejectionKind::SlotBusy, "slot_busy"),
+        (RejectionKind::QueueFull, "queue_full"),
+        (RejectionKind::SupersededByReplace, "superseded_by_replace"),
+        (RejectionKind::RemovedFromQueue, "removed_from_queue"),
+        (
+            RejectionKind::ControllerShuttingDown,
+            "controller_shutting_down",
+        ),
+        (RejectionKind::AdmissionFailed, "admission_failed"),
+        (RejectionKind::ResourceLimit, "resource_limit"),
+    ];
+
+    fn serde_label<T: Serialize>(value: &T) -> String {
+        serde_json::to_value(value)
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[test]
+    fn event_kind_labels_match_the_reference_and_the_serde_form() {
+        for &(kind, label) in ALL_KINDS {
+            assert_eq!(kind.as_label(), label);
+            assert_eq!(serde_label(&kind), label);
+            let back: EventKind = serde_json::from_value(serde_json::json!(label)).unwrap();
+            assert_eq!(back, kind);
+        }
+    }
+
+    #[test]
+    fn only_overflow_panicked_and_runtime_failure_are_internal_diagnostics() {
+        for &(kind, _) in ALL_KINDS {
+            let expected = matches!(
+                kind,
+                EventKind::SubscriberOverflow
+                    | EventKind::SubscriberPanicked
+                    | EventKind::RuntimeFailure
+            );
+            assert_eq!(kind.is_internal_diagnostic(), expected, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn rejection_kind_labels_match_the_reference_and_the_serde_form() {
+        for &(kind, label) in ALL_REJECTIONS {
+            assert_eq!(kind.as_label(), label);
+            assert_eq!(serde_label(&kind), label);
+        }
+    }
+
+    #[test]
+    fn backoff_source_labels_are_success_and_failure() {
+        assert_eq!(BackoffSource::Success.as_label(), "success");
+        assert_eq!(BackoffSource::Failure.as_label(), "failure");
+        assert_eq!(serde_label(&BackoffSource::Success), "success");
+        assert_eq!(serde_label(&BackoffSource::Failure), "failure");
+    }
+}

@@ -1,0 +1,520 @@
+//! Per-subscriber delivery lanes: the engine behind [`Subscribe`] callbacks (R§16).
+//!
+//! Every subscriber owns one *lane*: a bounded FIFO queue plus one library-owned OS thread
+//! (`ractor-taskvisor-subscriber-N`, N = the subscriber's index) that pops events and runs
+//! the callback. The publisher (the relay actor) only ever pushes into queues, so no user
+//! callback ever runs on, or blocks, a Tokio worker.
+//!
+//! # Rules (R§15, R§16)
+//! - [`Lanes::dispatch`] never blocks. A full lane drops the *incoming* event for that lane
+//!   only. Once that lane has drained, its own subscriber receives one coalesced
+//!   `SubscriberOverflow { task: <name>, reason: "full", dropped: N }` and the count
+//!   restarts from 0. A lane that lagged keeps receiving later events (BUG-04).
+//! - Internal diagnostics (`SubscriberOverflow`, `SubscriberPanicked`, `RuntimeFailure`)
+//!   are never counted as dropped or re-reported, so diagnostics cannot feed on themselves.
+//! - A callback panic is caught; the lane continues. For an ordinary event a
+//!   `SubscriberPanicked { task: <name>, reason: <message> }` is pushed into every *other*
+//!   lane. Lanes cannot publish through the relay, so this is the only place it goes. The
+//!   panic payload is dropped under its own guard, because a payload whose destructor
+//!   panics would otherwise kill the worker thread (BUG-18).
+//! - [`Lanes::close`] stops intake, waits until a deadline for lanes to drain, then discards
+//!   what is left. It never waits on a running callback past the deadline: a blocked callback
+//!   keeps its thread, detached (BUG-05). After close, the first ordinary event routed to a
+//!   lane yields a `SubscriberOverflow { reason: "closed", dropped: 1 }` report, returned by
+//!   `dispatch`.
+//!
+//! # Why a mutex per lane
+//! Each queue is a `Mutex<VecDeque>` with two condvars. The only contenders are the
+//! publisher and the lane's own worker (plus another worker, rarely, when it reports a
+//! panic), and no lock is held while user code runs. So the lock is uncontended in practice,
+//! and it keeps "full → count", "drained → report" and "closed → discard" exact. The
+//! publisher only signals the condvar when the worker is parked, and queue slots are
+//! preallocated, so a dispatch in steady state costs one `Arc` clone and one uncontended
+//! lock per lane, with no allocation.
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::io;
+use std::num::NonZeroUsize;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::Instant;
+
+use super::{Event, Subscribe};
+
+/// Worker threads are named this prefix plus the subscriber's index.
+const THREAD_NAME_PREFIX: &str = "ractor-taskvisor-subscriber-";
+
+/// Queue slots allocated up front, per lane. Beyond this the queue grows on demand, so a
+/// subscriber that asks for a huge capacity does not pay for it until it actually lags.
+const PREALLOCATED_SLOTS: usize = 1024;
+
+/// Diagnostic reasons from R§19.
+const REASON_FULL: &str = "full";
+const REASON_CLOSED: &str = "closed";
+
+/// The set of delivery lanes for one supervisor, one per subscriber, in subscriber order.
+///
+/// Dropping `Lanes` without calling [`close`](Self::close) stops intake and lets each
+/// worker finish what is already queued in the background, without waiting for it.
+pub(crate) struct Lanes {
+    shared: Arc<Shared>,
+}
+
+/// Delivery counters of one lane, for event statistics (SPEC §5).
+///
+/// Only ordinary events are counted in `delivered` and `dropped` (R§15). So, once a lane
+/// has finished, `delivered + dropped` equals the number of ordinary events dispatched to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LaneStats {
+    /// The subscriber's [`Subscribe::name`], read once at start.
+    pub(crate) name: Arc<str>,
+    /// Ordinary events whose callback has completed (returned or panicked).
+    pub(crate) delivered: u64,
+    /// Ordinary events this subscriber will never see: its lane was full, closed, or still
+    /// held them when `close` gave up.
+    pub(crate) dropped: u64,
+    /// Callbacks that panicked, on any event (internal diagnostics included).
+    pub(crate) panicked: u64,
+}
+
+/// What [`Lanes::close`] achieved by its deadline.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct DrainReport {
+    /// Names of the subscribers whose lane had not finished by the deadline, in subscriber
+    /// order. Their queued events were discarded. A callback still running keeps its thread.
+    pub(crate) undrained: Vec<Arc<str>>,
+    /// Ordinary events discarded from those lanes (also counted in [`LaneStats::dropped`]).
+    pub(crate) discarded: u64,
+}
+
+impl DrainReport {
+    /// True when every lane finished draining before the deadline.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.undrained.is_empty()
+    }
+}
+
+impl Lanes {
+    /// Creates one lane per subscriber, in the given order, and starts its worker thread.
+    ///
+    /// Each subscriber's [`name`](Subscribe::name) and
+    /// [`queue_capacity`](Subscribe::queue_capacity) are read once, here, on the caller's
+    /// thread (R§16). No callback runs on the caller's thread.
+    ///
+    /// # Errors
+    /// The OS error if a worker thread cannot be spawned. The lanes already started are
+    /// closed and their threads exit on their own.
+    #[cfg(test)]
+    pub(crate) fn start(subscribers: Vec<Arc<dyn Subscribe>>) -> Result<Lanes, io::Error> {
+        Self::start_with(
+            subscribers
+                .into_iter()
+                .map(|sub| {
+                    let capacity = sub.queue_capacity();
+                    let name: Arc<str> = sub.name().into();
+                    (sub, name, capacity)
+                })
+                .collect(),
+        )
+    }
+
+    /// Starts one lane and worker thread per subscriber, with the name and queue capacity
+    /// the builder read once (R§7).
+    ///
+    /// # Errors
+    /// The OS error of a worker thread that could not start; lanes already started are
+    /// closed when the partial `Lanes` is dropped.
+    pub(crate) fn start_with(
+        subscribers: Vec<(Arc<dyn Subscribe>, Arc<str>, std::num::NonZeroUsize)>,
+    ) -> Result<Lanes, io::Error> {
+        let lanes = subscribers
+            .iter()
+            .map(|(_, name, capacity)| Lane::new(name.clone(), *capacity))
+            .collect();
+        // Built before spawning so that an early return drops it, and `Drop` closes the
+        // lanes whose workers are already running.
+        let this = Lanes {
+            shared: Arc::new(Shared { lanes }),
+        };
+        for (index, (subscriber, _, _)) in subscribers.into_iter().enumerate() {
+            let shared = Arc::clone(&this.shared);
+            thread::Builder::new()
+                .name(format!("{THREAD_NAME_PREFIX}{index}"))
+                .spawn(move || run_worker(&shared, index, subscriber))?;
+        }
+        Ok(this)
+    }
+
+    /// Pushes `event` into every lane; never blocks and never runs user code.
+    ///
+    /// One `Arc<Event>` is shared by all lanes. A full lane drops the event for that lane
+    /// only (counted unless it is an internal diagnostic). Events from one thread are
+    /// delivered in order within each lane.
+    ///
+    /// Returns the `SubscriberOverflow { reason: "closed" }` reports produced by this call:
+    /// one for each lane that is closed and receives its first ordinary event since closing.
+    /// The vector is empty, and does not allocate, in every other case. Those lanes can no
+    /// longer deliver the reports, so the caller decides where they go (for example, the
+    /// `OutputPort`).
+    pub(crate) fn dispatch(&self, event: &Arc<Event>) -> Vec<Event> {
+        let mut closed_reports = Vec::new();
+        for lane in self.shared.lanes.iter() {
+            if lane.offer(event) == Offer::FirstAfterClose {
+                closed_reports.push(
+                    Event::subscriber_overflow(Arc::clone(&lane.name), REASON_CLOSED)
+                        .with_dropped(1),
+                );
+            }
+        }
+        closed_reports
+    }
+
+    /// A snapshot of every lane's counters, in subscriber order. Counters are read without
+    /// stopping delivery, so lanes may be a few events apart from each other.
+    pub(crate) fn stats(&self) -> Vec<LaneStats> {
+        self.shared.lanes.iter().map(Lane::stats).collect()
+    }
+
+    /// Stops intake on every lane, then waits until `deadline` for every worker to drain its
+    /// queue and finish, including any pending `full` overflow report.
+    ///
+    /// A lane that has not finished by `deadline` has its remaining queue discarded, and its
+    /// name appears in [`DrainReport::undrained`]. A callback running at that point is not
+    /// waited for: it continues on its detached thread, which exits when the callback
+    /// returns. Returns no later than `deadline` plus scheduling noise.
+    ///
+    /// Idempotent: a later call only waits, until its own deadline, for lanes that are still
+    /// running, and reports those that still are.
+    pub(crate) fn close(&self, deadline: Instant) -> DrainReport {
+        let lanes = &self.shared.lanes;
+        for lane in lanes.iter() {
+            lane.close_intake();
+        }
+        let mut report = DrainReport::default();
+        for lane in lanes.iter() {
+            if lane.wait_finished(deadline) {
+                continue;
+            }
+            if let Some(discarded) = lane.discard_rest() {
+                report.undrained.push(Arc::clone(&lane.name));
+                report.discarded += discarded;
+            }
+        }
+        report
+    }
+}
+
+impl Drop for Lanes {
+    fn drop(&mut self) {
+        for lane in self.shared.lanes.iter() {
+            lane.close_intake();
+        }
+    }
+}
+
+/// What the publisher side and all workers share.
+struct Shared {
+    lanes: Box<[Lane]>,
+}
+
+impl Shared {
+    /// Pushes a diagnostic produced by lane `origin` into every other lane.
+    fn offer_to_others(&self, origin: usize, event: Event) {
+        let event = Arc::new(event);
+        for (index, lane) in self.lanes.iter().enumerate() {
+            if index != origin {
+                lane.offer(&event);
+            }
+        }
+    }
+}
+
+/// One subscriber's bounded queue, its wake-ups and its counters.
+struct Lane {
+    name: Arc<str>,
+    capacity: usize,
+    queue: Mutex<Queue>,
+    /// Signalled when an event arrives or intake closes while the worker is parked.
+    work_ready: Condvar,
+    /// Signalled when the worker finishes.
+    finished: Condvar,
+    // Counters are atomics so that `stats` and the worker's increments never contend on the
+    // queue lock; they need no ordering with respect to anything else.
+    delivered: AtomicU64,
+    dropped: AtomicU64,
+    panicked: AtomicU64,
+}
+
+/// The part of a lane guarded by its mutex.
+struct Queue {
+    items: VecDeque<Arc<Event>>,
+    /// Ordinary events dropped because the lane was full and not yet reported.
+    unreported_full: u64,
+    /// True while the worker waits on `work_ready`; lets `offer` skip the wake-up syscall.
+    worker_parked: bool,
+    /// Intake stopped by `close` (or by dropping `Lanes`).
+    closed: bool,
+    /// The one `closed` report for this lane has been produced.
+    closed_reported: bool,
+    /// `close` gave up waiting: the worker must exit without touching the queue again.
+    discarding: bool,
+    /// The worker has exited (or is about to, and will run no more callbacks).
+    done: bool,
+}
+
+/// Result of [`Lane::offer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Offer {
+    Queued,
+    /// Lane full, or closed for a diagnostic or a repeated ordinary event: dropped.
+    Dropped,
+    /// The first ordinary event offered since the lane closed: dropped and to be reported.
+    FirstAfterClose,
+}
+
+/// One unit of work for a worker.
+enum Work {
+    Deliver(Arc<Event>),
+    /// Report this many events lost to a full queue, then carry on.
+    ReportFull(u64),
+}
+
+impl Lane {
+    fn new(name: Arc<str>, capacity: NonZeroUsize) -> Self {
+        let capacity = capacity.get();
+        Self {
+            name,
+            capacity,
+            queue: Mutex::new(Queue {
+                items: VecDeque::with_capacity(capacity.min(PREALLOCATED_SLOTS)),
+                unreported_full: 0,
+                worker_parked: false,
+                closed: false,
+                closed_reported: false,
+                discarding: false,
+                done: false,
+            }),
+            work_ready: Condvar::new(),
+            finished: Condvar::new(),
+            delivered: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            panicked: AtomicU64::new(0),
+        }
+    }
+
+    /// No user code runs under this lock, so a poisoned mutex can only mean a bug in this
+    /// file; the queue state is still consistent, so keep going rather than cascade panics.
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn offer(&self, event: &Arc<Event>) -> Offer {
+        let counted = !event.is_internal_diagnostic();
+        let mut queue = self.lock();
+        if queue.closed {
+            if !counted {
+                return Offer::Dropped;
+            }
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            let first = !std::mem::replace(&mut queue.closed_reported, true);
+            return if first {
+                Offer::FirstAfterClose
+            } else {
+                Offer::Dropped
+            };
+        }
+        if queue.items.len() >= self.capacity {
+            if counted {
+                queue.unreported_full += 1;
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            return Offer::Dropped;
+        }
+        queue.items.push_back(Arc::clone(event));
+        let wake = queue.worker_parked;
+        drop(queue);
+        if wake {
+            self.work_ready.notify_one();
+        }
+        Offer::Queued
+    }
+
+    /// Blocks the worker until there is work; `None` means exit.
+    ///
+    /// A pending `full` report is handed out only once the queue is empty, so the report
+    /// comes after the lane has drained and carries the whole burst's count (R§15).
+    fn next_work(&self) -> Option<Work> {
+        let mut queue = self.lock();
+        loop {
+            if queue.discarding {
+                return None;
+            }
+            if let Some(event) = queue.items.pop_front() {
+                return Some(Work::Deliver(event));
+            }
+            if queue.unreported_full > 0 {
+                return Some(Work::ReportFull(std::mem::take(&mut queue.unreported_full)));
+            }
+            if queue.closed {
+                return None;
+            }
+            queue.worker_parked = true;
+            queue = self
+                .work_ready
+                .wait(queue)
+                .unwrap_or_else(PoisonError::into_inner);
+            queue.worker_parked = false;
+        }
+    }
+
+    fn close_intake(&self) {
+        let mut queue = self.lock();
+        if queue.closed {
+            return;
+        }
+        queue.closed = true;
+        let wake = queue.worker_parked;
+        drop(queue);
+        if wake {
+            self.work_ready.notify_one();
+        }
+    }
+
+    /// Waits until the worker has finished or `deadline` passes; true if it finished.
+    fn wait_finished(&self, deadline: Instant) -> bool {
+        let mut queue = self.lock();
+        while !queue.done {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            if left.is_zero() {
+                return false;
+            }
+            queue = self
+                .finished
+                .wait_timeout(queue, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        true
+    }
+
+    /// Tells a worker that missed the deadline to stop, and empties its queue. Returns the
+    /// number of ordinary events discarded, or `None` if the worker finished in the
+    /// meantime (so the lane did drain after all).
+    fn discard_rest(&self) -> Option<u64> {
+        let mut queue = self.lock();
+        if queue.done {
+            return None;
+        }
+        queue.discarding = true;
+        queue.unreported_full = 0;
+        let rest = std::mem::take(&mut queue.items);
+        drop(queue);
+        let discarded = rest.iter().filter(|e| !e.is_internal_diagnostic()).count() as u64;
+        self.dropped.fetch_add(discarded, Ordering::Relaxed);
+        Some(discarded)
+    }
+
+    fn mark_done(&self) {
+        self.lock().done = true;
+        self.finished.notify_all();
+    }
+
+    fn stats(&self) -> LaneStats {
+        LaneStats {
+            name: Arc::clone(&self.name),
+            delivered: self.delivered.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            panicked: self.panicked.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Marks the lane finished however the worker exits, so that `close` never waits on a
+/// worker that died of a bug here.
+struct DoneGuard<'a>(&'a Lane);
+
+impl Drop for DoneGuard<'_> {
+    fn drop(&mut self) {
+        self.0.mark_done();
+    }
+}
+
+/// Body of worker thread `index`.
+fn run_worker(shared: &Shared, index: usize, subscriber: Arc<dyn Subscribe>) {
+    let lane = &shared.lanes[index];
+    let done = DoneGuard(lane);
+    while let Some(work) = lane.next_work() {
+        match work {
+            Work::Deliver(event) => {
+                let ordinary = !event.is_internal_diagnostic();
+                if let Err(message) = call(&*subscriber, &event) {
+                    lane.panicked.fetch_add(1, Ordering::Relaxed);
+                    // A panic on a diagnostic is not reported: two subscribers that panic
+                    // on everything would otherwise bounce reports between them forever.
+                    if ordinary {
+                        let report = Event::subscriber_panicked(Arc::clone(&lane.name), message);
+                        shared.offer_to_others(index, report);
+                    }
+                }
+                if ordinary {
+                    lane.delivered.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Work::ReportFull(dropped) => {
+                let report = Event::subscriber_overflow(Arc::clone(&lane.name), REASON_FULL)
+                    .with_dropped(dropped);
+                if call(&*subscriber, &report).is_err() {
+                    lane.panicked.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    // Report the lane finished before dropping the subscriber: a slow or panicking
+    // destructor is the user's, and must not hold up `close`.
+    drop(done);
+    drop_guarded(subscriber);
+}
+
+/// Runs the callback, turning an unwinding panic into its message.
+fn call(subscriber: &dyn Subscribe, event: &Event) -> Result<(), Arc<str>> {
+    match catch_unwind(AssertUnwindSafe(|| subscriber.on_event(event))) {
+        Ok(()) => Ok(()),
+        Err(payload) => {
+            let message = panic_message(&*payload);
+            drop_guarded(payload);
+            Err(message)
+        }
+    }
+}
+
+/// The text of a panic payload: the `&str` or `String` given to `panic!`, or a placeholder
+/// for `panic_any` with another type.
+fn panic_message(payload: &(dyn Any + Send)) -> Arc<str> {
+    if let Some(text) = payload.downcast_ref::<&'static str>() {
+        Arc::from(*text)
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        Arc::from(text.as_str())
+    } else {
+        Arc::from("non-string panic payload")
+    }
+}
+
+/// Drops `value`, containing a panic from its destructor (BUG-18). The payload of that
+/// second panic may itself panic when dropped, and so on without end; after one more guarded
+/// attempt it is leaked, which is safe and bounded, where letting it unwind would kill the
+/// worker.
+fn drop_guarded<T>(value: T) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(value)))
+        && let Err(nested) = catch_unwind(AssertUnwindSafe(move || drop(payload)))
+    {
+        std::mem::forget(nested);
+    }
+}
+
+#[cfg(test)]
+mod tests;

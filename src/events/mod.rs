@@ -1,0 +1,23 @@
+//! Runtime events and their delivery to subscribers (R§15, R§16).
+//!
+//! - [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`]: what is published.
+//! - [`Subscribe`]: the user callback trait.
+//! - `lanes` (crate-internal): one bounded FIFO lane and one OS thread per subscriber; the
+//!   relay actor owns the lanes and pushes every event into them.
+//!
+//! Events are observations: lossy under load (losses are counted and reported), never the
+//! source of truth for task state.
+
+mod event;
+mod kind;
+pub(crate) mod lanes;
+mod relay;
+mod sink;
+mod subscriber;
+
+pub use event::Event;
+pub use kind::{BackoffSource, EventKind, RejectionKind};
+pub use relay::{EventStats, RelayActor, RelayCommand, RelayMessage, RelayState, SubscriberStats};
+pub(crate) use relay::{RelayArgs, close_relay};
+pub(crate) use sink::EventSink;
+pub use subscriber::Subscribe;

@@ -1,0 +1,64 @@
+//! # ractor-taskvisor
+//!
+//! An in-process task supervisor built on the [`ractor`] actor framework. Hand it async
+//! work and it runs that work with retries, backoff with jitter, attempt timeouts, panic
+//! capture, cooperative cancellation, graceful shutdown with a grace period, one reliable
+//! final outcome per watched task, and a best-effort lifecycle event stream.
+//!
+//! Every registration is supervised by a ractor [`RegistryActor`]; each attempt is one
+//! incarnation of a task actor linked under it, and a retry is a restart decided from the
+//! attempt's supervision event. The semantics follow taskvisor 0.8.1 (see `SPEC.md` and
+//! `ARCHITECTURE.md` in the repository).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use ractor_taskvisor::prelude::*;
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), RuntimeError> {
+//!     let supervisor = Supervisor::new(SupervisorConfig::default(), Vec::new());
+//!     let handle = supervisor.serve()?;
+//!
+//!     let flaky = TaskFn::arc(|_ctx| async {
+//!         Err(TaskError::fail("upstream unavailable"))
+//!     });
+//!     let spec = TaskSpec::restartable("sync", flaky)
+//!         .with_backoff(BackoffPolicy::constant(Duration::from_millis(10)))
+//!         .with_max_retries(std::num::NonZeroU32::new(2));
+//!     let (_id, waiter) = handle.add_and_watch(spec).await?;
+//!     println!("{:?}", waiter.wait().await?); // Failed after 3 attempts
+//!     handle.shutdown().await
+//! }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod identity;
+pub mod outcome;
+pub mod policy;
+pub mod prelude;
+pub mod registry;
+pub mod supervisor;
+pub mod task;
+mod task_actor;
+
+pub use config::SupervisorConfig;
+pub use error::{BoxError, BuildError, ConfigError, Error, RuntimeError, SharedError};
+pub use events::{
+    BackoffSource, Event, EventKind, EventStats, RejectionKind, RelayActor, RelayMessage,
+    Subscribe, SubscriberStats,
+};
+pub use identity::{TaskId, TaskTarget};
+pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
+pub use policy::{BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
+pub use registry::{RegistryActor, RegistryMessage, TaskInfo, TaskState};
+pub use supervisor::{
+    AddOperation, CancelOperation, RemoveOperation, Supervisor, SupervisorBuilder,
+    SupervisorHandle, WatchedAddOperation,
+};
+pub use task::{
+    Task, TaskContext, TaskDefaults, TaskError, TaskFn, TaskRef, TaskSetting, TaskSpec,
+};

@@ -1,0 +1,497 @@
+//! Final outcomes of tasks and the one-shot waiters that deliver them (R§10).
+//!
+//! An outcome travels from the registry (or the controller, for work it rejects) to the
+//! [`TaskWaiter`] on a dedicated one-shot channel. It never goes through the event bus, so
+//! it arrives even when events are dropped, and its `reason`/`exit_code` are the same as
+//! those of the task's `TaskFinished` event.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+
+use crate::error::{RuntimeError, SharedError};
+use crate::events::RejectionKind;
+use crate::identity::TaskId;
+
+/// How one registered (or submitted) task ended, once and for all (R§10).
+///
+/// Exactly one outcome is produced per [`TaskId`]. Unit variants can be built by users (for
+/// mocks); data variants are `#[non_exhaustive]`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TaskOutcome {
+    /// The last attempt succeeded and the restart policy did not ask for another, with no
+    /// cancellation pending.
+    Completed,
+
+    /// A retryable failure that was not retried: the restart policy is `Never`, the retry
+    /// limit was reached, or a timeout or caught panic ended the last attempt.
+    ///
+    /// `reason` is the `Display` of the final `TaskError` (e.g. `"execution failed: boom"`,
+    /// `"timed out after 50ms"`), prefixed with
+    /// `"retry limit reached after {n} of {limit} retries: "` when the retry limit stopped
+    /// it.
+    #[non_exhaustive]
+    Failed {
+        /// Human-readable cause, identical to the `TaskFinished` event's.
+        reason: Arc<str>,
+        /// The exit code the task attached to its error, if any.
+        exit_code: Option<i32>,
+        /// The error the task attached as its source, if any.
+        source: Option<SharedError>,
+    },
+
+    /// The task returned `TaskError::Fatal`, which is never retried. `reason` is that
+    /// error's `Display` (`"fatal error (no retry): …"`).
+    #[non_exhaustive]
+    Fatal {
+        /// Human-readable cause, identical to the `TaskFinished` event's.
+        reason: Arc<str>,
+        /// The exit code the task attached to its error, if any.
+        exit_code: Option<i32>,
+        /// The error the task attached as its source, if any.
+        source: Option<SharedError>,
+    },
+
+    /// The task stopped cooperatively after remove, cancel or shutdown (also while waiting
+    /// for a permit or in backoff), or returned `TaskError::Canceled`.
+    Canceled,
+
+    /// The supervisor stopped waiting for the task to stop (grace elapsed, or a zero-grace
+    /// path) before it did. The task's code may still be running when this is delivered.
+    ForceAborted,
+
+    /// The supervisor's own machinery for this task panicked (not the task body: a panic in
+    /// the body is a `Failed` attempt), e.g. dropping the task's future panicked.
+    Panicked,
+
+    /// The task was never started: admission was refused (name conflict, limits, slot
+    /// policy, removed from a controller queue, shutdown).
+    #[non_exhaustive]
+    Rejected {
+        /// Which rule refused it.
+        kind: RejectionKind,
+        /// Human-readable detail.
+        reason: Arc<str>,
+    },
+}
+
+impl TaskOutcome {
+    /// A `Failed` outcome (used by the runtime).
+    pub(crate) fn failed(
+        reason: impl Into<Arc<str>>,
+        exit_code: Option<i32>,
+        source: Option<SharedError>,
+    ) -> Self {
+        Self::Failed {
+            reason: reason.into(),
+            exit_code,
+            source,
+        }
+    }
+
+    /// A `Fatal` outcome (used by the runtime).
+    pub(crate) fn fatal(
+        reason: impl Into<Arc<str>>,
+        exit_code: Option<i32>,
+        source: Option<SharedError>,
+    ) -> Self {
+        Self::Fatal {
+            reason: reason.into(),
+            exit_code,
+            source,
+        }
+    }
+
+    /// A `Rejected` outcome (used by the registry and the controller).
+    pub(crate) fn rejected(kind: RejectionKind, reason: impl Into<Arc<str>>) -> Self {
+        Self::Rejected {
+            kind,
+            reason: reason.into(),
+        }
+    }
+
+    /// The variant without its data.
+    pub const fn kind(&self) -> TaskOutcomeKind {
+        match self {
+            Self::Completed => TaskOutcomeKind::Completed,
+            Self::Failed { .. } => TaskOutcomeKind::Failed,
+            Self::Fatal { .. } => TaskOutcomeKind::Fatal,
+            Self::Canceled => TaskOutcomeKind::Canceled,
+            Self::ForceAborted => TaskOutcomeKind::ForceAborted,
+            Self::Panicked => TaskOutcomeKind::Panicked,
+            Self::Rejected { .. } => TaskOutcomeKind::Rejected,
+        }
+    }
+
+    /// `true` only for [`TaskOutcome::Completed`].
+    pub const fn is_success(&self) -> bool {
+        matches!(self, Self::Completed)
+    }
+
+    /// The error the task attached to its final `Failed`/`Fatal` error, if any; `None` for
+    /// every other variant.
+    ///
+    /// The value is the task's original error object, so
+    /// `outcome.source().and_then(|e| e.downcast_ref::<MyError>())` recovers it.
+    pub fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            Self::Failed { source, .. } | Self::Fatal { source, .. } => {
+                source.as_deref().map(|e| e as &(dyn StdError + 'static))
+            }
+            _ => None,
+        }
+    }
+
+    /// The stable label of the variant, e.g. `outcome_completed` (R§10).
+    pub const fn as_label(&self) -> &'static str {
+        self.kind().as_label()
+    }
+
+    /// A `Failed` outcome without a source, for tests of code that consumes outcomes.
+    #[cfg(feature = "test-util")]
+    pub fn failed_for_tests(
+        reason: impl Into<Arc<str>>,
+        exit_code: impl Into<Option<i32>>,
+    ) -> Self {
+        Self::failed(reason, exit_code.into(), None)
+    }
+
+    /// A `Fatal` outcome without a source, for tests of code that consumes outcomes.
+    #[cfg(feature = "test-util")]
+    pub fn fatal_for_tests(reason: impl Into<Arc<str>>, exit_code: impl Into<Option<i32>>) -> Self {
+        Self::fatal(reason, exit_code.into(), None)
+    }
+
+    /// A `Rejected` outcome, for tests of code that consumes outcomes.
+    #[cfg(feature = "test-util")]
+    pub fn rejected_for_tests(kind: RejectionKind, reason: impl Into<Arc<str>>) -> Self {
+        Self::rejected(kind, reason)
+    }
+}
+
+/// The variants of [`TaskOutcome`] without data, e.g. for events and metrics (R§10).
+///
+/// Serialized as the variant name (`"Completed"`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum TaskOutcomeKind {
+    /// See [`TaskOutcome::Completed`].
+    Completed,
+    /// See [`TaskOutcome::Failed`].
+    Failed,
+    /// See [`TaskOutcome::Fatal`].
+    Fatal,
+    /// See [`TaskOutcome::Canceled`].
+    Canceled,
+    /// See [`TaskOutcome::ForceAborted`].
+    ForceAborted,
+    /// See [`TaskOutcome::Panicked`].
+    Panicked,
+    /// See [`TaskOutcome::Rejected`].
+    Rejected,
+}
+
+impl TaskOutcomeKind {
+    /// The stable label: `outcome_completed`, `outcome_failed`, `outcome_fatal`,
+    /// `outcome_canceled`, `outcome_force_aborted`, `outcome_panicked`, `outcome_rejected`.
+    pub const fn as_label(&self) -> &'static str {
+        match self {
+            Self::Completed => "outcome_completed",
+            Self::Failed => "outcome_failed",
+            Self::Fatal => "outcome_fatal",
+            Self::Canceled => "outcome_canceled",
+            Self::ForceAborted => "outcome_force_aborted",
+            Self::Panicked => "outcome_panicked",
+            Self::Rejected => "outcome_rejected",
+        }
+    }
+}
+
+/// Receives the final [`TaskOutcome`] of one task (R§10).
+///
+/// Returned by the watching operations (`add(..).watch()`, `add_and_watch`,
+/// `submit_and_watch`, …). Await it directly or call [`wait`](Self::wait); both give the
+/// outcome once.
+///
+/// - Dropping the waiter cancels nothing: the task runs on, and its outcome is discarded.
+/// - The outcome never depends on events: it arrives on its own channel even when the
+///   event bus drops events or has no subscribers.
+/// - For admitted work it resolves after the task has left the registry (its name is free
+///   again); except for `ForceAborted`, the task's actor has stopped by then. Under
+///   `RestartPolicy::Always` it stays pending across successful repeats.
+#[must_use = "a TaskWaiter does nothing unless awaited; dropping it just discards the outcome"]
+pub struct TaskWaiter {
+    id: TaskId,
+    rx: oneshot::Receiver<TaskOutcome>,
+}
+
+impl TaskWaiter {
+    /// A waiter for task `id`, resolved by whoever holds the sender of `rx`.
+    pub(crate) fn new(id: TaskId, rx: oneshot::Receiver<TaskOutcome>) -> Self {
+        Self { id, rx }
+    }
+
+    /// The task this waiter watches.
+    pub fn id(&self) -> TaskId {
+        self.id
+    }
+
+    /// Waits for the task's final outcome. The future is `Send + 'static`.
+    ///
+    /// # Errors
+    /// [`RuntimeError::OutcomeUnavailable`] if the runtime dropped the task's outcome
+    /// channel without sending (the supervisor is gone).
+    pub async fn wait(self) -> Result<TaskOutcome, RuntimeError> {
+        self.into_future().await
+    }
+}
+
+impl fmt::Debug for TaskWaiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskWaiter")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IntoFuture for TaskWaiter {
+    type Output = Result<TaskOutcome, RuntimeError>;
+    type IntoFuture = TaskWaiterFuture;
+
+    fn into_future(self) -> Self::IntoFuture {
+        TaskWaiterFuture {
+            id: self.id,
+            rx: self.rx,
+        }
+    }
+}
+
+/// The future of an awaited [`TaskWaiter`]; resolves as [`TaskWaiter::wait`] does.
+///
+/// `Send + 'static` and `Unpin`. Dropping it cancels nothing.
+#[must_use = "futures do nothing unless polled"]
+pub struct TaskWaiterFuture {
+    id: TaskId,
+    rx: oneshot::Receiver<TaskOutcome>,
+}
+
+impl fmt::Debug for TaskWaiterFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskWaiterFuture")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Future for TaskWaiterFuture {
+    type Output = Result<TaskOutcome, RuntimeError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let id = self.id;
+        Pin::new(&mut self.rx)
+            .poll(cx)
+            .map(|r| r.map_err(|_closed| RuntimeError::OutcomeUnavailable { id }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Vec<(TaskOutcome, TaskOutcomeKind, &'static str)> {
+        vec![
+            (
+                TaskOutcome::Completed,
+                TaskOutcomeKind::Completed,
+                "outcome_completed",
+            ),
+            (
+                TaskOutcome::failed("execution failed: boom", Some(2), None),
+                TaskOutcomeKind::Failed,
+                "outcome_failed",
+            ),
+            (
+                TaskOutcome::fatal("fatal error (no retry): bad", None, None),
+                TaskOutcomeKind::Fatal,
+                "outcome_fatal",
+            ),
+            (
+                TaskOutcome::Canceled,
+                TaskOutcomeKind::Canceled,
+                "outcome_canceled",
+            ),
+            (
+                TaskOutcome::ForceAborted,
+                TaskOutcomeKind::ForceAborted,
+                "outcome_force_aborted",
+            ),
+            (
+                TaskOutcome::Panicked,
+                TaskOutcomeKind::Panicked,
+                "outcome_panicked",
+            ),
+            (
+                TaskOutcome::rejected(RejectionKind::SlotBusy, "slot is busy"),
+                TaskOutcomeKind::Rejected,
+                "outcome_rejected",
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_variant_has_its_kind_and_label() {
+        for (outcome, kind, label) in all() {
+            assert_eq!(outcome.kind(), kind);
+            assert_eq!(outcome.as_label(), label);
+            assert_eq!(kind.as_label(), label);
+            assert_eq!(outcome.is_success(), kind == TaskOutcomeKind::Completed);
+            assert!(outcome.source().is_none());
+        }
+    }
+
+    #[derive(Debug, PartialEq)]
+    struct MyError(u32);
+    impl fmt::Display for MyError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "my error {}", self.0)
+        }
+    }
+    impl StdError for MyError {}
+
+    #[test]
+    fn source_downcasts_to_the_original_error_type() {
+        // The path a task error's source takes: BoxError -> SharedError -> outcome.
+        let boxed: crate::error::BoxError = Box::new(MyError(7));
+        let shared: SharedError = Arc::from(boxed);
+        for outcome in [
+            TaskOutcome::failed("execution failed: my error 7", None, Some(shared.clone())),
+            TaskOutcome::fatal("fatal error (no retry): my error 7", Some(1), Some(shared)),
+        ] {
+            let src = outcome.source().expect("source kept");
+            assert_eq!(src.downcast_ref::<MyError>(), Some(&MyError(7)));
+            let cloned = outcome.clone();
+            assert_eq!(
+                cloned.source().and_then(|e| e.downcast_ref::<MyError>()),
+                Some(&MyError(7))
+            );
+        }
+    }
+
+    #[test]
+    fn outcome_kind_deserializes_from_its_variant_name() {
+        use serde::de::IntoDeserializer;
+        let de: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+            "ForceAborted".into_deserializer();
+        assert_eq!(
+            TaskOutcomeKind::deserialize(de),
+            Ok(TaskOutcomeKind::ForceAborted)
+        );
+    }
+
+    #[cfg(feature = "test-util")]
+    #[test]
+    fn test_constructors_build_sourceless_outcomes() {
+        let TaskOutcome::Failed {
+            reason,
+            exit_code,
+            source,
+        } = TaskOutcome::failed_for_tests("boom", 3)
+        else {
+            panic!("not Failed");
+        };
+        assert_eq!(
+            (&*reason, exit_code, source.is_none()),
+            ("boom", Some(3), true)
+        );
+
+        let TaskOutcome::Fatal { exit_code, .. } = TaskOutcome::fatal_for_tests("bad", None) else {
+            panic!("not Fatal");
+        };
+        assert_eq!(exit_code, None);
+
+        let TaskOutcome::Rejected { kind, reason } =
+            TaskOutcome::rejected_for_tests(RejectionKind::QueueFull, "full")
+        else {
+            panic!("not Rejected");
+        };
+        assert_eq!((kind, &*reason), (RejectionKind::QueueFull, "full"));
+    }
+
+    fn assert_send_static<T: Send + 'static>(t: T) -> T {
+        t
+    }
+
+    #[tokio::test]
+    async fn waiter_delivers_the_sent_outcome() {
+        let id = TaskId::next();
+        let (tx, rx) = oneshot::channel();
+        let waiter = TaskWaiter::new(id, rx);
+        assert_eq!(waiter.id(), id);
+        let handle = tokio::spawn(assert_send_static(waiter.wait()));
+        tx.send(TaskOutcome::Completed).unwrap();
+        let outcome = handle.await.unwrap().unwrap();
+        assert!(outcome.is_success());
+    }
+
+    #[tokio::test]
+    async fn waiter_can_be_awaited_directly() {
+        let (tx, rx) = oneshot::channel();
+        let waiter = TaskWaiter::new(TaskId::next(), rx);
+        tx.send(TaskOutcome::Canceled).unwrap();
+        let fut = assert_send_static(waiter.into_future());
+        assert_eq!(fut.await.unwrap().kind(), TaskOutcomeKind::Canceled);
+
+        let (tx, rx) = oneshot::channel();
+        tx.send(TaskOutcome::Panicked).unwrap();
+        assert_eq!(
+            TaskWaiter::new(TaskId::next(), rx).await.unwrap().kind(),
+            TaskOutcomeKind::Panicked
+        );
+    }
+
+    #[tokio::test]
+    async fn waiter_reports_outcome_unavailable_when_the_sender_is_dropped() {
+        let id = TaskId::next();
+        let (tx, rx) = oneshot::channel::<TaskOutcome>();
+        let waiter = TaskWaiter::new(id, rx);
+        drop(tx);
+        let err = waiter.wait().await.unwrap_err();
+        assert!(matches!(err, RuntimeError::OutcomeUnavailable { id: i } if i == id));
+        assert_eq!(err.as_label(), "runtime_outcome_unavailable");
+
+        let (tx, rx) = oneshot::channel::<TaskOutcome>();
+        let pending = tokio::spawn(TaskWaiter::new(id, rx).into_future());
+        tokio::task::yield_now().await;
+        drop(tx);
+        assert!(matches!(
+            pending.await.unwrap(),
+            Err(RuntimeError::OutcomeUnavailable { .. })
+        ));
+    }
+
+    #[test]
+    fn dropping_the_waiter_only_turns_the_send_into_a_no_op() {
+        let (tx, rx) = oneshot::channel();
+        drop(TaskWaiter::new(TaskId::next(), rx));
+        // The sender gets its value back; the runtime ignores that and carries on.
+        assert!(tx.send(TaskOutcome::Completed).is_err());
+    }
+
+    #[test]
+    fn waiter_debug_shows_the_id() {
+        let (_tx, rx) = oneshot::channel();
+        let id = TaskId::next();
+        let waiter = TaskWaiter::new(id, rx);
+        assert_eq!(
+            format!("{waiter:?}"),
+            format!("TaskWaiter {{ id: {id:?}, .. }}")
+        );
+    }
+}

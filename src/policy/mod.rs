@@ -1,0 +1,14 @@
+//! Restart, backoff and jitter policies (R§5).
+//!
+//! These are plain values: they decide *whether* another attempt happens
+//! ([`RestartPolicy`]) and *how long* to wait before it ([`BackoffPolicy`],
+//! randomized by a [`JitterPolicy`]). The task actors and the registry apply
+//! them; nothing here touches the runtime.
+
+mod backoff;
+mod jitter;
+mod restart;
+
+pub use backoff::{BackoffError, BackoffPolicy};
+pub use jitter::JitterPolicy;
+pub use restart::RestartPolicy;

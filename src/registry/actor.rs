@@ -1,0 +1,564 @@
+//! The registry actor: the single owner of membership.
+//!
+//! Owns: every registration (id → entry, name → id), removal claims, the restart decision
+//! and the terminal commit (see [`super::state`] for the invariants). Supervises one
+//! [`TaskActor`] per attempt (`spawn_linked` under itself).
+//!
+//! Takes: [`RegistryMessage`] — queries from anyone, commands from the handle, its own
+//! timer messages (`Restart`, `ForceAbort`, `DrainDeadline`), and the supervision events of
+//! its task actors.
+//!
+//! Sends: the watched outcome on each registration's one-shot channel; lifecycle events to
+//! the relay; `kill()` to attempts whose grace expired.
+//!
+//! Never awaits user code: handlers await only the trivial `pre_start` of a spawn.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::actor::messages::BoxedState;
+use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+
+use super::decision::{Decision, Finish, decide};
+use super::messages::{AddRequest, CancelTicket, Command, CommandKind, RegistryMessage};
+use super::state::{AddRefusal, Drain, Phase, RegistrySettings, RegistryState};
+use crate::error::RuntimeError;
+use crate::events::{Event, EventKind, RejectionKind};
+use crate::identity::{TaskId, TaskTarget};
+use crate::outcome::TaskOutcome;
+use crate::task_actor::{AttemptVerdict, TaskActor, TaskActorArgs, TaskActorState};
+
+/// Reason text for a rejected duplicate name (R§19).
+const EXISTS_REASON: &str = "a registered task already uses this name";
+/// Reason text for the non-conflicting items of a rejected static batch (R§19).
+const BATCH_REASON: &str = "another item rejected the all-or-nothing batch";
+
+/// The registry actor. See the module documentation for what it owns and exchanges.
+///
+/// Users reach it through [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor)
+/// and its query messages; it is spawned by [`Supervisor::serve`](crate::Supervisor::serve).
+pub struct RegistryActor;
+
+/// How an attempt actor left, as its supervision event reports it.
+enum Exit {
+    Terminated(Option<BoxedState>),
+    Failed(String),
+}
+
+impl Actor for RegistryActor {
+    type Msg = RegistryMessage;
+    type State = RegistryState;
+    type Arguments = RegistrySettings;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        settings: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(RegistryState::new(settings))
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            RegistryMessage::List(reply) => {
+                let _ = reply.send(state.list());
+            }
+            RegistryMessage::AliveSnapshot(reply) => {
+                let _ = reply.send(state.alive());
+            }
+            RegistryMessage::IsAlive(name, reply) => {
+                let _ = reply.send(state.is_alive(&name));
+            }
+            RegistryMessage::TaskInfo(target, reply) => {
+                let info = state.resolve(&target).and_then(|id| state.info(id));
+                let _ = reply.send(info);
+            }
+            RegistryMessage::Command(Command(command)) => {
+                handle_command(&myself, state, command).await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // Overridden on purpose: ractor's default stops the parent when any child ends.
+        match event {
+            SupervisionEvent::ActorTerminated(cell, boxed, _reason) => {
+                on_exit(&myself, state, cell.get_id(), Exit::Terminated(boxed)).await;
+            }
+            SupervisionEvent::ActorFailed(cell, error) => {
+                on_exit(
+                    &myself,
+                    state,
+                    cell.get_id(),
+                    Exit::Failed(error.to_string()),
+                )
+                .await;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // Whatever is still registered sees cancellation; ractor kills the linked attempt
+        // actors right after this, and dropping the state closes every waiter's channel.
+        state.settings.root_token.cancel();
+        Ok(())
+    }
+}
+
+async fn handle_command(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    command: CommandKind,
+) {
+    match command {
+        CommandKind::Add(request, reply) => {
+            let id = request.id;
+            let result = admit_one(state, *request);
+            let accepted = result.is_ok();
+            let _ = reply.send(result);
+            if accepted {
+                spawn_attempt(myself, state, id).await;
+            }
+        }
+        CommandKind::AddBatch(requests, reply) => {
+            let ids: Vec<TaskId> = requests.iter().map(|r| r.id).collect();
+            let result = admit_batch(state, requests);
+            let accepted = result.is_ok();
+            let _ = reply.send(result);
+            if accepted {
+                for id in ids {
+                    spawn_attempt(myself, state, id).await;
+                }
+            }
+        }
+        CommandKind::Remove(target, reply) => {
+            let claimed = match state.resolve(&target) {
+                None => false,
+                Some(id) => {
+                    if let TaskTarget::Name(name) = &target {
+                        state.events().publish(|| {
+                            Event::new(EventKind::TaskRemoveRequested)
+                                .with_id(id)
+                                .with_task(name.clone())
+                        });
+                    }
+                    claim_with_grace(myself, state, id)
+                }
+            };
+            let _ = reply.send(claimed);
+        }
+        CommandKind::Cancel(target, reply) => {
+            let ticket = match state.resolve(&target) {
+                None => CancelTicket {
+                    id: None,
+                    claimed: false,
+                    done: None,
+                },
+                Some(id) => {
+                    state.events().publish(|| {
+                        let event = Event::new(EventKind::TaskRemoveRequested)
+                            .with_id(id)
+                            .with_reason("manual_cancel");
+                        match &target {
+                            TaskTarget::Name(name) => event.with_task(name.clone()),
+                            TaskTarget::Id(_) => event,
+                        }
+                    });
+                    let (tx, rx) = oneshot::channel();
+                    if let Some(entry) = state.entries.get_mut(&id) {
+                        entry.cancel_waiters.push(tx);
+                    }
+                    let claimed = claim_with_grace(myself, state, id);
+                    CancelTicket {
+                        id: Some(id),
+                        claimed,
+                        done: Some(rx),
+                    }
+                }
+            };
+            let _ = reply.send(ticket);
+        }
+        CommandKind::WaitEmpty(reply) => {
+            if state.entries.is_empty() {
+                let _ = reply.send(());
+            } else {
+                state.empty_waiters.push(reply);
+            }
+        }
+        CommandKind::Shutdown {
+            grace,
+            verdict,
+            reply,
+        } => begin_drain(myself, state, grace, verdict, reply),
+        CommandKind::DrainDeadline => {
+            if let Some(drain) = state.drain.as_mut() {
+                drain.deadline = None;
+            }
+            let ids: Vec<TaskId> = state.entries.keys().copied().collect();
+            for id in ids {
+                force_abort(state, id);
+            }
+        }
+        CommandKind::ForceAbortAll => {
+            let ids: Vec<TaskId> = state.entries.keys().copied().collect();
+            for id in ids {
+                claim(state, id);
+                force_abort(state, id);
+            }
+        }
+        CommandKind::Restart(id) => {
+            let due = state
+                .entries
+                .get(&id)
+                .is_some_and(|e| matches!(e.phase, Phase::Backoff(_)) && !e.removing);
+            if due {
+                spawn_attempt(myself, state, id).await;
+            }
+        }
+        CommandKind::ForceAbort(id) => force_abort(state, id),
+    }
+}
+
+/// Admission of one registration (R§13): name uniqueness, then the registered-task limit.
+fn admit_one(state: &mut RegistryState, request: AddRequest) -> Result<(), RuntimeError> {
+    let AddRequest {
+        id,
+        spec,
+        outcome,
+        unit,
+    } = request;
+    if state.closed {
+        return Err(RuntimeError::ShuttingDown);
+    }
+    let name = spec.name();
+    if state.name_taken(name) {
+        state.reject(
+            id,
+            name,
+            RejectionKind::AlreadyExists,
+            EXISTS_REASON.into(),
+            outcome,
+        );
+        return Err(RuntimeError::TaskAlreadyExists { name: name.into() });
+    }
+    if let Err(AddRefusal::Limit(limit)) = state.check_limit(1) {
+        let reason = format!("registered task limit reached: {limit}");
+        state.reject(
+            id,
+            name,
+            RejectionKind::ResourceLimit,
+            reason.into(),
+            outcome,
+        );
+        return Err(RuntimeError::ResourceLimitReached {
+            resource: "registered_tasks",
+            limit,
+        });
+    }
+    state.insert(id, spec, outcome, unit);
+    Ok(())
+}
+
+/// All-or-nothing admission of a static batch (R§13).
+fn admit_batch(state: &mut RegistryState, requests: Vec<AddRequest>) -> Result<(), RuntimeError> {
+    if state.closed {
+        return Err(RuntimeError::ShuttingDown);
+    }
+    // A name conflicts if it is taken, or if an earlier item of the batch already used it.
+    let mut seen = std::collections::HashSet::with_capacity(requests.len());
+    let conflicts: Vec<bool> = requests
+        .iter()
+        .map(|r| state.name_taken(r.spec.name()) || !seen.insert(r.spec.name().to_owned()))
+        .collect();
+    if let Some(first) = conflicts.iter().position(|c| *c) {
+        let name: Arc<str> = requests[first].spec.name().into();
+        for (request, conflicting) in requests.into_iter().zip(conflicts) {
+            let (kind, reason) = if conflicting {
+                (RejectionKind::AlreadyExists, EXISTS_REASON)
+            } else {
+                (RejectionKind::BatchRejected, BATCH_REASON)
+            };
+            state.reject(
+                request.id,
+                request.spec.name(),
+                kind,
+                reason.into(),
+                request.outcome,
+            );
+        }
+        return Err(RuntimeError::TaskAlreadyExists { name });
+    }
+    if let Err(AddRefusal::Limit(limit)) = state.check_limit(requests.len()) {
+        let current = state.entries.len() + state.reaping.len();
+        let reason: Arc<str> = format!(
+            "registered task limit reached: {}/{limit}",
+            current + requests.len()
+        )
+        .into();
+        for request in requests {
+            let kind = RejectionKind::ResourceLimit;
+            state.reject(
+                request.id,
+                request.spec.name(),
+                kind,
+                reason.clone(),
+                request.outcome,
+            );
+        }
+        return Err(RuntimeError::ResourceLimitReached {
+            resource: "registered_tasks",
+            limit,
+        });
+    }
+    for request in requests {
+        state.insert(request.id, request.spec, request.outcome, request.unit);
+    }
+    Ok(())
+}
+
+/// Spawns the next attempt of `id` as a linked task actor.
+async fn spawn_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, id: TaskId) {
+    let Some(entry) = state.entries.get_mut(&id) else {
+        return;
+    };
+    entry.attempt = entry.attempt.saturating_add(1);
+    let args = TaskActorArgs {
+        shared: entry.shared.clone(),
+        attempt: entry.attempt,
+    };
+    match TaskActor::spawn_linked(None, TaskActor, args, myself.get_cell()).await {
+        Ok((actor, _join)) => {
+            let cell = actor.get_cell();
+            state.by_actor.insert(cell.get_id(), id);
+            if let Some(entry) = state.entries.get_mut(&id) {
+                entry.phase = Phase::Attempt(cell);
+            }
+        }
+        Err(error) => state.finish(
+            id,
+            Finish {
+                outcome: TaskOutcome::Panicked,
+                event_reason: Some(format!("failed to spawn task actor: {error}").into()),
+            },
+        ),
+    }
+}
+
+/// Applies the supervision event of an attempt actor.
+async fn on_exit(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    actor: ActorId,
+    exit: Exit,
+) {
+    if state.reaped(actor) {
+        return;
+    }
+    let Some(id) = state.by_actor.remove(&actor) else {
+        return;
+    };
+    let Some(entry) = state.entries.get_mut(&id) else {
+        return;
+    };
+    entry.phase = Phase::Pending;
+    let verdict = match exit {
+        Exit::Terminated(Some(mut boxed)) => {
+            boxed.take::<TaskActorState>().ok().and_then(|s| s.verdict)
+        }
+        Exit::Terminated(None) => None,
+        Exit::Failed(message) => {
+            let reason = format!("internal task runner panicked: {message}");
+            state.finish(
+                id,
+                Finish {
+                    outcome: TaskOutcome::Panicked,
+                    event_reason: Some(reason.into()),
+                },
+            );
+            return;
+        }
+    };
+    let Some(verdict) = verdict else {
+        // Killed by someone other than the registry (the registry's own kills went to
+        // `reaping` first): the attempt is gone without a verdict.
+        state.finish(id, Finish::plain(TaskOutcome::ForceAborted));
+        return;
+    };
+    let cancelled = entry.shared.token.is_cancelled();
+    let ended_attempt = entry.attempt;
+    let failed = matches!(
+        verdict,
+        AttemptVerdict::Failed(_) | AttemptVerdict::TimedOut { .. }
+    );
+    match decide(&entry.policy, verdict, entry.retry_count, cancelled) {
+        Decision::Finish(finish) => state.finish(id, finish),
+        Decision::Again {
+            delay,
+            announce,
+            reason,
+            next_retry_count,
+        } => {
+            entry.retry_count = next_retry_count;
+            if failed {
+                entry.restarts = entry.restarts.saturating_add(1);
+                entry.last_failure = reason.clone();
+            }
+            if let Some(source) = announce {
+                let name = entry.shared.name.clone();
+                state.events().publish(|| {
+                    let event = Event::new(EventKind::BackoffScheduled)
+                        .with_id(id)
+                        .with_task(name)
+                        .with_attempt(ended_attempt)
+                        .with_delay(delay)
+                        .with_backoff_source(source);
+                    match &reason {
+                        Some(reason) => event.with_reason(reason.clone()),
+                        None => event,
+                    }
+                });
+            }
+            if delay.is_zero() {
+                spawn_attempt(myself, state, id).await;
+            } else {
+                let timer = send_later(myself, delay, CommandKind::Restart(id));
+                if let Some(entry) = state.entries.get_mut(&id) {
+                    entry.phase = Phase::Backoff(timer);
+                }
+            }
+        }
+    }
+}
+
+/// Claims `id` for removal: cancels its token; a registration between attempts ends
+/// `Canceled` at once (no attempt runs, so no `AttemptCanceled`). Returns whether this call
+/// made the claim (R§13: exactly one winner).
+fn claim(state: &mut RegistryState, id: TaskId) -> bool {
+    let Some(entry) = state.entries.get_mut(&id) else {
+        return false;
+    };
+    if entry.removing {
+        return false;
+    }
+    entry.removing = true;
+    entry.shared.token.cancel();
+    if matches!(entry.phase, Phase::Backoff(_)) {
+        state.finish(id, Finish::plain(TaskOutcome::Canceled));
+    }
+    true
+}
+
+/// A claim by remove or cancel: the attempt gets `grace` to stop before a force-abort.
+fn claim_with_grace(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    id: TaskId,
+) -> bool {
+    if !claim(state, id) {
+        return false;
+    }
+    let grace = state.settings.grace;
+    if !state.entries.contains_key(&id) {
+        return true;
+    }
+    if grace.is_zero() {
+        force_abort(state, id);
+    } else {
+        let timer = send_later(myself, grace, CommandKind::ForceAbort(id));
+        if let Some(entry) = state.entries.get_mut(&id) {
+            entry.removal_timer = Some(timer);
+        }
+    }
+    true
+}
+
+/// Logical force-abort (R§13): kill the attempt actor, commit `ForceAborted`, keep the name
+/// reserved until the actor physically exits.
+fn force_abort(state: &mut RegistryState, id: TaskId) {
+    let Some(entry) = state.entries.get(&id) else {
+        return;
+    };
+    match &entry.phase {
+        Phase::Attempt(cell) => cell.kill(),
+        Phase::Backoff(_) | Phase::Pending => {
+            state.finish(id, Finish::plain(TaskOutcome::Canceled));
+            return;
+        }
+    }
+    if let Some(drain) = state.drain.as_mut() {
+        drain.stuck.push(entry.shared.name.clone());
+    }
+    state.finish(id, Finish::plain(TaskOutcome::ForceAborted));
+}
+
+/// Starts the shutdown grace drain (R§14 step 3): one shared deadline for every entry.
+fn begin_drain(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    grace: Duration,
+    verdict: bool,
+    reply: ractor::RpcReplyPort<Vec<Arc<str>>>,
+) {
+    state.closed = true;
+    if state.drain.is_some() {
+        // One shared shutdown operation sends this once; answer a stray duplicate at once.
+        let _ = reply.send(Vec::new());
+        return;
+    }
+    let ids: Vec<TaskId> = state.entries.keys().copied().collect();
+    for id in ids {
+        claim(state, id);
+    }
+    let drain = Drain {
+        reply,
+        stuck: Vec::new(),
+        deadline: None,
+        verdict,
+    };
+    if state.entries.is_empty() {
+        state.complete_drain(drain);
+        return;
+    }
+    state.drain = Some(drain);
+    if grace.is_zero() {
+        let ids: Vec<TaskId> = state.entries.keys().copied().collect();
+        for id in ids {
+            force_abort(state, id);
+        }
+    } else if let Some(drain) = state.drain.as_mut() {
+        drain.deadline = Some(send_later(myself, grace, CommandKind::DrainDeadline));
+    }
+}
+
+/// Casts `command` to the registry after `delay`; the returned handle cancels it.
+fn send_later(
+    myself: &ActorRef<RegistryMessage>,
+    delay: Duration,
+    command: CommandKind,
+) -> AbortHandle {
+    let registry = myself.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        let _ = registry.cast(RegistryMessage::Command(Command(command)));
+    })
+    .abort_handle()
+}

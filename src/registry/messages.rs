@@ -1,0 +1,137 @@
+//! The registry's message enum and the records its queries return.
+//!
+//! Query variants (`List`, `AliveSnapshot`, `IsAlive`, `TaskInfo`) can be sent by any actor
+//! with `ractor::call!`. Command variants carry opaque payloads that only
+//! [`SupervisorHandle`](crate::SupervisorHandle) can build, so membership can change only
+//! through the handle's checked operations.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::RpcReplyPort;
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+
+use crate::error::RuntimeError;
+use crate::identity::{TaskId, TaskTarget};
+use crate::outcome::TaskOutcome;
+use crate::task::TaskSpec;
+
+/// Messages of the [`RegistryActor`](super::RegistryActor).
+///
+/// Obtain the actor with [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor).
+///
+/// ```no_run
+/// # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), Box<dyn std::error::Error>> {
+/// use ractor_taskvisor::RegistryMessage;
+/// let registry = handle.registry_actor();
+/// let tasks = ractor::call!(registry, RegistryMessage::List)?;
+/// println!("{} registered tasks", tasks.len());
+/// # Ok(()) }
+/// ```
+#[non_exhaustive]
+pub enum RegistryMessage {
+    /// Every registration (registered or being removed), sorted ascending by [`TaskId`].
+    List(RpcReplyPort<Vec<(TaskId, Arc<str>)>>),
+    /// Names with an attempt physically in progress (including force-aborted attempts that
+    /// have not yet exited), sorted by name and deduplicated.
+    AliveSnapshot(RpcReplyPort<Vec<Arc<str>>>),
+    /// Whether the name has an attempt physically in progress (false while waiting for a
+    /// permit, in backoff or in cleanup).
+    IsAlive(Arc<str>, RpcReplyPort<bool>),
+    /// A record of one registration, or `None` when the target is not registered.
+    TaskInfo(TaskTarget, RpcReplyPort<Option<TaskInfo>>),
+    /// A state-changing command from a [`SupervisorHandle`](crate::SupervisorHandle).
+    /// Opaque: build commands through the handle.
+    Command(Command),
+}
+
+/// An opaque registry command; see [`RegistryMessage::Command`].
+pub struct Command(pub(crate) CommandKind);
+
+pub(crate) enum CommandKind {
+    Add(Box<AddRequest>, RpcReplyPort<Result<(), RuntimeError>>),
+    AddBatch(Vec<AddRequest>, RpcReplyPort<Result<(), RuntimeError>>),
+    Remove(TaskTarget, RpcReplyPort<bool>),
+    Cancel(TaskTarget, RpcReplyPort<CancelTicket>),
+    /// Reply once the registry holds no registration and no physically running attempt.
+    WaitEmpty(RpcReplyPort<()>),
+    /// Begin the grace drain of R§14 step 3; reply with the stuck names. `verdict` says
+    /// whether the drain ends with an `AllStoppedWithinGrace`/`GraceExceeded` event (not
+    /// for the signal-setup-failure workflow).
+    Shutdown {
+        grace: Duration,
+        verdict: bool,
+        reply: RpcReplyPort<Vec<Arc<str>>>,
+    },
+    /// Force-abort everything still registered now (second signal, owner drop fallback).
+    ForceAbortAll,
+    /// A backoff or repeat delay of registration `id` ended.
+    Restart(TaskId),
+    /// The removal grace of registration `id` ended.
+    ForceAbort(TaskId),
+    /// The shared shutdown deadline passed.
+    DrainDeadline,
+}
+
+/// One add request: the id allocated at call start, the spec, and the watcher's channel.
+pub(crate) struct AddRequest {
+    pub(crate) id: TaskId,
+    pub(crate) spec: TaskSpec,
+    pub(crate) outcome: Option<oneshot::Sender<TaskOutcome>>,
+    /// The ownership unit (R§18) this registration holds until its terminal commit.
+    pub(crate) unit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+/// The registry's answer to a cancel: whether this call made the claim, and a channel that
+/// closes when the registration's terminal outcome has been committed.
+pub struct CancelTicket {
+    pub(crate) id: Option<TaskId>,
+    pub(crate) claimed: bool,
+    pub(crate) done: Option<oneshot::Receiver<()>>,
+}
+
+/// Where one registration is in its life, as [`TaskInfo::state`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum TaskState {
+    /// An attempt actor exists but has not started its body yet: it waits for a
+    /// `max_concurrent` permit (or is about to start).
+    WaitingForPermit,
+    /// An attempt body is running.
+    Running,
+    /// Between attempts: a failure backoff or a periodic interval is pending.
+    Backoff,
+    /// A remove, cancel or shutdown claimed it; it is stopping within its grace.
+    Removing,
+}
+
+impl TaskState {
+    /// Stable snake_case label, e.g. `"waiting_for_permit"`.
+    pub const fn as_label(self) -> &'static str {
+        match self {
+            TaskState::WaitingForPermit => "waiting_for_permit",
+            TaskState::Running => "running",
+            TaskState::Backoff => "backoff",
+            TaskState::Removing => "removing",
+        }
+    }
+}
+
+/// A point-in-time record of one registration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TaskInfo {
+    /// The registration's id.
+    pub id: TaskId,
+    /// The task name.
+    pub name: Arc<str>,
+    /// Where it is in its life.
+    pub state: TaskState,
+    /// The number of the latest attempt started (1-based); 0 before the first one.
+    pub attempt: u32,
+    /// Attempts restarted after a failure so far (successful `Always` repeats not counted).
+    pub restarts: u32,
+    /// The failure text of the latest failed attempt, if any attempt failed.
+    pub last_failure: Option<Arc<str>>,
+}

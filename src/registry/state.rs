@@ -1,0 +1,393 @@
+//! The registry's bookkeeping: membership indexes, removal claims and terminal commit.
+//!
+//! Everything here is synchronous and O(1) per operation (hash maps, no scans on the
+//! per-task paths); the actor in [`super::actor`] wires it to messages and spawns attempts.
+//!
+//! Invariants:
+//! 1. A registration is in `entries` from acceptance until its terminal commit, and its name
+//!    maps to its id in `names` for exactly that time.
+//! 2. Exactly one terminal commit per registration: `finish` removes the entry first, so a
+//!    second path finds nothing.
+//! 3. A force-aborted attempt that has not physically exited stays in `reaping`: its name
+//!    remains reserved and it is charged against `max_registered_tasks` and shown as alive.
+//! 4. Events are published in the order of R§15: `TaskFinished`, then the watched outcome,
+//!    then `TaskRemoved`.
+
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use ractor::{ActorCell, ActorId, RpcReplyPort};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::decision::Finish;
+use super::messages::{TaskInfo, TaskState};
+use crate::events::{Event, EventKind, EventSink, RejectionKind};
+use crate::identity::{TaskId, TaskTarget};
+use crate::outcome::TaskOutcome;
+use crate::task::{ResolvedPolicy, TaskDefaults};
+use crate::task_actor::runner::TaskShared;
+
+/// Reason text of a force-aborted registration's `TaskFinished` event (R§19).
+pub(crate) const FORCE_ABORT_REASON: &str = "task did not stop within grace; force-aborted";
+
+/// Fixed settings the registry needs from the supervisor configuration.
+/// Spawn arguments of the registry actor (opaque).
+pub struct RegistrySettings {
+    /// Cooperative stop window of remove, cancel and shutdown.
+    pub(crate) grace: Duration,
+    pub(crate) max_registered: Option<NonZeroUsize>,
+    pub(crate) defaults: TaskDefaults,
+    pub(crate) events: EventSink,
+    /// Parent of every registration's token; cancelled when the runtime ends.
+    pub(crate) root_token: CancellationToken,
+    pub(crate) permits: Option<Arc<Semaphore>>,
+}
+
+/// Where a registration's current incarnation is.
+pub(crate) enum Phase {
+    /// An attempt actor exists (waiting for a permit or running the body).
+    Attempt(ActorCell),
+    /// Between attempts; the timer casts `Restart` when the delay ends.
+    Backoff(AbortHandle),
+    /// Accepted, first attempt not spawned yet (only inside one handler run).
+    Pending,
+}
+
+/// One registration.
+pub(crate) struct Entry {
+    pub(crate) shared: Arc<TaskShared>,
+    pub(crate) policy: ResolvedPolicy,
+    pub(crate) outcome: Option<oneshot::Sender<TaskOutcome>>,
+    pub(crate) phase: Phase,
+    /// True once a remove, cancel or shutdown claimed the registration.
+    pub(crate) removing: bool,
+    pub(crate) removal_timer: Option<AbortHandle>,
+    /// Number of the latest attempt started (0 before the first).
+    pub(crate) attempt: u32,
+    /// Current failure streak (R§12: reset by any success).
+    pub(crate) retry_count: u32,
+    pub(crate) restarts: u32,
+    pub(crate) last_failure: Option<Arc<str>>,
+    /// Cancel callers waiting for the terminal commit; dropped (closed) at commit.
+    pub(crate) cancel_waiters: Vec<oneshot::Sender<()>>,
+    /// Ownership unit (R§18), returned when the entry is dropped at terminal commit.
+    pub(crate) _unit: Option<OwnedSemaphorePermit>,
+}
+
+/// The shutdown drain in progress (R§14 step 3).
+pub(crate) struct Drain {
+    pub(crate) reply: RpcReplyPort<Vec<Arc<str>>>,
+    pub(crate) stuck: Vec<Arc<str>>,
+    pub(crate) deadline: Option<AbortHandle>,
+    /// Whether to publish the verdict event when the drain completes.
+    pub(crate) verdict: bool,
+}
+
+/// The registry actor's state.
+/// The registry actor's state (opaque).
+pub struct RegistryState {
+    pub(crate) settings: RegistrySettings,
+    pub(crate) entries: HashMap<TaskId, Entry>,
+    pub(crate) names: HashMap<Arc<str>, TaskId>,
+    pub(crate) by_actor: HashMap<ActorId, TaskId>,
+    /// Force-aborted attempts still physically running, by actor id, with their names.
+    pub(crate) reaping: HashMap<ActorId, Arc<str>>,
+    /// How many reaping attempts hold each name.
+    pub(crate) reserved: HashMap<Arc<str>, u32>,
+    pub(crate) empty_waiters: Vec<RpcReplyPort<()>>,
+    pub(crate) drain: Option<Drain>,
+    /// Set by the first `Shutdown` command: later adds are refused.
+    pub(crate) closed: bool,
+}
+
+/// Why an add is refused before any entry is created.
+pub(crate) enum AddRefusal {
+    Limit(usize),
+}
+
+impl RegistryState {
+    pub(crate) fn new(settings: RegistrySettings) -> Self {
+        RegistryState {
+            settings,
+            entries: HashMap::new(),
+            names: HashMap::new(),
+            by_actor: HashMap::new(),
+            reaping: HashMap::new(),
+            reserved: HashMap::new(),
+            empty_waiters: Vec::new(),
+            drain: None,
+            closed: false,
+        }
+    }
+
+    pub(crate) fn events(&self) -> &EventSink {
+        &self.settings.events
+    }
+
+    /// True when `name` is registered or reserved by a force-aborted attempt.
+    pub(crate) fn name_taken(&self, name: &str) -> bool {
+        self.names.contains_key(name) || self.reserved.contains_key(name)
+    }
+
+    /// Checks whether `extra` more registrations fit under `max_registered_tasks`, counting
+    /// reaping attempts (R§13).
+    pub(crate) fn check_limit(&self, extra: usize) -> Result<(), AddRefusal> {
+        match self.settings.max_registered {
+            Some(limit) if self.entries.len() + self.reaping.len() + extra > limit.get() => {
+                Err(AddRefusal::Limit(limit.get()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn resolve(&self, target: &TaskTarget) -> Option<TaskId> {
+        match target {
+            TaskTarget::Id(id) => self.entries.contains_key(id).then_some(*id),
+            TaskTarget::Name(name) => self.names.get(name).copied(),
+        }
+    }
+
+    /// Creates the entry of an accepted registration and publishes `TaskAdded`.
+    pub(crate) fn insert(
+        &mut self,
+        id: TaskId,
+        spec: crate::task::TaskSpec,
+        outcome: Option<oneshot::Sender<TaskOutcome>>,
+        unit: Option<OwnedSemaphorePermit>,
+    ) {
+        let policy = spec.resolve(&self.settings.defaults);
+        let name: Arc<str> = Arc::from(spec.name());
+        let shared = Arc::new(TaskShared {
+            id,
+            name: name.clone(),
+            task: spec.task().clone(),
+            timeout: policy.timeout,
+            token: self.settings.root_token.child_token(),
+            permits: self.settings.permits.clone(),
+            events: self.settings.events.clone(),
+            running: Default::default(),
+        });
+        self.names.insert(name.clone(), id);
+        self.entries.insert(
+            id,
+            Entry {
+                shared,
+                policy,
+                outcome,
+                phase: Phase::Pending,
+                removing: false,
+                removal_timer: None,
+                attempt: 0,
+                retry_count: 0,
+                restarts: 0,
+                last_failure: None,
+                cancel_waiters: Vec::new(),
+                _unit: unit,
+            },
+        );
+        self.events().publish(|| {
+            Event::new(EventKind::TaskAdded)
+                .with_id(id)
+                .with_task(name.clone())
+        });
+    }
+
+    /// Publishes `TaskAddFailed` and resolves a watcher with `Rejected` (R§13).
+    pub(crate) fn reject(
+        &self,
+        id: TaskId,
+        name: &str,
+        kind: RejectionKind,
+        reason: Arc<str>,
+        outcome: Option<oneshot::Sender<TaskOutcome>>,
+    ) {
+        self.events().publish(|| {
+            Event::new(EventKind::TaskAddFailed)
+                .with_id(id)
+                .with_task(name)
+                .with_rejection_kind(kind)
+                .with_reason(reason.clone())
+        });
+        if let Some(tx) = outcome {
+            let _ = tx.send(TaskOutcome::Rejected { kind, reason });
+        }
+    }
+
+    /// The terminal commit of R§13: membership ends, `TaskFinished`, watched outcome,
+    /// `TaskRemoved`, cancel callers released, empty-waiters woken.
+    pub(crate) fn finish(&mut self, id: TaskId, finish: Finish) {
+        let Some(mut entry) = self.entries.remove(&id) else {
+            return;
+        };
+        let name = entry.shared.name.clone();
+        if self.names.get(&name) == Some(&id) {
+            self.names.remove(&name);
+        }
+        if let Some(timer) = entry.removal_timer.take() {
+            timer.abort();
+        }
+        match std::mem::replace(&mut entry.phase, Phase::Pending) {
+            Phase::Backoff(timer) => timer.abort(),
+            Phase::Attempt(cell) => {
+                // Only a force-abort finishes while the actor still exists: it stays
+                // reserved until its termination event arrives (invariant 3).
+                let actor = cell.get_id();
+                if self.by_actor.remove(&actor).is_some() {
+                    self.reaping.insert(actor, name.clone());
+                    *self.reserved.entry(name.clone()).or_insert(0) += 1;
+                }
+            }
+            Phase::Pending => {}
+        }
+        let Finish {
+            outcome,
+            event_reason,
+        } = finish;
+        self.events().publish(|| {
+            let mut event = Event::new(EventKind::TaskFinished)
+                .with_id(id)
+                .with_task(name.clone())
+                .with_outcome_kind(outcome.kind());
+            let reason: Option<Arc<str>> = match &outcome {
+                TaskOutcome::Failed { reason, .. } | TaskOutcome::Fatal { reason, .. } => {
+                    Some(reason.clone())
+                }
+                TaskOutcome::ForceAborted => Some(FORCE_ABORT_REASON.into()),
+                _ => event_reason.clone(),
+            };
+            if let Some(reason) = reason {
+                event = event.with_reason(reason);
+            }
+            if let TaskOutcome::Failed {
+                exit_code: Some(code),
+                ..
+            }
+            | TaskOutcome::Fatal {
+                exit_code: Some(code),
+                ..
+            } = &outcome
+            {
+                event = event.with_exit_code(*code);
+            }
+            event
+        });
+        if let Some(tx) = entry.outcome.take() {
+            let _ = tx.send(outcome);
+        }
+        self.events().publish(|| {
+            Event::new(EventKind::TaskRemoved)
+                .with_id(id)
+                .with_task(name.clone())
+        });
+        drop(entry.cancel_waiters);
+        self.after_membership_change();
+    }
+
+    /// Releases the reservation of a force-aborted attempt that has physically exited.
+    pub(crate) fn reaped(&mut self, actor: ActorId) -> bool {
+        let Some(name) = self.reaping.remove(&actor) else {
+            return false;
+        };
+        if let Some(count) = self.reserved.get_mut(&name) {
+            *count -= 1;
+            if *count == 0 {
+                self.reserved.remove(&name);
+            }
+        }
+        self.after_membership_change();
+        true
+    }
+
+    /// Wakes empty-waiters and completes a drain once nothing is registered.
+    fn after_membership_change(&mut self) {
+        if !self.entries.is_empty() {
+            return;
+        }
+        for waiter in self.empty_waiters.drain(..) {
+            let _ = waiter.send(());
+        }
+        if let Some(drain) = self.drain.take() {
+            self.complete_drain(drain);
+        }
+    }
+
+    /// Publishes the shutdown verdict after every drained task's `TaskRemoved` and replies
+    /// with the stuck names (R§14 step 4).
+    pub(crate) fn complete_drain(&mut self, drain: Drain) {
+        if let Some(timer) = drain.deadline {
+            timer.abort();
+        }
+        if drain.verdict {
+            let kind = if drain.stuck.is_empty() {
+                EventKind::AllStoppedWithinGrace
+            } else {
+                EventKind::GraceExceeded
+            };
+            self.events().publish(|| Event::new(kind));
+        }
+        let mut stuck = drain.stuck;
+        stuck.sort();
+        stuck.dedup();
+        let _ = drain.reply.send(stuck);
+    }
+
+    /// Point-in-time record of one entry.
+    pub(crate) fn info(&self, id: TaskId) -> Option<TaskInfo> {
+        let entry = self.entries.get(&id)?;
+        let state = if entry.removing {
+            TaskState::Removing
+        } else {
+            match entry.phase {
+                Phase::Backoff(_) => TaskState::Backoff,
+                _ if entry.shared.running.load(Ordering::Acquire) => TaskState::Running,
+                _ => TaskState::WaitingForPermit,
+            }
+        };
+        Some(TaskInfo {
+            id,
+            name: entry.shared.name.clone(),
+            state,
+            attempt: entry.attempt,
+            restarts: entry.restarts,
+            last_failure: entry.last_failure.clone(),
+        })
+    }
+
+    /// Names with an attempt physically in progress, sorted and deduplicated.
+    pub(crate) fn alive(&self) -> Vec<Arc<str>> {
+        let mut names: Vec<Arc<str>> = self
+            .entries
+            .values()
+            .filter(|e| e.shared.running.load(Ordering::Acquire))
+            .map(|e| e.shared.name.clone())
+            .chain(self.reaping.values().cloned())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    pub(crate) fn is_alive(&self, name: &str) -> bool {
+        let running = self
+            .names
+            .get(name)
+            .and_then(|id| self.entries.get(id))
+            .is_some_and(|e| e.shared.running.load(Ordering::Acquire));
+        running || self.reserved.contains_key(name)
+    }
+
+    pub(crate) fn list(&self) -> Vec<(TaskId, Arc<str>)> {
+        let mut all: Vec<(TaskId, Arc<str>)> = self
+            .entries
+            .iter()
+            .map(|(id, e)| (*id, e.shared.name.clone()))
+            .collect();
+        all.sort_by_key(|(id, _)| *id);
+        all
+    }
+}

@@ -1,0 +1,262 @@
+//! [`SupervisorBuilder`]: collects configuration, task defaults, subscribers and the ractor
+//! wiring (name, parent), validates them, and builds an [`Arc<Supervisor>`].
+//!
+//! Building needs no Tokio runtime and starts nothing; [`Supervisor::serve`] and the `run*`
+//! entry points start the actors (R§7).
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::ActorCell;
+
+use super::Supervisor;
+use crate::config::SupervisorConfig;
+use crate::error::{BuildError, ConfigError, MAX_CAPACITY};
+use crate::events::Subscribe;
+use crate::task::TaskDefaults;
+
+/// Builder of a [`Supervisor`].
+///
+/// ```
+/// use std::time::Duration;
+/// use ractor_taskvisor::{Supervisor, SupervisorConfig};
+///
+/// let supervisor = Supervisor::builder(SupervisorConfig::default())
+///     .with_grace(Duration::from_secs(5))
+///     .with_name("billing")
+///     .try_build()
+///     .expect("valid configuration");
+/// # drop(supervisor);
+/// ```
+#[must_use]
+pub struct SupervisorBuilder {
+    pub(crate) config: SupervisorConfig,
+    pub(crate) defaults: TaskDefaults,
+    pub(crate) subscribers: Vec<Arc<dyn Subscribe>>,
+    pub(crate) name: Option<Arc<str>>,
+    pub(crate) parent: Option<ActorCell>,
+}
+
+/// A subscriber with the metadata read once at build (R§7: `queue_capacity()` then
+/// `name()`, exactly once each).
+pub(crate) struct SubscriberEntry {
+    pub(crate) subscriber: Arc<dyn Subscribe>,
+    pub(crate) name: Arc<str>,
+    pub(crate) capacity: NonZeroUsize,
+}
+
+impl SupervisorBuilder {
+    /// A builder with `config`, default task defaults, no subscribers, a generated name and
+    /// no parent actor.
+    pub fn new(config: SupervisorConfig) -> Self {
+        SupervisorBuilder {
+            config,
+            defaults: TaskDefaults::default(),
+            subscribers: Vec::new(),
+            name: None,
+            parent: None,
+        }
+    }
+
+    /// Replaces all runtime settings, including earlier shortcut calls.
+    pub fn with_runtime_config(mut self, config: SupervisorConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Sets the defaults that `TaskSpec`s with `Inherit` settings take at admission.
+    pub fn with_task_defaults(mut self, defaults: TaskDefaults) -> Self {
+        self.defaults = defaults;
+        self
+    }
+
+    /// Shortcut for [`SupervisorConfig::with_grace`]: the cooperative stop window (default
+    /// 60 s) of remove, cancel and shutdown before a force-abort.
+    pub fn with_grace(mut self, grace: Duration) -> Self {
+        self.config = self.config.with_grace(grace);
+        self
+    }
+
+    /// Shortcut for [`SupervisorConfig::with_subscriber_shutdown_timeout`] (default 5 s).
+    pub fn with_subscriber_shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.config = self.config.with_subscriber_shutdown_timeout(timeout);
+        self
+    }
+
+    /// Shortcut for [`SupervisorConfig::with_max_concurrent`]: attempts running at once;
+    /// `None` (default) is unlimited.
+    pub fn with_max_concurrent(mut self, limit: impl Into<Option<NonZeroUsize>>) -> Self {
+        self.config = self.config.with_max_concurrent(limit.into());
+        self
+    }
+
+    /// Checked [`with_max_concurrent`](Self::with_max_concurrent).
+    ///
+    /// # Errors
+    /// [`ConfigError::Zero`] for 0, [`ConfigError::TooLarge`] above `usize::MAX >> 3`.
+    pub fn try_with_max_concurrent(mut self, limit: usize) -> Result<Self, ConfigError> {
+        self.config = self.config.try_with_max_concurrent(limit)?;
+        Ok(self)
+    }
+
+    /// Shortcut for [`SupervisorConfig::with_max_registered_tasks`] (default 1024; `None`
+    /// is unlimited).
+    pub fn with_max_registered_tasks(mut self, limit: impl Into<Option<NonZeroUsize>>) -> Self {
+        self.config = self.config.with_max_registered_tasks(limit.into());
+        self
+    }
+
+    /// Checked [`with_max_registered_tasks`](Self::with_max_registered_tasks).
+    ///
+    /// # Errors
+    /// [`ConfigError::Zero`] for 0.
+    pub fn try_with_max_registered_tasks(mut self, limit: usize) -> Result<Self, ConfigError> {
+        self.config = self.config.try_with_max_registered_tasks(limit)?;
+        Ok(self)
+    }
+
+    /// Shortcut for [`SupervisorConfig::with_ownership_capacity`] (default 1024; `None` is
+    /// unlimited).
+    pub fn with_ownership_capacity(mut self, capacity: impl Into<Option<NonZeroUsize>>) -> Self {
+        self.config = self.config.with_ownership_capacity(capacity.into());
+        self
+    }
+
+    /// Checked [`with_ownership_capacity`](Self::with_ownership_capacity).
+    ///
+    /// # Errors
+    /// [`ConfigError::Zero`] for 0.
+    pub fn try_with_ownership_capacity(mut self, capacity: usize) -> Result<Self, ConfigError> {
+        self.config = self.config.try_with_ownership_capacity(capacity)?;
+        Ok(self)
+    }
+
+    /// Shortcut for [`SupervisorConfig::with_bus_capacity`] (default 1024 events).
+    pub fn with_bus_capacity(mut self, capacity: NonZeroUsize) -> Self {
+        self.config = self.config.with_bus_capacity(capacity);
+        self
+    }
+
+    /// Checked [`with_bus_capacity`](Self::with_bus_capacity).
+    ///
+    /// # Errors
+    /// [`ConfigError::Zero`] for 0, [`ConfigError::TooLarge`] above `usize::MAX >> 3`.
+    pub fn try_with_bus_capacity(mut self, capacity: usize) -> Result<Self, ConfigError> {
+        self.config = self.config.try_with_bus_capacity(capacity)?;
+        Ok(self)
+    }
+
+    /// Shortcut for [`SupervisorConfig::with_registry_queue_capacity`] (default 1024
+    /// commands in flight).
+    pub fn with_registry_queue_capacity(mut self, capacity: NonZeroUsize) -> Self {
+        self.config = self.config.with_registry_queue_capacity(capacity);
+        self
+    }
+
+    /// Checked [`with_registry_queue_capacity`](Self::with_registry_queue_capacity).
+    ///
+    /// # Errors
+    /// [`ConfigError::Zero`] for 0, [`ConfigError::TooLarge`] above `usize::MAX >> 3`.
+    pub fn try_with_registry_queue_capacity(
+        mut self,
+        capacity: usize,
+    ) -> Result<Self, ConfigError> {
+        self.config = self.config.try_with_registry_queue_capacity(capacity)?;
+        Ok(self)
+    }
+
+    /// Replaces the subscribers (R§16). Each holds one ownership unit for the supervisor's
+    /// life.
+    pub fn with_subscribers(mut self, subscribers: Vec<Arc<dyn Subscribe>>) -> Self {
+        self.subscribers = subscribers;
+        self
+    }
+
+    /// Names the supervisor: its actors are registered in ractor's process-global registry
+    /// as `"{name}.registry"` and `"{name}.relay"`, and its event group is derived from it.
+    /// The name must be unique among live supervisors of the process; default: a generated
+    /// `"taskvisor-<n>"`.
+    ///
+    /// An empty name makes [`try_build`](Self::try_build) fail with
+    /// [`BuildError::InvalidName`]; a name already in use makes
+    /// [`Supervisor::serve`](crate::Supervisor::serve) fail with
+    /// [`RuntimeError::SupervisorNameTaken`](crate::RuntimeError::SupervisorNameTaken).
+    pub fn with_name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Links the supervisor's registry actor under `parent` in the ractor supervision tree:
+    /// `parent` receives a supervision event when the supervisor's runtime terminates.
+    pub fn with_parent(mut self, parent: ActorCell) -> Self {
+        self.parent = Some(parent);
+        self
+    }
+
+    /// Builds the supervisor.
+    ///
+    /// # Panics
+    /// On any error [`try_build`](Self::try_build) would return; use `try_build` for
+    /// configuration that comes from outside the program.
+    pub fn build(self) -> Arc<Supervisor> {
+        match self.try_build() {
+            Ok(supervisor) => supervisor,
+            Err(error) => panic!("invalid supervisor configuration: {error}"),
+        }
+    }
+
+    /// Validates and builds the supervisor.
+    ///
+    /// Order (R§7): capacities; the ownership budget for all subscribers at once; then each
+    /// subscriber's `queue_capacity()` and `name()`, read exactly once.
+    ///
+    /// # Errors
+    /// - [`BuildError::CapacityTooLarge`] for `max_concurrent`, `bus_capacity`,
+    ///   `registry_queue_capacity` or a subscriber's `queue_capacity` above `usize::MAX >> 3`;
+    /// - [`BuildError::ResourceLimitReached`] (`"owned_user_lifetimes"`) when the ownership
+    ///   capacity cannot hold every subscriber;
+    /// - [`BuildError::InvalidName`] for an empty name given to [`with_name`](Self::with_name).
+    pub fn try_build(self) -> Result<Arc<Supervisor>, BuildError> {
+        self.config.validate()?;
+        if let Some(name) = &self.name
+            && name.is_empty()
+        {
+            return Err(BuildError::InvalidName {
+                reason: "supervisor name must not be empty",
+            });
+        }
+        if let Some(capacity) = self.config.ownership_capacity()
+            && self.subscribers.len() > capacity.get()
+        {
+            return Err(BuildError::ResourceLimitReached {
+                resource: "owned_user_lifetimes",
+                limit: capacity.get(),
+            });
+        }
+        let mut subscribers = Vec::with_capacity(self.subscribers.len());
+        for subscriber in self.subscribers {
+            let capacity = subscriber.queue_capacity();
+            let name: Arc<str> = subscriber.name().into();
+            if capacity.get() > MAX_CAPACITY {
+                return Err(BuildError::CapacityTooLarge {
+                    field: "subscriber_queue_capacity",
+                    value: capacity.get(),
+                    max: MAX_CAPACITY,
+                });
+            }
+            subscribers.push(SubscriberEntry {
+                subscriber,
+                name,
+                capacity,
+            });
+        }
+        Ok(Arc::new(Supervisor::from_parts(
+            self.config,
+            self.defaults,
+            subscribers,
+            self.name,
+            self.parent,
+        )))
+    }
+}

@@ -1,0 +1,182 @@
+//! [`SupervisorHandle`]: the cheap, cloneable face of a running supervisor.
+
+use std::fmt;
+use std::sync::Arc;
+
+use ractor::ActorRef;
+use ractor::rpc::CallResult;
+
+use super::operations::{AddOperation, CancelOperation, RemoveOperation, add};
+use super::owner::OwnerLease;
+use super::runtime::Runtime;
+use super::shutdown::{self, Trigger};
+use crate::config::SupervisorConfig;
+use crate::error::RuntimeError;
+use crate::events::RelayMessage;
+use crate::identity::{TaskId, TaskTarget};
+use crate::outcome::TaskWaiter;
+use crate::registry::{RegistryMessage, TaskInfo};
+use crate::task::{TaskDefaults, TaskSpec};
+
+/// Handle to a running supervisor: adds, removes, cancels and queries tasks, and starts the
+/// shared shutdown.
+///
+/// Cheap to clone (two `Arc`s). Every clone, and the [`Supervisor`](crate::Supervisor),
+/// shares one ownership lease: when the last of them is dropped without a shutdown, the
+/// supervisor closes admission and cancels its tasks (R§14, "last owner drop").
+#[derive(Clone)]
+pub struct SupervisorHandle {
+    runtime: Arc<Runtime>,
+    _lease: Arc<OwnerLease>,
+}
+
+impl fmt::Debug for SupervisorHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SupervisorHandle")
+            .field("name", &self.runtime.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SupervisorHandle {
+    pub(crate) fn new(runtime: Arc<Runtime>, lease: Arc<OwnerLease>) -> Self {
+        SupervisorHandle {
+            runtime,
+            _lease: lease,
+        }
+    }
+
+    pub(crate) fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    /// Starts adding `spec`; await the builder (or `.execute()`) for the `TaskId`, add
+    /// `.watch()` for a [`TaskWaiter`], `.fail_fast()` to fail instead of waiting for
+    /// capacity. See [`AddOperation`] for the errors.
+    pub fn add(&self, spec: TaskSpec) -> AddOperation {
+        AddOperation::new(self.clone(), spec)
+    }
+
+    /// Adds `spec` and watches it: `(id, waiter)`. Shorthand for `add(spec).watch()`.
+    ///
+    /// # Errors
+    /// As [`AddOperation`]; a rejected add returns the error and no waiter.
+    pub async fn add_and_watch(
+        &self,
+        spec: TaskSpec,
+    ) -> Result<(TaskId, TaskWaiter), RuntimeError> {
+        let (id, waiter) = add(self.clone(), spec, false, true).await?;
+        let waiter = waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?;
+        Ok((id, waiter))
+    }
+
+    /// Fail-fast [`add_and_watch`](Self::add_and_watch): a full command queue gives
+    /// [`RuntimeError::CommandQueueFull`] instead of waiting (R§9 `try_add_and_watch`).
+    ///
+    /// # Errors
+    /// As [`AddOperation`] with `.fail_fast()`.
+    pub async fn try_add_and_watch(
+        &self,
+        spec: TaskSpec,
+    ) -> Result<(TaskId, TaskWaiter), RuntimeError> {
+        let (id, waiter) = add(self.clone(), spec, true, true).await?;
+        let waiter = waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?;
+        Ok((id, waiter))
+    }
+
+    /// Starts removing `target` (a [`TaskId`] or a name): cancels it and returns once the
+    /// claim is decided, before cleanup. See [`RemoveOperation`].
+    pub fn remove(&self, target: impl Into<TaskTarget>) -> RemoveOperation {
+        RemoveOperation::new(self.clone(), target.into())
+    }
+
+    /// Starts cancelling `target` and waiting for its terminal outcome. See
+    /// [`CancelOperation`].
+    pub fn cancel(&self, target: impl Into<TaskTarget>) -> CancelOperation {
+        CancelOperation::new(self.clone(), target.into())
+    }
+
+    /// Every registration (registered, in backoff, running or being removed), sorted
+    /// ascending by id. Empty once the supervisor has shut down.
+    pub async fn list(&self) -> Vec<(TaskId, Arc<str>)> {
+        self.query(RegistryMessage::List).await.unwrap_or_default()
+    }
+
+    /// Names with an attempt physically in progress (including force-aborted attempts that
+    /// have not yet exited), sorted by name, deduplicated.
+    pub async fn alive_snapshot(&self) -> Vec<Arc<str>> {
+        self.query(RegistryMessage::AliveSnapshot)
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Whether `name` has an attempt physically in progress (false while it waits for a
+    /// permit, sits in backoff, or is being cleaned up).
+    pub async fn is_alive(&self, name: &str) -> bool {
+        let name: Arc<str> = name.into();
+        self.query(|reply| RegistryMessage::IsAlive(name, reply))
+            .await
+            .unwrap_or(false)
+    }
+
+    /// A point-in-time [`TaskInfo`] of `target`, or `None` when it is not registered.
+    pub async fn task_info(&self, target: impl Into<TaskTarget>) -> Option<TaskInfo> {
+        let target = target.into();
+        self.query(|reply| RegistryMessage::TaskInfo(target, reply))
+            .await
+            .flatten()
+    }
+
+    async fn query<T: Send + 'static>(
+        &self,
+        message: impl FnOnce(ractor::RpcReplyPort<T>) -> RegistryMessage,
+    ) -> Option<T> {
+        match self.runtime.registry.call(message, None).await {
+            Ok(CallResult::Success(value)) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Shuts the supervisor down, or joins the shutdown already under way, and returns its
+    /// one cached result (R§14).
+    ///
+    /// Closes admission, cancels every task, waits up to the grace period (one shared
+    /// deadline), force-aborts what is left, drains subscriber lanes up to
+    /// `subscriber_shutdown_timeout`, and stops the supervisor's actors.
+    ///
+    /// # Errors
+    /// - [`RuntimeError::GraceExceeded`] with the names of the tasks force-aborted at the
+    ///   deadline;
+    /// - [`RuntimeError::SignalSetupFailed`] when joining a shutdown caused by a failed
+    ///   signal setup; [`RuntimeError::RestartIntensityExceeded`] when joining a shutdown
+    ///   caused by the restart intensity;
+    /// - [`RuntimeError::ShuttingDown`] when the registry actor was already gone.
+    pub async fn shutdown(self) -> Result<(), RuntimeError> {
+        shutdown::join(&self.runtime, Trigger::Requested).await
+    }
+
+    /// The registry actor, for `ractor::call!` queries from any actor.
+    pub fn registry_actor(&self) -> ActorRef<RegistryMessage> {
+        self.runtime.registry.clone()
+    }
+
+    /// The event relay actor.
+    pub fn relay_actor(&self) -> ActorRef<RelayMessage> {
+        self.runtime.relay.clone()
+    }
+
+    /// The supervisor's name (see [`SupervisorBuilder::with_name`](crate::SupervisorBuilder::with_name)).
+    pub fn name(&self) -> &str {
+        &self.runtime.name
+    }
+
+    /// The runtime configuration.
+    pub fn runtime_config(&self) -> &SupervisorConfig {
+        &self.runtime.config
+    }
+
+    /// The task defaults applied at admission.
+    pub fn task_defaults(&self) -> &TaskDefaults {
+        &self.runtime.defaults
+    }
+}

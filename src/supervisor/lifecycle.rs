@@ -1,0 +1,152 @@
+//! The single-shot static lifecycle shared by `run`, `run_until` and `run_with_os_signals`
+//! (R§8): claim, pre-checks that do not consume the claim, commit, all-or-nothing batch,
+//! then wait for natural completion, a trigger, or another shutdown.
+
+use std::future::Future;
+use std::sync::atomic::Ordering;
+
+use futures_util::FutureExt;
+use ractor::rpc::CallResult;
+
+use super::shutdown::{self, Trigger};
+use super::{Supervisor, SupervisorHandle};
+use crate::error::RuntimeError;
+use crate::events::{Event, EventKind};
+use crate::identity::TaskId;
+use crate::registry::{AddRequest, Command, CommandKind, RegistryMessage};
+use crate::task::TaskSpec;
+
+const FREE: u8 = 0;
+const CLAIMED: u8 = 1;
+const COMMITTED: u8 = 2;
+
+/// Runs the static lifecycle; `trigger` completing requests a graceful shutdown.
+pub(super) async fn run_static<F>(
+    supervisor: &Supervisor,
+    tasks: Vec<TaskSpec>,
+    trigger: Option<F>,
+) -> Result<(), RuntimeError>
+where
+    F: Future<Output = ()>,
+{
+    if supervisor
+        .lifecycle
+        .compare_exchange(FREE, CLAIMED, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return Err(RuntimeError::AlreadyRunning);
+    }
+    let release = || supervisor.lifecycle.store(FREE, Ordering::Release);
+    let commit = || supervisor.lifecycle.store(COMMITTED, Ordering::Release);
+
+    if let Some(limit) = supervisor.config.max_registered_tasks()
+        && tasks.len() > limit.get()
+    {
+        release();
+        return Err(RuntimeError::ResourceLimitReached {
+            resource: "registered_tasks",
+            limit: limit.get(),
+        });
+    }
+    if let Some(capacity) = supervisor.config.ownership_capacity()
+        && tasks.len() > capacity.get().saturating_sub(supervisor.subscribers.len())
+    {
+        release();
+        return Err(RuntimeError::ResourceLimitReached {
+            resource: "owned_user_lifetimes",
+            limit: capacity.get(),
+        });
+    }
+    let runtime = match supervisor.runtime() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            release();
+            return Err(error);
+        }
+    };
+    if runtime.shutdown.installed() {
+        commit();
+        return shutdown::join(&runtime, Trigger::Requested).await;
+    }
+    let mut trigger = trigger.map(Box::pin);
+    if let Some(pending) = trigger.as_mut()
+        && pending.as_mut().now_or_never().is_some()
+    {
+        commit();
+        return shutdown::join(&runtime, Trigger::Requested).await;
+    }
+
+    // Ownership for the whole batch, fail-fast, before the claim is committed (R§8 step 5).
+    let mut units = None;
+    if let (Some(ownership), false) = (&runtime.ownership, tasks.is_empty()) {
+        match u32::try_from(tasks.len())
+            .ok()
+            .and_then(|n| ownership.clone().try_acquire_many_owned(n).ok())
+        {
+            Some(all) => units = Some(all),
+            None => {
+                release();
+                return Err(RuntimeError::ResourceLimitReached {
+                    resource: "owned_user_lifetimes",
+                    limit: supervisor
+                        .config
+                        .ownership_capacity()
+                        .map_or(0, |n| n.get()),
+                });
+            }
+        }
+    }
+    commit();
+    let _handle = SupervisorHandle::new(runtime.clone(), supervisor.lease.clone());
+
+    if !tasks.is_empty() {
+        let mut requests = Vec::with_capacity(tasks.len());
+        for spec in tasks {
+            let id = TaskId::next();
+            let unit = units.as_mut().and_then(|all| all.split(1));
+            let name = spec.name_arc().clone();
+            runtime.events.publish(|| {
+                Event::new(EventKind::TaskAddRequested)
+                    .with_id(id)
+                    .with_task(name)
+            });
+            requests.push(AddRequest {
+                id,
+                spec,
+                outcome: None,
+                unit,
+            });
+        }
+        let reply = runtime
+            .registry
+            .call(
+                |port| RegistryMessage::Command(Command(CommandKind::AddBatch(requests, port))),
+                None,
+            )
+            .await;
+        match reply {
+            Ok(CallResult::Success(Ok(()))) => {}
+            Ok(CallResult::Success(Err(error))) => return Err(error),
+            _ => return Err(RuntimeError::ShuttingDown),
+        }
+    }
+
+    let empty = runtime.registry.call(
+        |port| RegistryMessage::Command(Command(CommandKind::WaitEmpty(port))),
+        None,
+    );
+    let triggered = async {
+        match trigger.as_mut() {
+            Some(pending) => pending.as_mut().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = runtime.shutdown_started.cancelled() => shutdown::join(&runtime, Trigger::Requested).await,
+        () = triggered => shutdown::join(&runtime, Trigger::Requested).await,
+        reply = empty => match reply {
+            Ok(CallResult::Success(())) => shutdown::join(&runtime, Trigger::Natural).await,
+            _ => Err(RuntimeError::ShuttingDown),
+        },
+    }
+}

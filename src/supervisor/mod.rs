@@ -1,0 +1,205 @@
+//! The supervisor: entry points, handle, operations and the shared shutdown.
+//!
+//! - [`Supervisor`] (this file): owner of one runtime; `serve`, `run`, `run_until`,
+//!   `run_with_os_signals` (R§8).
+//! - [`builder`]: [`SupervisorBuilder`] and validation.
+//! - [`runtime`]: the started actors, tokens and command permits.
+//! - [`handle`]: [`SupervisorHandle`] and its queries.
+//! - [`operations`]: the `add`/`remove`/`cancel` builders.
+//! - [`shutdown`]: the one shared shutdown operation.
+//! - [`lifecycle`]: the single-shot static `run*` lifecycle.
+//! - [`owner`]: the last-owner drop fallback.
+
+pub(crate) mod builder;
+pub(crate) mod handle;
+mod lifecycle;
+pub(crate) mod operations;
+pub(crate) mod owner;
+pub(crate) mod runtime;
+pub(crate) mod shutdown;
+mod signals;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU8;
+
+use ractor::ActorCell;
+
+use builder::SubscriberEntry;
+pub use builder::SupervisorBuilder;
+pub use handle::SupervisorHandle;
+pub use operations::{
+    AddOperation, CancelOperation, OperationFuture, RemoveOperation, WatchedAddOperation,
+};
+use owner::OwnerLease;
+use runtime::Runtime;
+
+use crate::config::SupervisorConfig;
+use crate::error::RuntimeError;
+use crate::events::Subscribe;
+use crate::task::{TaskDefaults, TaskSpec};
+
+/// Owner of one supervisor runtime; always handed out as `Arc<Supervisor>`.
+///
+/// ```no_run
+/// use ractor_taskvisor::prelude::*;
+///
+/// # async fn demo() -> Result<(), RuntimeError> {
+/// let supervisor = Supervisor::new(SupervisorConfig::default(), Vec::new());
+/// let handle = supervisor.serve()?;
+/// let task = TaskFn::arc(|_ctx| async { Ok(()) });
+/// let (_id, waiter) = handle.add_and_watch(TaskSpec::once("hello", task)).await?;
+/// assert!(waiter.wait().await?.is_success());
+/// handle.shutdown().await
+/// # }
+/// ```
+pub struct Supervisor {
+    name: Arc<str>,
+    config: SupervisorConfig,
+    defaults: TaskDefaults,
+    subscribers: Vec<SubscriberEntry>,
+    parent: Option<ActorCell>,
+    lease: Arc<OwnerLease>,
+    /// Single-shot claim of the static `run*` lifecycle (R§8).
+    lifecycle: AtomicU8,
+}
+
+impl fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Supervisor")
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .field("subscribers", &self.subscribers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Supervisor {
+    /// Builds a supervisor with `config`, default task defaults and `subscribers`.
+    ///
+    /// # Panics
+    /// On a configuration [`SupervisorBuilder::try_build`] rejects; use the builder for
+    /// configuration that comes from outside the program.
+    pub fn new(config: SupervisorConfig, subscribers: Vec<Arc<dyn Subscribe>>) -> Arc<Supervisor> {
+        Self::builder(config).with_subscribers(subscribers).build()
+    }
+
+    /// A [`SupervisorBuilder`] starting from `config`.
+    pub fn builder(config: SupervisorConfig) -> SupervisorBuilder {
+        SupervisorBuilder::new(config)
+    }
+
+    pub(crate) fn from_parts(
+        config: SupervisorConfig,
+        defaults: TaskDefaults,
+        subscribers: Vec<SubscriberEntry>,
+        name: Option<Arc<str>>,
+        parent: Option<ActorCell>,
+    ) -> Supervisor {
+        Supervisor {
+            name: name.unwrap_or_else(runtime::generated_name),
+            config,
+            defaults,
+            subscribers,
+            parent,
+            lease: Arc::new(OwnerLease::default()),
+            lifecycle: AtomicU8::new(0),
+        }
+    }
+
+    /// Starts the runtime (once) and returns a handle to it. Later calls return another
+    /// handle to the same runtime, also after shutdown (admission then stays closed).
+    /// Installs no signal handlers. Synchronous: actors are spawned without awaiting.
+    ///
+    /// # Errors
+    /// - [`RuntimeError::TokioRuntimeUnavailable`] outside a Tokio runtime (nothing is
+    ///   started; call again inside one);
+    /// - [`RuntimeError::SupervisorNameTaken`] when another live supervisor of the process
+    ///   uses this supervisor's name;
+    /// - [`RuntimeError::ThreadStartFailed`] when a subscriber thread cannot start.
+    #[must_use = "the handle is how tasks are added; dropping the last one stops the supervisor"]
+    pub fn serve(&self) -> Result<SupervisorHandle, RuntimeError> {
+        let runtime = self.runtime()?;
+        Ok(SupervisorHandle::new(runtime, self.lease.clone()))
+    }
+
+    /// The started runtime, starting it on first use.
+    fn runtime(&self) -> Result<Arc<Runtime>, RuntimeError> {
+        let mut slot = match self.lease.runtime.lock() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(runtime) = slot.as_ref() {
+            return Ok(runtime.clone());
+        }
+        let runtime = Runtime::start(
+            self.name.clone(),
+            self.config.clone(),
+            self.defaults.clone(),
+            &self.subscribers,
+            self.parent.clone(),
+        )?;
+        *slot = Some(runtime.clone());
+        Ok(runtime)
+    }
+
+    /// Runs a static batch until natural completion: returns when the whole registry
+    /// (including tasks added through `serve` handles) is empty and the shutdown workflow
+    /// has finished, or when another trigger's shutdown finishes (R§8).
+    ///
+    /// `Ok(())` means the lifecycle and shutdown completed cleanly, not that tasks
+    /// succeeded: watch them for their outcomes.
+    ///
+    /// # Errors
+    /// [`RuntimeError::AlreadyRunning`] (a `run*` already claimed this supervisor),
+    /// [`RuntimeError::ResourceLimitReached`] (`"registered_tasks"` or
+    /// `"owned_user_lifetimes"` for a batch that can never fit; nothing is started),
+    /// [`RuntimeError::TaskAlreadyExists`] (a duplicate name rejects the whole batch and
+    /// consumes the lifecycle), [`RuntimeError::TokioRuntimeUnavailable`],
+    /// [`RuntimeError::ShuttingDown`], [`RuntimeError::GraceExceeded`].
+    pub async fn run(&self, tasks: Vec<TaskSpec>) -> Result<(), RuntimeError> {
+        lifecycle::run_static(self, tasks, None::<std::future::Pending<()>>).await
+    }
+
+    /// As [`run`](Self::run), and `shutdown` completing triggers a requested graceful
+    /// shutdown (publishing `ShutdownRequested`, like [`SupervisorHandle::shutdown`]).
+    ///
+    /// # Errors
+    /// As [`run`](Self::run).
+    pub async fn run_until<F>(&self, tasks: Vec<TaskSpec>, shutdown: F) -> Result<(), RuntimeError>
+    where
+        F: Future<Output = ()> + Send,
+    {
+        lifecycle::run_static(self, tasks, Some(shutdown)).await
+    }
+
+    /// As [`run`](Self::run), and SIGINT, SIGTERM or SIGQUIT (Ctrl-C elsewhere) triggers a
+    /// requested graceful shutdown. A second SIGINT or SIGTERM during the grace period
+    /// force-aborts the remaining tasks at once, so a stuck shutdown can always be cut short
+    /// (the first signal does not swallow the next one, BUG-16).
+    ///
+    /// Only this entry point installs process signal handlers.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run), plus [`RuntimeError::SignalSetupFailed`] when the listeners
+    /// cannot be installed (the supervisor then shuts down without a grace drain).
+    pub async fn run_with_os_signals(&self, tasks: Vec<TaskSpec>) -> Result<(), RuntimeError> {
+        signals::run_with_os_signals(self, tasks).await
+    }
+
+    /// The runtime configuration.
+    pub fn runtime_config(&self) -> &SupervisorConfig {
+        &self.config
+    }
+
+    /// The task defaults applied at admission.
+    pub fn task_defaults(&self) -> &TaskDefaults {
+        &self.defaults
+    }
+
+    /// The supervisor's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}

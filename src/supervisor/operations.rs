@@ -1,0 +1,370 @@
+//! The operation builders of [`SupervisorHandle`]: `add`, `remove`, `cancel` (SPEC §3).
+//!
+//! Each builder owns a clone of the handle, so the future it produces is `Send + 'static`
+//! and can be moved into `tokio::spawn`. Await a builder directly or call `.execute()`.
+//! Once a command has been handed to the registry, dropping the future does not take it
+//! back (R§9).
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::time::Duration;
+
+use ractor::rpc::CallResult;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+
+use super::handle::SupervisorHandle;
+use super::runtime::Runtime;
+use crate::error::RuntimeError;
+use crate::events::{Event, EventKind};
+use crate::identity::{TaskId, TaskTarget};
+use crate::outcome::TaskWaiter;
+use crate::registry::{AddRequest, CancelTicket, Command, CommandKind, RegistryMessage};
+use crate::task::TaskSpec;
+
+/// A boxed `Send + 'static` future, the `IntoFuture` type of every builder here.
+pub type OperationFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Builder returned by [`SupervisorHandle::add`]. Awaits to `Result<TaskId, RuntimeError>`.
+///
+/// `Ok` means the registry accepted the task (its first attempt may not have started).
+///
+/// # Errors
+/// - [`RuntimeError::TaskAlreadyExists`]: the name is registered, or reserved by a
+///   force-aborted attempt that has not exited yet;
+/// - [`RuntimeError::ResourceLimitReached`]: `"registered_tasks"` (registry limit) or
+///   `"owned_user_lifetimes"` (ownership capacity, fail-fast only);
+/// - [`RuntimeError::CommandQueueFull`]: fail-fast and no command slot was free;
+/// - [`RuntimeError::ShuttingDown`]: admission is closed.
+#[must_use = "an add does nothing until awaited or executed"]
+pub struct AddOperation {
+    handle: SupervisorHandle,
+    spec: TaskSpec,
+    fail_fast: bool,
+}
+
+/// [`AddOperation`] after `.watch()`: awaits to `Result<TaskWaiter, RuntimeError>`
+/// (`waiter.id()` is the task's id). Same errors as [`AddOperation`].
+#[must_use = "an add does nothing until awaited or executed"]
+pub struct WatchedAddOperation {
+    inner: AddOperation,
+}
+
+impl AddOperation {
+    pub(crate) fn new(handle: SupervisorHandle, spec: TaskSpec) -> Self {
+        AddOperation {
+            handle,
+            spec,
+            fail_fast: false,
+        }
+    }
+
+    /// Also returns a [`TaskWaiter`] for the task's final outcome.
+    pub fn watch(self) -> WatchedAddOperation {
+        WatchedAddOperation { inner: self }
+    }
+
+    /// Fails with [`RuntimeError::CommandQueueFull`] (or `ResourceLimitReached` for the
+    /// ownership budget) instead of waiting for capacity (R§9 `try_add`). The registry's
+    /// decision is still awaited.
+    pub fn fail_fast(mut self) -> Self {
+        self.fail_fast = true;
+        self
+    }
+
+    /// Runs the operation. Same as awaiting the builder.
+    pub async fn execute(self) -> Result<TaskId, RuntimeError> {
+        add(self.handle, self.spec, self.fail_fast, false)
+            .await
+            .map(|(id, _)| id)
+    }
+}
+
+impl WatchedAddOperation {
+    /// As [`AddOperation::fail_fast`].
+    pub fn fail_fast(mut self) -> Self {
+        self.inner.fail_fast = true;
+        self
+    }
+
+    /// Runs the operation. Same as awaiting the builder.
+    pub async fn execute(self) -> Result<TaskWaiter, RuntimeError> {
+        let AddOperation {
+            handle,
+            spec,
+            fail_fast,
+        } = self.inner;
+        let (id, waiter) = add(handle, spec, fail_fast, true).await?;
+        waiter.ok_or(RuntimeError::OutcomeUnavailable { id })
+    }
+}
+
+impl IntoFuture for AddOperation {
+    type Output = Result<TaskId, RuntimeError>;
+    type IntoFuture = OperationFuture<Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.execute())
+    }
+}
+
+impl IntoFuture for WatchedAddOperation {
+    type Output = Result<TaskWaiter, RuntimeError>;
+    type IntoFuture = OperationFuture<Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.execute())
+    }
+}
+
+/// Acquires one permit of `semaphore`, waiting (racing shutdown) or failing fast.
+async fn acquire(
+    runtime: &Runtime,
+    semaphore: &std::sync::Arc<Semaphore>,
+    fail_fast: bool,
+    full: RuntimeError,
+) -> Result<OwnedSemaphorePermit, RuntimeError> {
+    if fail_fast {
+        return semaphore.clone().try_acquire_owned().map_err(|_| full);
+    }
+    tokio::select! {
+        biased;
+        _ = runtime.shutdown_started.cancelled() => Err(RuntimeError::ShuttingDown),
+        permit = semaphore.clone().acquire_owned() => permit.map_err(|_| RuntimeError::ShuttingDown),
+    }
+}
+
+/// The add path shared by every add form: id first (R§2), then command slot and ownership
+/// unit, then `TaskAddRequested` right before the registry gets the command.
+pub(crate) async fn add(
+    handle: SupervisorHandle,
+    spec: TaskSpec,
+    fail_fast: bool,
+    watch: bool,
+) -> Result<(TaskId, Option<TaskWaiter>), RuntimeError> {
+    let id = TaskId::next();
+    let runtime = handle.runtime();
+    if runtime.admission_closed() {
+        return Err(RuntimeError::ShuttingDown);
+    }
+    let slot = acquire(
+        runtime,
+        &runtime.commands,
+        fail_fast,
+        RuntimeError::CommandQueueFull,
+    )
+    .await?;
+    let unit = match &runtime.ownership {
+        None => None,
+        Some(ownership) => {
+            let limit = runtime
+                .config
+                .ownership_capacity()
+                .map_or(usize::MAX, |n| n.get());
+            let exhausted = RuntimeError::ResourceLimitReached {
+                resource: "owned_user_lifetimes",
+                limit,
+            };
+            Some(acquire(runtime, ownership, fail_fast, exhausted).await?)
+        }
+    };
+    let (sender, waiter) = if watch {
+        let (tx, rx) = oneshot::channel();
+        (Some(tx), Some(TaskWaiter::new(id, rx)))
+    } else {
+        (None, None)
+    };
+    let name = spec.name().to_owned();
+    runtime.events.publish(|| {
+        Event::new(EventKind::TaskAddRequested)
+            .with_id(id)
+            .with_task(name)
+    });
+    let request = AddRequest {
+        id,
+        spec,
+        outcome: sender,
+        unit,
+    };
+    let reply = runtime
+        .registry
+        .call(
+            |port| RegistryMessage::Command(Command(CommandKind::Add(Box::new(request), port))),
+            None,
+        )
+        .await;
+    drop(slot);
+    match reply {
+        Ok(CallResult::Success(result)) => result.map(|()| (id, waiter)),
+        _ => Err(RuntimeError::ShuttingDown),
+    }
+}
+
+/// Builder returned by [`SupervisorHandle::remove`]. Awaits to `Result<bool, RuntimeError>`.
+///
+/// `true`: this call claimed the task and requested its cancellation; it returns before the
+/// terminal cleanup (which gets the supervisor grace, then a force-abort). `false`: unknown
+/// id or name, already finished, or already claimed by another stop request (R§9).
+///
+/// # Errors
+/// [`RuntimeError::ShuttingDown`] once admission is closed; [`RuntimeError::CommandQueueFull`]
+/// with `.fail_fast()` and no free command slot.
+#[must_use = "a remove does nothing until awaited or executed"]
+pub struct RemoveOperation {
+    handle: SupervisorHandle,
+    target: TaskTarget,
+    fail_fast: bool,
+}
+
+impl RemoveOperation {
+    pub(crate) fn new(handle: SupervisorHandle, target: TaskTarget) -> Self {
+        RemoveOperation {
+            handle,
+            target,
+            fail_fast: false,
+        }
+    }
+
+    /// Fails with [`RuntimeError::CommandQueueFull`] instead of waiting for a command slot.
+    pub fn fail_fast(mut self) -> Self {
+        self.fail_fast = true;
+        self
+    }
+
+    /// Runs the operation. Same as awaiting the builder.
+    pub async fn execute(self) -> Result<bool, RuntimeError> {
+        let runtime = self.handle.runtime();
+        if runtime.admission_closed() {
+            return Err(RuntimeError::ShuttingDown);
+        }
+        let slot = acquire(
+            runtime,
+            &runtime.commands,
+            self.fail_fast,
+            RuntimeError::CommandQueueFull,
+        )
+        .await?;
+        if let TaskTarget::Id(id) = &self.target {
+            // Published before the command is committed, even for unknown ids (R§13).
+            runtime
+                .events
+                .publish(|| Event::new(EventKind::TaskRemoveRequested).with_id(*id));
+        }
+        let target = self.target;
+        let reply = runtime
+            .registry
+            .call(
+                |port| RegistryMessage::Command(Command(CommandKind::Remove(target, port))),
+                None,
+            )
+            .await;
+        drop(slot);
+        match reply {
+            Ok(CallResult::Success(claimed)) => Ok(claimed),
+            _ => Err(RuntimeError::ShuttingDown),
+        }
+    }
+}
+
+impl IntoFuture for RemoveOperation {
+    type Output = Result<bool, RuntimeError>;
+    type IntoFuture = OperationFuture<Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.execute())
+    }
+}
+
+/// Builder returned by [`SupervisorHandle::cancel`]. Awaits to `Result<bool, RuntimeError>`.
+///
+/// Waits until the registration has left the registry and its final outcome is committed
+/// (bounded by the supervisor grace, after which it is force-aborted). `true` iff this call
+/// made the claim; a call that joins an existing removal waits for the same completion and
+/// returns `false`; an unknown or finished target returns `false` at once (R§9).
+///
+/// # Errors
+/// - [`RuntimeError::TaskTerminationTimeout`] with `.termination_timeout(d)` when the
+///   terminal commit was not seen within `d` (the removal continues);
+/// - [`RuntimeError::ShuttingDown`] once admission is closed;
+/// - [`RuntimeError::CommandQueueFull`] with `.fail_fast()` and no free command slot.
+#[must_use = "a cancel does nothing until awaited or executed"]
+pub struct CancelOperation {
+    handle: SupervisorHandle,
+    target: TaskTarget,
+    fail_fast: bool,
+    termination_timeout: Option<Duration>,
+}
+
+impl CancelOperation {
+    pub(crate) fn new(handle: SupervisorHandle, target: TaskTarget) -> Self {
+        CancelOperation {
+            handle,
+            target,
+            fail_fast: false,
+            termination_timeout: None,
+        }
+    }
+
+    /// Fails with [`RuntimeError::CommandQueueFull`] instead of waiting for a command slot.
+    pub fn fail_fast(mut self) -> Self {
+        self.fail_fast = true;
+        self
+    }
+
+    /// Bounds only the final wait for the terminal commit (not queueing or the claim) by
+    /// `timeout`; on expiry the call returns [`RuntimeError::TaskTerminationTimeout`] and
+    /// the removal goes on (R§9 `cancel_with_timeout`).
+    pub fn termination_timeout(mut self, timeout: Duration) -> Self {
+        self.termination_timeout = Some(timeout);
+        self
+    }
+
+    /// Runs the operation. Same as awaiting the builder.
+    pub async fn execute(self) -> Result<bool, RuntimeError> {
+        let runtime = self.handle.runtime();
+        if runtime.admission_closed() {
+            return Err(RuntimeError::ShuttingDown);
+        }
+        let slot = acquire(
+            runtime,
+            &runtime.commands,
+            self.fail_fast,
+            RuntimeError::CommandQueueFull,
+        )
+        .await?;
+        let target = self.target;
+        let reply = runtime
+            .registry
+            .call(
+                |port| RegistryMessage::Command(Command(CommandKind::Cancel(target, port))),
+                None,
+            )
+            .await;
+        drop(slot);
+        let ticket: CancelTicket = match reply {
+            Ok(CallResult::Success(ticket)) => ticket,
+            _ => return Err(RuntimeError::ShuttingDown),
+        };
+        if let (Some(done), Some(id)) = (ticket.done, ticket.id) {
+            match self.termination_timeout {
+                None => {
+                    let _ = done.await;
+                }
+                Some(timeout) => {
+                    if tokio::time::timeout(timeout, done).await.is_err() {
+                        return Err(RuntimeError::TaskTerminationTimeout { id, timeout });
+                    }
+                }
+            }
+        }
+        Ok(ticket.claimed)
+    }
+}
+
+impl IntoFuture for CancelOperation {
+    type Output = Result<bool, RuntimeError>;
+    type IntoFuture = OperationFuture<Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.execute())
+    }
+}

@@ -1,0 +1,42 @@
+//! The public-ownership lease: what happens when the last `Supervisor`/handle is dropped.
+//!
+//! R§14: if no shutdown operation is installed, the last owner's drop closes admission,
+//! fires the shutdown-started signal and cancels every task; with a Tokio runtime around,
+//! it also runs the shutdown workflow detached (grace drain, then the actors stop), so
+//! nothing is leaked. It cannot wait or report, and it never panics without a runtime.
+
+use std::sync::{Arc, Mutex};
+
+use super::runtime::Runtime;
+use super::shutdown::{self, Trigger};
+use crate::registry::{Command, CommandKind, RegistryMessage};
+
+/// Shared by the `Supervisor` and every handle; its `Drop` is the last-owner fallback.
+#[derive(Default)]
+pub(crate) struct OwnerLease {
+    pub(crate) runtime: Mutex<Option<Arc<Runtime>>>,
+}
+
+impl Drop for OwnerLease {
+    fn drop(&mut self) {
+        let runtime = match self.runtime.get_mut() {
+            Ok(slot) => slot.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        let Some(runtime) = runtime else {
+            return;
+        };
+        if runtime.shutdown.installed() {
+            return;
+        }
+        runtime.close_admission();
+        runtime.root_token.cancel();
+        if tokio::runtime::Handle::try_current().is_ok() {
+            drop(shutdown::install(&runtime, Trigger::Natural));
+        } else {
+            let _ = runtime.registry.cast(RegistryMessage::Command(Command(
+                CommandKind::ForceAbortAll,
+            )));
+        }
+    }
+}

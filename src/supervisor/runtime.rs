@@ -1,0 +1,141 @@
+//! The started runtime of one supervisor: its actors, tokens, command permits and the
+//! shared shutdown operation. Created once by the first `serve`/`run*` call.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use ractor::ActorRef;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::builder::SubscriberEntry;
+use super::shutdown::ShutdownCell;
+use crate::config::SupervisorConfig;
+use crate::error::{MAX_CAPACITY, RuntimeError};
+use crate::events::{EventSink, RelayActor, RelayArgs, RelayMessage};
+use crate::registry::{RegistryActor, RegistryMessage, RegistrySettings};
+use crate::task::TaskDefaults;
+
+/// Source of generated supervisor names (`taskvisor-<n>`).
+static NEXT_SUPERVISOR: AtomicU64 = AtomicU64::new(1);
+
+/// A generated supervisor name, unique in the process.
+pub(crate) fn generated_name() -> Arc<str> {
+    let n = NEXT_SUPERVISOR.fetch_add(1, Ordering::Relaxed);
+    format!("taskvisor-{n}").into()
+}
+
+/// Everything a handle needs to reach the running supervisor.
+pub(crate) struct Runtime {
+    pub(crate) name: Arc<str>,
+    pub(crate) config: SupervisorConfig,
+    pub(crate) defaults: TaskDefaults,
+    pub(crate) registry: ActorRef<RegistryMessage>,
+    pub(crate) relay: ActorRef<RelayMessage>,
+    pub(crate) events: EventSink,
+    /// In-flight registry commands (`registry_queue_capacity`): the bound that ractor's
+    /// unbounded mailbox lacks. A permit is held from send until reply.
+    pub(crate) commands: Arc<Semaphore>,
+    /// Ownership units (R§18) for accepted tasks; `None` when unlimited.
+    pub(crate) ownership: Option<Arc<Semaphore>>,
+    /// Set when admission closes (shutdown started or the owner dropped).
+    admission_closed: AtomicBool,
+    /// Fired when a shutdown starts: waiting operations observe it and give up.
+    pub(crate) shutdown_started: CancellationToken,
+    /// Parent of every task token; cancelled at the end of the runtime.
+    pub(crate) root_token: CancellationToken,
+    pub(crate) shutdown: ShutdownCell,
+}
+
+impl Runtime {
+    /// Spawns the relay and registry actors (without awaiting: `serve` is synchronous).
+    ///
+    /// # Errors
+    /// [`RuntimeError::TokioRuntimeUnavailable`] outside a Tokio runtime;
+    /// [`RuntimeError::SupervisorNameTaken`] when another live supervisor uses `name`;
+    /// [`RuntimeError::ThreadStartFailed`] when a subscriber thread cannot start.
+    pub(crate) fn start(
+        name: Arc<str>,
+        config: SupervisorConfig,
+        defaults: TaskDefaults,
+        subscribers: &[SubscriberEntry],
+        parent: Option<ractor::ActorCell>,
+    ) -> Result<Arc<Runtime>, RuntimeError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(RuntimeError::TokioRuntimeUnavailable);
+        }
+        let relay_args = RelayArgs::new(&config, subscribers)?;
+        let sink_state = relay_args.sink_state();
+        let (relay, _) = ractor::ActorRuntime::<RelayActor>::spawn_instant(
+            Some(format!("{name}.relay")),
+            RelayActor,
+            relay_args,
+        )
+        .map_err(|_| RuntimeError::SupervisorNameTaken { name: name.clone() })?;
+        let events = EventSink::new(relay.clone(), sink_state);
+
+        let root_token = CancellationToken::new();
+        let permits = config
+            .max_concurrent()
+            .map(|n| Arc::new(Semaphore::new(n.get().min(MAX_CAPACITY))));
+        let settings = RegistrySettings {
+            grace: config.grace(),
+            max_registered: config.max_registered_tasks(),
+            defaults: defaults.clone(),
+            events: events.clone(),
+            root_token: root_token.clone(),
+            permits,
+        };
+        let registry_name = Some(format!("{name}.registry"));
+        let spawned = match &parent {
+            Some(parent) => ractor::ActorRuntime::<RegistryActor>::spawn_linked_instant(
+                registry_name,
+                RegistryActor,
+                settings,
+                parent.clone(),
+            ),
+            None => ractor::ActorRuntime::<RegistryActor>::spawn_instant(
+                registry_name,
+                RegistryActor,
+                settings,
+            ),
+        };
+        let registry = match spawned {
+            Ok((registry, _)) => registry,
+            Err(_) => {
+                relay.stop(None);
+                return Err(RuntimeError::SupervisorNameTaken { name });
+            }
+        };
+
+        let ownership_limit = config
+            .ownership_capacity()
+            .map(|n| n.get().saturating_sub(subscribers.len()).min(MAX_CAPACITY));
+        Ok(Arc::new(Runtime {
+            name,
+            commands: Arc::new(Semaphore::new(
+                config.registry_queue_capacity().get().min(MAX_CAPACITY),
+            )),
+            ownership: ownership_limit.map(|n| Arc::new(Semaphore::new(n))),
+            config,
+            defaults,
+            registry,
+            relay,
+            events,
+            admission_closed: AtomicBool::new(false),
+            shutdown_started: CancellationToken::new(),
+            root_token,
+            shutdown: ShutdownCell::default(),
+        }))
+    }
+
+    pub(crate) fn admission_closed(&self) -> bool {
+        self.admission_closed.load(Ordering::Acquire)
+    }
+
+    /// Closes admission and fires the shutdown-started signal (R§14 step 1).
+    pub(crate) fn close_admission(&self) {
+        self.admission_closed.store(true, Ordering::Release);
+        self.shutdown_started.cancel();
+    }
+}

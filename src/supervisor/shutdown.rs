@@ -1,0 +1,146 @@
+//! The one shared shutdown operation of a supervisor (R§14).
+//!
+//! The first trigger (a handle's `shutdown`, a `run_until` future, an OS signal, natural
+//! completion of `run`, or a failed signal setup) installs a detached owner task that runs
+//! the workflow; every caller, concurrent or later, awaits the same cached result. Dropping
+//! the initiating caller's future does not cancel the workflow.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ractor::rpc::CallResult;
+use tokio::sync::watch;
+
+use super::runtime::Runtime;
+use crate::error::RuntimeError;
+use crate::events::{Event, EventKind};
+use crate::registry::{Command, CommandKind, RegistryMessage};
+
+/// What started a shutdown.
+pub(crate) enum Trigger {
+    /// `shutdown()`, `run_until`'s future or an OS signal: publishes `ShutdownRequested`.
+    Requested,
+    /// `run` saw the registry empty: no `ShutdownRequested`, still a verdict event.
+    Natural,
+    /// `run_with_os_signals` could not install its listeners: no grace drain, no verdict.
+    SignalSetupFailed(std::io::Error),
+    /// The restart intensity of the supervisor was exceeded (OTP `intensity`/`period`).
+    RestartIntensity { max_restarts: u32, period: Duration },
+}
+
+type Cached = Option<Arc<Result<(), RuntimeError>>>;
+
+/// Holds the shared operation once installed.
+#[derive(Default)]
+pub(crate) struct ShutdownCell {
+    result: Mutex<Option<watch::Receiver<Cached>>>,
+}
+
+impl ShutdownCell {
+    /// True once a shutdown operation has been installed.
+    pub(crate) fn installed(&self) -> bool {
+        self.result
+            .lock()
+            .map(|slot| slot.is_some())
+            .unwrap_or(true)
+    }
+}
+
+/// Creates or joins the shutdown operation of `runtime` and waits for its result.
+///
+/// Returns an equivalent copy of the cached result to every caller.
+pub(crate) async fn join(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
+    let mut receiver = install(runtime, trigger);
+    match receiver.wait_for(|cached| cached.is_some()).await {
+        Ok(cached) => match cached.as_deref() {
+            Some(Ok(())) => Ok(()),
+            Some(Err(error)) => Err(error.duplicate()),
+            None => Err(RuntimeError::ShuttingDown),
+        },
+        // The owner task died without a result (it panicked): report an unclean shutdown.
+        Err(_) => Err(RuntimeError::ShuttingDown),
+    }
+}
+
+/// Installs the operation if none is installed yet; returns a receiver of its result.
+pub(crate) fn install(runtime: &Arc<Runtime>, trigger: Trigger) -> watch::Receiver<Cached> {
+    let mut slot = match runtime.shutdown.result.lock() {
+        Ok(slot) => slot,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if let Some(receiver) = slot.as_ref() {
+        return receiver.clone();
+    }
+    let (sender, receiver) = watch::channel(None);
+    *slot = Some(receiver.clone());
+    drop(slot);
+    let owner = Arc::clone(runtime);
+    tokio::spawn(async move {
+        let result = workflow(&owner, trigger).await;
+        let _ = sender.send(Some(Arc::new(result)));
+    });
+    receiver
+}
+
+/// The workflow of R§14: close admission, drain with one shared grace deadline, publish the
+/// verdict (the registry does, after the last `TaskRemoved`), then the common tail.
+async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
+    if matches!(trigger, Trigger::Requested) {
+        runtime
+            .events
+            .publish(|| Event::new(EventKind::ShutdownRequested));
+    }
+    runtime.close_admission();
+
+    let (grace, verdict) = match &trigger {
+        Trigger::SignalSetupFailed(_) => (Duration::ZERO, false),
+        _ => (runtime.config.grace(), true),
+    };
+    let drained = runtime
+        .registry
+        .call(
+            |reply| {
+                RegistryMessage::Command(Command(CommandKind::Shutdown {
+                    grace,
+                    verdict,
+                    reply,
+                }))
+            },
+            None,
+        )
+        .await;
+    let stuck = match drained {
+        Ok(CallResult::Success(stuck)) => Some(stuck),
+        _ => None,
+    };
+
+    // Common tail: cancel whatever is left, drain subscriber lanes, stop the actors.
+    runtime.root_token.cancel();
+    let lanes_clean =
+        crate::events::close_relay(&runtime.relay, runtime.config.subscriber_shutdown_timeout())
+            .await;
+    runtime.registry.stop(None);
+    let _ = lanes_clean;
+
+    match (trigger, stuck) {
+        (_, None) => Err(RuntimeError::ShuttingDown),
+        (Trigger::SignalSetupFailed(source), Some(_)) => {
+            Err(RuntimeError::SignalSetupFailed { source })
+        }
+        (
+            Trigger::RestartIntensity {
+                max_restarts,
+                period,
+            },
+            Some(_),
+        ) => Err(RuntimeError::RestartIntensityExceeded {
+            max_restarts,
+            period,
+        }),
+        (_, Some(stuck)) if !stuck.is_empty() => Err(RuntimeError::GraceExceeded {
+            grace: runtime.config.grace(),
+            stuck,
+        }),
+        _ => Ok(()),
+    }
+}

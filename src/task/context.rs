@@ -1,0 +1,220 @@
+//! [`TaskContext`]: the cancellation view one attempt receives (R§3).
+
+use std::future::Future;
+
+use tokio_util::sync::CancellationToken;
+
+use super::error::TaskError;
+
+/// Cancellation scope of one attempt (R§3).
+///
+/// Each attempt gets a context over a fresh child token of its task's token,
+/// which is itself a child of the supervisor's token; so removing or
+/// cancelling the task, shutting the runtime down, or the attempt's own
+/// timeout all reach the attempt, while the attempt cannot cancel its
+/// ancestors. Clones share the same state.
+#[derive(Clone, Debug)]
+pub struct TaskContext {
+    token: CancellationToken,
+}
+
+impl TaskContext {
+    /// Wraps `token`; the runtime hands each attempt a child token (R§3).
+    pub(crate) fn new(token: CancellationToken) -> Self {
+        Self { token }
+    }
+
+    /// The underlying token, for the runtime that owns this scope.
+    pub(crate) fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+
+    /// Resolves once cancellation is requested; at once if it already was.
+    /// Can be awaited any number of times.
+    pub async fn cancelled(&self) {
+        self.token.cancelled().await;
+    }
+
+    /// Returns `true` once cancellation has been requested.
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// Runs `fut` until it completes or cancellation is requested.
+    ///
+    /// Returns `Ok(output)` if `fut` finished first, else
+    /// `Err(TaskError::Canceled)` after dropping `fut`. The race is biased
+    /// towards cancellation: when both are ready in the same poll cancellation
+    /// wins, and if the context is already cancelled `fut` is never polled, so
+    /// no work starts after a stop was requested (R§3). (Tokio-util's own
+    /// `run_until_cancelled` favours the future, hence this implementation.)
+    ///
+    /// # Errors
+    /// [`TaskError::Canceled`] when cancellation wins.
+    pub async fn run_until_cancelled<F: Future>(&self, fut: F) -> Result<F::Output, TaskError> {
+        if self.token.is_cancelled() {
+            return Err(TaskError::Canceled);
+        }
+        tokio::select! {
+            biased;
+            () = self.token.cancelled() => Err(TaskError::Canceled),
+            output = fut => Ok(output),
+        }
+    }
+
+    /// A nested scope: cancelling this context cancels the child, but
+    /// cancelling the child (possible only through
+    /// [`cancellation_token`](Self::cancellation_token)) leaves this one alone.
+    #[must_use]
+    pub fn child(&self) -> TaskContext {
+        Self::new(self.token.child_token())
+    }
+
+    /// The Tokio-util token behind this context; it shares state with the
+    /// context, so cancelling it cancels the context and its children.
+    #[cfg(feature = "tokio-util-interop")]
+    #[must_use]
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.token.clone()
+    }
+
+    /// A context connected to no supervisor that is never cancelled, for
+    /// calling task bodies directly in tests.
+    #[cfg(feature = "test-util")]
+    #[must_use]
+    pub fn detached() -> Self {
+        Self::new(CancellationToken::new())
+    }
+
+    /// A context that is already cancelled, for testing cancellation paths.
+    #[cfg(feature = "test-util")]
+    #[must_use]
+    pub fn detached_cancelled() -> Self {
+        let token = CancellationToken::new();
+        token.cancel();
+        Self::new(token)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::task::Poll;
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn cancelled_resolves_and_is_reawaitable() {
+        let token = CancellationToken::new();
+        let ctx = TaskContext::new(token.clone());
+        assert!(!ctx.is_cancelled());
+        let waiter = tokio::spawn({
+            let ctx = ctx.clone();
+            async move { ctx.cancelled().await }
+        });
+        token.cancel();
+        waiter.await.expect("join");
+        assert!(ctx.is_cancelled());
+        ctx.cancelled().await;
+        ctx.cancelled().await;
+        assert!(ctx.clone().is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn run_until_cancelled_returns_output() {
+        let ctx = TaskContext::new(CancellationToken::new());
+        assert_eq!(ctx.run_until_cancelled(async { 7 }).await.ok(), Some(7));
+    }
+
+    #[tokio::test]
+    async fn run_until_cancelled_never_polls_when_already_cancelled() {
+        let token = CancellationToken::new();
+        token.cancel();
+        let ctx = TaskContext::new(token);
+        let polled = Arc::new(AtomicBool::new(false));
+        let flag = polled.clone();
+        let result = ctx
+            .run_until_cancelled(poll_fn(move |_| {
+                flag.store(true, Ordering::SeqCst);
+                Poll::Ready(1)
+            }))
+            .await;
+        assert!(matches!(result, Err(TaskError::Canceled)));
+        assert!(!polled.load(Ordering::SeqCst));
+    }
+
+    #[tokio::test]
+    async fn run_until_cancelled_tie_goes_to_cancellation() {
+        let token = CancellationToken::new();
+        let ctx = TaskContext::new(token.clone());
+        let polled = Arc::new(AtomicBool::new(false));
+        let flag = polled.clone();
+        // The future cancels the token on its first poll and becomes ready on
+        // the second: from then on both branches are ready in every poll.
+        let mut first = true;
+        let fut = poll_fn(move |cx| {
+            flag.store(true, Ordering::SeqCst);
+            if first {
+                first = false;
+                token.cancel();
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            } else {
+                Poll::Ready(5)
+            }
+        });
+        let result = ctx.run_until_cancelled(fut).await;
+        assert!(polled.load(Ordering::SeqCst));
+        assert!(matches!(result, Err(TaskError::Canceled)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn run_until_cancelled_drops_future_on_cancel() {
+        let token = CancellationToken::new();
+        let ctx = TaskContext::new(token.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            token.cancel();
+        });
+        let result = ctx
+            .run_until_cancelled(tokio::time::sleep(Duration::from_secs(3_600)))
+            .await;
+        assert!(matches!(result, Err(TaskError::Canceled)));
+    }
+
+    #[test]
+    fn child_propagation_is_one_way() {
+        let parent = TaskContext::new(CancellationToken::new());
+        let child = parent.child();
+        child.token().cancel();
+        assert!(child.is_cancelled());
+        assert!(!parent.is_cancelled());
+
+        let other = parent.child();
+        let grandchild = other.child();
+        parent.token().cancel();
+        assert!(other.is_cancelled());
+        assert!(grandchild.is_cancelled());
+    }
+
+    #[cfg(feature = "tokio-util-interop")]
+    #[test]
+    fn cancellation_token_shares_state() {
+        let ctx = TaskContext::new(CancellationToken::new());
+        let child = ctx.child();
+        ctx.cancellation_token().cancel();
+        assert!(ctx.is_cancelled());
+        assert!(child.is_cancelled());
+    }
+
+    #[cfg(feature = "test-util")]
+    #[test]
+    fn detached_contexts() {
+        assert!(!TaskContext::detached().is_cancelled());
+        assert!(TaskContext::detached_cancelled().is_cancelled());
+    }
+}

@@ -1,0 +1,145 @@
+//! [`TaskDefaults`]: supervisor-wide values for settings a spec inherits (R§6).
+
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use crate::error::ConfigError;
+use crate::policy::{BackoffPolicy, RestartPolicy};
+
+/// Values used for every [`TaskSetting::Inherit`](crate::task::TaskSetting::Inherit)
+/// of a [`TaskSpec`](crate::task::TaskSpec), applied once when the registry
+/// admits the spec (R§4, R§6).
+///
+/// | Getter | Default |
+/// |---|---|
+/// | [`restart`](Self::restart) | [`RestartPolicy::OnFailure`] |
+/// | [`backoff`](Self::backoff) | [`BackoffPolicy::default()`]: 200 ms × 2 ≤ 30 s, equal jitter |
+/// | [`timeout`](Self::timeout) | `None`: attempts have no timeout |
+/// | [`max_retries`](Self::max_retries) | `None`: unlimited retries |
+#[derive(Clone, Debug, Default, PartialEq)]
+#[must_use]
+pub struct TaskDefaults {
+    restart: RestartPolicy,
+    backoff: BackoffPolicy,
+    timeout: Option<Duration>,
+    max_retries: Option<NonZeroU32>,
+}
+
+impl TaskDefaults {
+    /// Restart policy for specs that inherit it. Only
+    /// [`TaskSpec::from_defaults`](crate::task::TaskSpec::from_defaults) specs
+    /// do: the other constructors set restart explicitly (R§4).
+    #[must_use]
+    pub fn restart(&self) -> RestartPolicy {
+        self.restart
+    }
+
+    /// Backoff policy for specs that inherit it.
+    #[must_use]
+    pub fn backoff(&self) -> BackoffPolicy {
+        self.backoff
+    }
+
+    /// Per-attempt timeout for specs that inherit it; `None` = no timeout.
+    /// Never `Some(Duration::ZERO)`.
+    #[must_use]
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Retry limit for specs that inherit it; `None` = unlimited. The count is
+    /// of retries after the first failure of a streak, so `N` allows `N + 1`
+    /// failed attempts (R§20 item 1).
+    #[must_use]
+    pub fn max_retries(&self) -> Option<NonZeroU32> {
+        self.max_retries
+    }
+
+    /// Sets the inherited restart policy.
+    pub fn with_restart(mut self, restart: RestartPolicy) -> Self {
+        self.restart = restart;
+        self
+    }
+
+    /// Sets the inherited backoff policy.
+    pub fn with_backoff(mut self, backoff: BackoffPolicy) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// Sets the inherited per-attempt timeout; `None` or zero means no timeout
+    /// (a zero timeout would fail every attempt at once).
+    pub fn with_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.timeout = timeout.into().filter(|d| !d.is_zero());
+        self
+    }
+
+    /// Sets the inherited retry limit; `None` = unlimited.
+    pub fn with_max_retries(mut self, max_retries: impl Into<Option<NonZeroU32>>) -> Self {
+        self.max_retries = max_retries.into();
+        self
+    }
+
+    /// Sets the inherited retry limit from a plain count.
+    ///
+    /// # Errors
+    /// [`ConfigError::Zero`] with `field: "max_retries"` if `max_retries` is 0;
+    /// use [`with_max_retries(None)`](Self::with_max_retries) for unlimited.
+    pub fn try_with_max_retries(self, max_retries: u32) -> Result<Self, ConfigError> {
+        NonZeroU32::new(max_retries)
+            .map(|n| self.with_max_retries(n))
+            .ok_or(ConfigError::Zero {
+                field: "max_retries",
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_reference() {
+        let d = TaskDefaults::default();
+        assert_eq!(d.restart(), RestartPolicy::OnFailure);
+        assert_eq!(d.backoff(), BackoffPolicy::default());
+        assert_eq!(d.timeout(), None);
+        assert_eq!(d.max_retries(), None);
+    }
+
+    #[test]
+    fn setters() {
+        let backoff = BackoffPolicy::constant(Duration::from_millis(5));
+        let d = TaskDefaults::default()
+            .with_restart(RestartPolicy::Never)
+            .with_backoff(backoff)
+            .with_timeout(Duration::from_secs(2))
+            .with_max_retries(NonZeroU32::new(4));
+        assert_eq!(d.restart(), RestartPolicy::Never);
+        assert_eq!(d.backoff(), backoff);
+        assert_eq!(d.timeout(), Some(Duration::from_secs(2)));
+        assert_eq!(d.max_retries(), NonZeroU32::new(4));
+        assert_eq!(d.with_max_retries(None).max_retries(), None);
+    }
+
+    #[test]
+    fn zero_or_none_timeout_disables() {
+        let d = TaskDefaults::default().with_timeout(Duration::from_secs(1));
+        assert_eq!(d.clone().with_timeout(Duration::ZERO).timeout(), None);
+        assert_eq!(d.with_timeout(None).timeout(), None);
+    }
+
+    #[test]
+    fn try_with_max_retries() {
+        assert_eq!(
+            TaskDefaults::default().try_with_max_retries(0),
+            Err(ConfigError::Zero {
+                field: "max_retries"
+            })
+        );
+        let d = TaskDefaults::default()
+            .try_with_max_retries(3)
+            .expect("3 > 0");
+        assert_eq!(d.max_retries(), NonZeroU32::new(3));
+    }
+}

@@ -1,0 +1,17 @@
+//! Task definition: the [`Task`] trait, its context, errors and specs (R§3, R§4, R§6, R§11).
+
+mod context;
+mod defaults;
+mod error;
+mod spec;
+// The file name `task.rs` is fixed by the crate layout; the trait lives
+// here next to its adapter.
+#[allow(clippy::module_inception)]
+mod task;
+
+pub use context::TaskContext;
+pub use defaults::TaskDefaults;
+pub use error::TaskError;
+pub(crate) use spec::ResolvedPolicy;
+pub use spec::{TaskSetting, TaskSpec};
+pub use task::{Task, TaskFn, TaskRef};

@@ -1,0 +1,434 @@
+//! [`TaskSpec`] and [`TaskSetting`]: what to run and how (R§4).
+
+use std::fmt;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::defaults::TaskDefaults;
+use super::task::TaskRef;
+use crate::error::ConfigError;
+use crate::policy::{BackoffPolicy, RestartPolicy};
+
+/// A per-task setting that either inherits the supervisor's
+/// [`TaskDefaults`] or overrides them (R§4).
+///
+/// For optional settings `Explicit(None)` is not `Inherit`: it explicitly
+/// disables the setting (no timeout, unlimited retries) even when the
+/// defaults enable it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskSetting<T> {
+    /// Use the supervisor's default, resolved once at admission.
+    Inherit,
+    /// Use this value whatever the defaults say.
+    Explicit(T),
+}
+
+impl<T> TaskSetting<T> {
+    /// The explicit value, or `default` when inheriting.
+    fn or(self, default: T) -> T {
+        match self {
+            Self::Inherit => default,
+            Self::Explicit(value) => value,
+        }
+    }
+
+    /// The explicit value, or `None` when inheriting.
+    fn explicit(self) -> Option<T> {
+        match self {
+            Self::Inherit => None,
+            Self::Explicit(value) => Some(value),
+        }
+    }
+}
+
+/// A zero timeout would fail every attempt at once; it means "no timeout" (R§4).
+fn normalize_timeout(timeout: Option<Duration>) -> Option<Duration> {
+    timeout.filter(|d| !d.is_zero())
+}
+
+/// A named task with its restart, backoff, timeout and retry settings (R§4).
+///
+/// Constructors and what they set (`name: impl Into<Arc<str>>`):
+///
+/// | Constructor | restart | backoff | timeout | `max_retries` |
+/// |---|---|---|---|---|
+/// | [`from_defaults`](Self::from_defaults) | Inherit | Inherit | Inherit | Inherit |
+/// | [`once`](Self::once) | `Never` | Inherit | Inherit | Inherit |
+/// | [`restartable`](Self::restartable) | `OnFailure` | Inherit | Inherit | Inherit |
+/// | [`periodic`](Self::periodic) | `Always { interval }` | Inherit | Inherit | Inherit |
+/// | [`new`](Self::new) | given | given | given | `Explicit(None)`: unlimited |
+///
+/// The name is the registry's uniqueness key and the label of events; any
+/// string is accepted, including the empty one (R§4). Cloning is cheap and
+/// shares the task object. `Debug` prints `<dyn Task>` for the task.
+#[derive(Clone)]
+#[must_use]
+pub struct TaskSpec {
+    name: Arc<str>,
+    restart: TaskSetting<RestartPolicy>,
+    backoff: TaskSetting<BackoffPolicy>,
+    timeout: TaskSetting<Option<Duration>>,
+    max_retries: TaskSetting<Option<NonZeroU32>>,
+    task: TaskRef,
+}
+
+impl TaskSpec {
+    fn inheriting(name: impl Into<Arc<str>>, task: TaskRef) -> Self {
+        Self {
+            name: name.into(),
+            restart: TaskSetting::Inherit,
+            backoff: TaskSetting::Inherit,
+            timeout: TaskSetting::Inherit,
+            max_retries: TaskSetting::Inherit,
+            task,
+        }
+    }
+
+    /// Every setting inherited from the supervisor's [`TaskDefaults`].
+    pub fn from_defaults(name: impl Into<Arc<str>>, task: TaskRef) -> Self {
+        Self::inheriting(name, task)
+    }
+
+    /// A single attempt ([`RestartPolicy::Never`]); backoff, timeout and retry
+    /// limit still inherit (R§20 item 8).
+    pub fn once(name: impl Into<Arc<str>>, task: TaskRef) -> Self {
+        Self::inheriting(name, task).with_restart(RestartPolicy::Never)
+    }
+
+    /// Retried after failures ([`RestartPolicy::OnFailure`]); backoff, timeout
+    /// and retry limit inherit.
+    pub fn restartable(name: impl Into<Arc<str>>, task: TaskRef) -> Self {
+        Self::inheriting(name, task).with_restart(RestartPolicy::OnFailure)
+    }
+
+    /// Repeated every `every` after success ([`RestartPolicy::Always`]); a zero
+    /// `every` means `interval: None` (repeat at once, subject to the
+    /// runtime's 1 ms floor). Backoff, timeout and retry limit inherit.
+    pub fn periodic(name: impl Into<Arc<str>>, task: TaskRef, every: Duration) -> Self {
+        let interval = (!every.is_zero()).then_some(every);
+        Self::inheriting(name, task).with_restart(RestartPolicy::Always { interval })
+    }
+
+    /// Fully explicit settings: the given restart and backoff, the given
+    /// timeout (`None` or zero = no timeout) and unlimited retries
+    /// (`Explicit(None)`), so no default applies.
+    pub fn new(
+        name: impl Into<Arc<str>>,
+        task: TaskRef,
+        restart: RestartPolicy,
+        backoff: BackoffPolicy,
+        timeout: impl Into<Option<Duration>>,
+    ) -> Self {
+        Self::inheriting(name, task)
+            .with_restart(restart)
+            .with_backoff(backoff)
+            .with_timeout(timeout)
+            .with_max_retries(None)
+    }
+
+    /// Sets an explicit per-attempt timeout; `None` or zero becomes
+    /// `Explicit(None)`, which disables an inherited timeout (R§20 item 8).
+    pub fn with_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.timeout = TaskSetting::Explicit(normalize_timeout(timeout.into()));
+        self
+    }
+
+    /// Sets an explicit backoff policy.
+    pub fn with_backoff(mut self, backoff: BackoffPolicy) -> Self {
+        self.backoff = TaskSetting::Explicit(backoff);
+        self
+    }
+
+    /// Sets an explicit restart policy.
+    pub fn with_restart(mut self, restart: RestartPolicy) -> Self {
+        self.restart = TaskSetting::Explicit(restart);
+        self
+    }
+
+    /// Sets an explicit retry limit (retries after the first failure of a
+    /// streak, R§20 item 1); `None` = unlimited, overriding a default limit.
+    pub fn with_max_retries(mut self, max_retries: impl Into<Option<NonZeroU32>>) -> Self {
+        self.max_retries = TaskSetting::Explicit(max_retries.into());
+        self
+    }
+
+    /// Sets an explicit retry limit from a plain count.
+    ///
+    /// # Errors
+    /// [`ConfigError::Zero`] with `field: "max_retries"` if `max_retries` is 0;
+    /// use [`with_max_retries(None)`](Self::with_max_retries) for unlimited.
+    pub fn try_with_max_retries(self, max_retries: u32) -> Result<Self, ConfigError> {
+        NonZeroU32::new(max_retries)
+            .map(|n| self.with_max_retries(n))
+            .ok_or(ConfigError::Zero {
+                field: "max_retries",
+            })
+    }
+
+    /// The task object run on every attempt.
+    #[must_use]
+    pub fn task(&self) -> &TaskRef {
+        &self.task
+    }
+
+    /// The task name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The shared name, for cheap clones into registries and events.
+    #[must_use]
+    pub(crate) fn name_arc(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    /// The explicit restart policy, or `None` when inherited.
+    #[must_use]
+    pub fn restart_override(&self) -> Option<RestartPolicy> {
+        self.restart.explicit()
+    }
+
+    /// The explicit backoff policy, or `None` when inherited.
+    #[must_use]
+    pub fn backoff_override(&self) -> Option<BackoffPolicy> {
+        self.backoff.explicit()
+    }
+
+    /// The timeout setting; `Explicit(None)` = explicitly no timeout.
+    #[must_use]
+    pub fn timeout_override(&self) -> TaskSetting<Option<Duration>> {
+        self.timeout
+    }
+
+    /// The retry-limit setting; `Explicit(None)` = explicitly unlimited.
+    #[must_use]
+    pub fn max_retries_override(&self) -> TaskSetting<Option<NonZeroU32>> {
+        self.max_retries
+    }
+
+    /// Applies `defaults` to every inherited setting; explicit settings win,
+    /// and a zero timeout resolves to `None` (R§4 "Resolution"). Called once
+    /// at registry admission, so later changes to defaults do not reach
+    /// admitted tasks.
+    pub(crate) fn resolve(&self, defaults: &TaskDefaults) -> ResolvedPolicy {
+        ResolvedPolicy {
+            restart: self.restart.or(defaults.restart()),
+            backoff: self.backoff.or(defaults.backoff()),
+            timeout: normalize_timeout(self.timeout.or(defaults.timeout())),
+            max_retries: self.max_retries.or(defaults.max_retries()),
+        }
+    }
+}
+
+impl fmt::Debug for TaskSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct OpaqueTask;
+        impl fmt::Debug for OpaqueTask {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("<dyn Task>")
+            }
+        }
+        f.debug_struct("TaskSpec")
+            .field("name", &self.name)
+            .field("restart", &self.restart)
+            .field("backoff", &self.backoff)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("task", &OpaqueTask)
+            .finish()
+    }
+}
+
+/// The policies of one registration after applying [`TaskDefaults`] once at admission.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResolvedPolicy {
+    /// Whether another attempt follows.
+    pub restart: RestartPolicy,
+    /// Delay before each retry after a failure.
+    pub backoff: BackoffPolicy,
+    /// Per-attempt timeout; never `Some(Duration::ZERO)`.
+    pub timeout: Option<Duration>,
+    /// Retry limit per failure streak; `None` = unlimited.
+    pub max_retries: Option<NonZeroU32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::JitterPolicy;
+    use crate::task::TaskFn;
+
+    fn noop() -> TaskRef {
+        TaskFn::arc(|_ctx| async { Ok(()) })
+    }
+
+    fn all_inherit(spec: &TaskSpec) -> bool {
+        spec.backoff_override().is_none()
+            && spec.timeout_override() == TaskSetting::Inherit
+            && spec.max_retries_override() == TaskSetting::Inherit
+    }
+
+    #[test]
+    fn constructor_table() {
+        let spec = TaskSpec::from_defaults("a", noop());
+        assert_eq!(spec.name(), "a");
+        assert_eq!(spec.restart_override(), None);
+        assert!(all_inherit(&spec));
+
+        let spec = TaskSpec::once("b", noop());
+        assert_eq!(spec.restart_override(), Some(RestartPolicy::Never));
+        assert!(all_inherit(&spec));
+
+        let spec = TaskSpec::restartable("c", noop());
+        assert_eq!(spec.restart_override(), Some(RestartPolicy::OnFailure));
+        assert!(all_inherit(&spec));
+
+        let every = Duration::from_secs(5);
+        let spec = TaskSpec::periodic("d", noop(), every);
+        assert_eq!(
+            spec.restart_override(),
+            Some(RestartPolicy::Always {
+                interval: Some(every)
+            })
+        );
+        assert!(all_inherit(&spec));
+        let spec = TaskSpec::periodic("d0", noop(), Duration::ZERO);
+        assert_eq!(
+            spec.restart_override(),
+            Some(RestartPolicy::Always { interval: None })
+        );
+
+        let backoff = BackoffPolicy::constant(Duration::from_millis(10));
+        let spec = TaskSpec::new(
+            "e",
+            noop(),
+            RestartPolicy::Never,
+            backoff,
+            Duration::from_secs(1),
+        );
+        assert_eq!(spec.restart_override(), Some(RestartPolicy::Never));
+        assert_eq!(spec.backoff_override(), Some(backoff));
+        assert_eq!(
+            spec.timeout_override(),
+            TaskSetting::Explicit(Some(Duration::from_secs(1)))
+        );
+        assert_eq!(spec.max_retries_override(), TaskSetting::Explicit(None));
+        for timeout in [None, Some(Duration::ZERO)] {
+            let spec = TaskSpec::new("f", noop(), RestartPolicy::Never, backoff, timeout);
+            assert_eq!(spec.timeout_override(), TaskSetting::Explicit(None));
+        }
+    }
+
+    #[test]
+    fn builders() {
+        let spec = TaskSpec::from_defaults("x", noop()).with_timeout(Duration::ZERO);
+        assert_eq!(spec.timeout_override(), TaskSetting::Explicit(None));
+        let spec = spec.with_timeout(None);
+        assert_eq!(spec.timeout_override(), TaskSetting::Explicit(None));
+        let spec = spec.with_timeout(Duration::from_millis(3));
+        assert_eq!(
+            spec.timeout_override(),
+            TaskSetting::Explicit(Some(Duration::from_millis(3)))
+        );
+        let spec = spec.with_max_retries(NonZeroU32::new(2));
+        assert_eq!(
+            spec.max_retries_override(),
+            TaskSetting::Explicit(NonZeroU32::new(2))
+        );
+        let spec = spec.with_max_retries(None);
+        assert_eq!(spec.max_retries_override(), TaskSetting::Explicit(None));
+        let err = spec.clone().try_with_max_retries(0).expect_err("zero");
+        assert_eq!(
+            err,
+            ConfigError::Zero {
+                field: "max_retries"
+            }
+        );
+        let spec = spec.try_with_max_retries(7).expect("non-zero");
+        assert_eq!(
+            spec.max_retries_override(),
+            TaskSetting::Explicit(NonZeroU32::new(7))
+        );
+        let backoff = BackoffPolicy::exponential(Duration::from_millis(1));
+        let spec = spec
+            .with_backoff(backoff)
+            .with_restart(RestartPolicy::Never);
+        assert_eq!(spec.backoff_override(), Some(backoff));
+        assert_eq!(spec.restart_override(), Some(RestartPolicy::Never));
+    }
+
+    #[test]
+    fn resolve_inherit_takes_defaults() {
+        let defaults = TaskDefaults::default()
+            .with_restart(RestartPolicy::Never)
+            .with_backoff(BackoffPolicy::constant(Duration::from_millis(7)))
+            .with_timeout(Duration::from_secs(9))
+            .with_max_retries(NonZeroU32::new(3));
+        let r = TaskSpec::from_defaults("a", noop()).resolve(&defaults);
+        assert_eq!(r.restart, RestartPolicy::Never);
+        assert_eq!(r.backoff, defaults.backoff());
+        assert_eq!(r.timeout, Some(Duration::from_secs(9)));
+        assert_eq!(r.max_retries, NonZeroU32::new(3));
+
+        // `once` inherits everything but restart (R§20 item 8).
+        let r = TaskSpec::once("b", noop()).resolve(&defaults);
+        assert_eq!(r.restart, RestartPolicy::Never);
+        assert_eq!(r.timeout, Some(Duration::from_secs(9)));
+        assert_eq!(r.max_retries, NonZeroU32::new(3));
+
+        let r = TaskSpec::from_defaults("c", noop()).resolve(&TaskDefaults::default());
+        assert_eq!(r.restart, RestartPolicy::OnFailure);
+        assert_eq!(r.backoff.jitter(), JitterPolicy::Equal);
+        assert_eq!(r.timeout, None);
+        assert_eq!(r.max_retries, None);
+    }
+
+    #[test]
+    fn resolve_explicit_wins() {
+        let defaults = TaskDefaults::default()
+            .with_timeout(Duration::from_secs(9))
+            .with_max_retries(NonZeroU32::new(3));
+        let backoff = BackoffPolicy::constant(Duration::from_millis(1));
+        let r = TaskSpec::restartable("a", noop())
+            .with_backoff(backoff)
+            .with_timeout(Duration::ZERO)
+            .with_max_retries(None)
+            .resolve(&defaults);
+        assert_eq!(r.restart, RestartPolicy::OnFailure);
+        assert_eq!(r.backoff, backoff);
+        assert_eq!(r.timeout, None);
+        assert_eq!(r.max_retries, None);
+
+        let r = TaskSpec::new("b", noop(), RestartPolicy::Never, backoff, None).resolve(&defaults);
+        assert_eq!(r.timeout, None);
+        assert_eq!(r.max_retries, None);
+    }
+
+    #[test]
+    fn resolve_normalizes_a_raw_zero_timeout() {
+        let mut spec = TaskSpec::from_defaults("z", noop());
+        spec.timeout = TaskSetting::Explicit(Some(Duration::ZERO));
+        assert_eq!(spec.resolve(&TaskDefaults::default()).timeout, None);
+    }
+
+    #[test]
+    fn debug_hides_task_and_clone_shares_it() {
+        let spec = TaskSpec::once("dbg", noop());
+        let text = format!("{spec:?}");
+        assert!(text.starts_with("TaskSpec { name: \"dbg\""), "{text}");
+        assert!(text.contains("task: <dyn Task>"), "{text}");
+        let copy = spec.clone();
+        assert!(Arc::ptr_eq(copy.task(), spec.task()));
+        assert!(Arc::ptr_eq(copy.name_arc(), spec.name_arc()));
+    }
+
+    #[test]
+    fn any_name_is_accepted() {
+        assert_eq!(TaskSpec::once("", noop()).name(), "");
+        assert_eq!(TaskSpec::once(String::from("s"), noop()).name(), "s");
+        let shared: Arc<str> = Arc::from("arc");
+        assert_eq!(TaskSpec::once(shared, noop()).name(), "arc");
+    }
+}

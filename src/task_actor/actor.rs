@@ -1,0 +1,79 @@
+//! The ractor actor that hosts one attempt.
+//!
+//! Owns: nothing beyond its attempt. Takes no messages ([`TaskActorMessage`] is empty).
+//! Sends: attempt events to the relay (through [`EventSink`](crate::events::EventSink)).
+//! Ends: by stopping itself with the verdict stored in its final state, which ractor hands
+//! to the registry inside `SupervisionEvent::ActorTerminated` — supervision events overtake
+//! ordinary messages, so the verdict must travel with the exit, not before it.
+//!
+//! Invariants:
+//! - `pre_start` does no work (it runs inside the registry's handler).
+//! - The attempt runs in `post_start`, on the actor's own tokio task, where ractor's `kill()`
+//!   can drop it at its next poll point (force-abort).
+//! - The attempt future, and with it the permit, is dropped before the actor reports its
+//!   exit, so attempts of one registration never overlap (BUG-08).
+
+use std::sync::Arc;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+
+use super::runner::{AttemptVerdict, TaskShared, run_attempt};
+
+/// The task actor. Stateless; everything lives in [`TaskActorState`].
+pub(crate) struct TaskActor;
+
+/// The task actor takes no messages: its inputs are its token (cancellation) and ractor
+/// signals (kill). An empty enum keeps its mailbox blocks as small as they can be.
+pub(crate) enum TaskActorMessage {}
+
+/// Spawn arguments of one incarnation.
+pub(crate) struct TaskActorArgs {
+    pub(crate) shared: Arc<TaskShared>,
+    /// 1-based attempt number of this incarnation.
+    pub(crate) attempt: u32,
+}
+
+/// State of one incarnation; its `verdict` is what the registry reads at exit.
+pub(crate) struct TaskActorState {
+    shared: Arc<TaskShared>,
+    attempt: u32,
+    pub(crate) verdict: Option<AttemptVerdict>,
+}
+
+impl Actor for TaskActor {
+    type Msg = TaskActorMessage;
+    type State = TaskActorState;
+    type Arguments = TaskActorArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(TaskActorState {
+            shared: args.shared,
+            attempt: args.attempt,
+            verdict: None,
+        })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let verdict = run_attempt(&state.shared, state.attempt).await;
+        state.verdict = Some(verdict);
+        myself.stop(None);
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        _state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {}
+    }
+}
