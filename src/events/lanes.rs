@@ -92,6 +92,7 @@ pub(crate) struct DrainReport {
 
 impl DrainReport {
     /// True when every lane finished draining before the deadline.
+    #[cfg(test)]
     pub(crate) fn is_complete(&self) -> bool {
         self.undrained.is_empty()
     }

@@ -245,6 +245,7 @@ fn admit_one(state: &mut RegistryState, request: AddRequest) -> Result<(), Runti
         spec,
         outcome,
         unit,
+        release,
     } = request;
     if state.closed {
         return Err(RuntimeError::ShuttingDown);
@@ -274,7 +275,7 @@ fn admit_one(state: &mut RegistryState, request: AddRequest) -> Result<(), Runti
             limit,
         });
     }
-    state.insert(id, spec, outcome, unit);
+    state.insert(id, spec, outcome, unit, release);
     Ok(())
 }
 
@@ -330,7 +331,13 @@ fn admit_batch(state: &mut RegistryState, requests: Vec<AddRequest>) -> Result<(
         });
     }
     for request in requests {
-        state.insert(request.id, request.spec, request.outcome, request.unit);
+        state.insert(
+            request.id,
+            request.spec,
+            request.outcome,
+            request.unit,
+            request.release,
+        );
     }
     Ok(())
 }
@@ -421,7 +428,13 @@ async fn on_exit(
             if failed {
                 entry.restarts = entry.restarts.saturating_add(1);
                 entry.last_failure = reason.clone();
+                // The restart still gets scheduled; the shutdown that the meltdown starts
+                // cancels it like every other task.
+                state.record_restart();
             }
+            let Some(entry) = state.entries.get_mut(&id) else {
+                return;
+            };
             if let Some(source) = announce {
                 let name = entry.shared.name.clone();
                 state.events().publish(|| {

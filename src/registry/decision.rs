@@ -115,11 +115,7 @@ fn decide_failure(
         let reason: Arc<str> = error.to_string().into();
         let exit_code = error.exit_code();
         let source = error.into_source().map(Arc::from);
-        return Decision::Finish(Finish::plain(TaskOutcome::Fatal {
-            reason,
-            exit_code,
-            source,
-        }));
+        return Decision::Finish(Finish::plain(TaskOutcome::fatal(reason, exit_code, source)));
     }
     let policy_retries = matches!(
         policy.restart,
@@ -148,9 +144,259 @@ fn decide_failure(
     };
     let exit_code = error.exit_code();
     let source = error.into_source().map(Arc::from);
-    Decision::Finish(Finish::plain(TaskOutcome::Failed {
-        reason,
-        exit_code,
-        source,
-    }))
+    Decision::Finish(Finish::plain(TaskOutcome::failed(
+        reason, exit_code, source,
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+
+    use super::*;
+    use crate::outcome::TaskOutcomeKind;
+    use crate::policy::BackoffPolicy;
+
+    fn policy(restart: RestartPolicy, max_retries: Option<u32>) -> ResolvedPolicy {
+        ResolvedPolicy {
+            restart,
+            backoff: BackoffPolicy::constant(Duration::from_millis(10)),
+            timeout: None,
+            max_retries: max_retries.and_then(NonZeroU32::new),
+        }
+    }
+
+    fn ok(elapsed_ms: u64) -> AttemptVerdict {
+        AttemptVerdict::Succeeded {
+            elapsed: Duration::from_millis(elapsed_ms),
+        }
+    }
+
+    fn fail() -> AttemptVerdict {
+        AttemptVerdict::Failed(TaskError::fail("boom").with_exit_code(7))
+    }
+
+    fn finished(decision: Decision) -> TaskOutcome {
+        match decision {
+            Decision::Finish(finish) => finish.outcome,
+            other => panic!("expected a terminal decision, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn policy_table_after_success() {
+        let never = policy(RestartPolicy::Never, None);
+        let on_failure = policy(RestartPolicy::OnFailure, None);
+        assert!(matches!(
+            finished(decide(&never, ok(5), 0, false)),
+            TaskOutcome::Completed
+        ));
+        assert!(matches!(
+            finished(decide(&on_failure, ok(5), 0, false)),
+            TaskOutcome::Completed
+        ));
+        let always = policy(
+            RestartPolicy::Always {
+                interval: Some(Duration::from_secs(1)),
+            },
+            None,
+        );
+        match decide(&always, ok(5), 3, false) {
+            Decision::Again {
+                delay,
+                announce,
+                reason,
+                next_retry_count,
+            } => {
+                assert_eq!(delay, Duration::from_secs(1));
+                assert_eq!(announce, Some(BackoffSource::Success));
+                assert!(reason.is_none());
+                assert_eq!(next_retry_count, 0, "a success resets the failure streak");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn always_without_interval_keeps_a_one_millisecond_floor_and_no_event() {
+        let always = policy(RestartPolicy::Always { interval: None }, None);
+        match decide(
+            &always,
+            AttemptVerdict::Succeeded {
+                elapsed: Duration::from_micros(300),
+            },
+            0,
+            false,
+        ) {
+            Decision::Again {
+                delay, announce, ..
+            } => {
+                assert_eq!(delay, Duration::from_micros(700));
+                assert_eq!(announce, None);
+            }
+            other => panic!("{other:?}"),
+        }
+        match decide(&always, ok(5), 0, false) {
+            Decision::Again { delay, .. } => assert_eq!(delay, Duration::ZERO),
+            other => panic!("{other:?}"),
+        }
+        let tiny = policy(
+            RestartPolicy::Always {
+                interval: Some(Duration::from_micros(10)),
+            },
+            None,
+        );
+        match decide(
+            &tiny,
+            AttemptVerdict::Succeeded {
+                elapsed: Duration::ZERO,
+            },
+            0,
+            false,
+        ) {
+            Decision::Again { delay, .. } => assert_eq!(delay, Duration::from_millis(1)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ok_after_cancellation_is_canceled_under_every_policy() {
+        for restart in [
+            RestartPolicy::Never,
+            RestartPolicy::OnFailure,
+            RestartPolicy::Always { interval: None },
+        ] {
+            let outcome = finished(decide(&policy(restart, None), ok(1), 0, true));
+            assert!(matches!(outcome, TaskOutcome::Canceled), "{restart:?}");
+        }
+    }
+
+    #[test]
+    fn returned_canceled_and_not_started_end_canceled_even_under_always() {
+        let always = policy(RestartPolicy::Always { interval: None }, None);
+        assert!(matches!(
+            finished(decide(&always, AttemptVerdict::Canceled, 0, false)),
+            TaskOutcome::Canceled
+        ));
+        assert!(matches!(
+            finished(decide(&always, AttemptVerdict::NotStarted, 0, false)),
+            TaskOutcome::Canceled
+        ));
+    }
+
+    #[test]
+    fn failures_retry_with_backoff_until_the_limit() {
+        let limited = policy(RestartPolicy::OnFailure, Some(2));
+        for streak in 0..2 {
+            match decide(&limited, fail(), streak, false) {
+                Decision::Again {
+                    delay,
+                    announce,
+                    reason,
+                    next_retry_count,
+                } => {
+                    assert_eq!(delay, Duration::from_millis(10));
+                    assert_eq!(announce, Some(BackoffSource::Failure));
+                    assert_eq!(reason.as_deref(), Some("execution failed: boom"));
+                    assert_eq!(next_retry_count, streak + 1);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        match finished(decide(&limited, fail(), 2, false)) {
+            TaskOutcome::Failed {
+                reason, exit_code, ..
+            } => {
+                assert_eq!(
+                    &*reason,
+                    "retry limit reached after 2 of 2 retries: execution failed: boom"
+                );
+                assert_eq!(exit_code, Some(7));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn never_policy_fails_without_the_limit_prefix() {
+        match finished(decide(
+            &policy(RestartPolicy::Never, Some(3)),
+            fail(),
+            0,
+            false,
+        )) {
+            TaskOutcome::Failed { reason, .. } => assert_eq!(&*reason, "execution failed: boom"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn fatal_is_never_retried() {
+        let verdict = AttemptVerdict::Failed(TaskError::fatal("bad config").with_exit_code(2));
+        match finished(decide(
+            &policy(RestartPolicy::Always { interval: None }, None),
+            verdict,
+            0,
+            false,
+        )) {
+            TaskOutcome::Fatal {
+                reason, exit_code, ..
+            } => {
+                assert_eq!(&*reason, "fatal error (no retry): bad config");
+                assert_eq!(exit_code, Some(2));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn configured_timeout_is_retryable_and_names_the_limit() {
+        let verdict = AttemptVerdict::TimedOut {
+            timeout: Duration::from_millis(50),
+        };
+        match finished(decide(
+            &policy(RestartPolicy::Never, None),
+            verdict,
+            0,
+            false,
+        )) {
+            TaskOutcome::Failed { reason, .. } => assert_eq!(&*reason, "timed out after 50ms"),
+            other => panic!("{other:?}"),
+        }
+        let verdict = AttemptVerdict::TimedOut {
+            timeout: Duration::from_millis(50),
+        };
+        assert!(matches!(
+            decide(&policy(RestartPolicy::OnFailure, None), verdict, 0, false),
+            Decision::Again { .. }
+        ));
+    }
+
+    #[test]
+    fn a_retry_due_after_cancellation_ends_canceled() {
+        let outcome = finished(decide(
+            &policy(RestartPolicy::OnFailure, None),
+            fail(),
+            0,
+            true,
+        ));
+        assert!(matches!(outcome, TaskOutcome::Canceled));
+    }
+
+    #[test]
+    fn cleanup_panic_ends_panicked_with_a_reason() {
+        let verdict = AttemptVerdict::CleanupPanicked {
+            reason: "task cleanup panicked: bomb".into(),
+        };
+        match decide(&policy(RestartPolicy::OnFailure, None), verdict, 0, false) {
+            Decision::Finish(finish) => {
+                assert_eq!(finish.outcome.kind(), TaskOutcomeKind::Panicked);
+                assert_eq!(
+                    finish.event_reason.as_deref(),
+                    Some("task cleanup panicked: bomb")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

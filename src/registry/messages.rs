@@ -81,6 +81,8 @@ pub(crate) struct AddRequest {
     pub(crate) outcome: Option<oneshot::Sender<TaskOutcome>>,
     /// The ownership unit (R§18) this registration holds until its terminal commit.
     pub(crate) unit: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// Called once the registration is entirely gone (see [`super::state::ReleaseHook`]).
+    pub(crate) release: Option<super::state::ReleaseHook>,
 }
 
 /// The registry's answer to a cancel: whether this call made the claim, and a channel that

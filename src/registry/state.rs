@@ -46,6 +46,10 @@ pub struct RegistrySettings {
     /// Parent of every registration's token; cancelled when the runtime ends.
     pub(crate) root_token: CancellationToken,
     pub(crate) permits: Option<Arc<Semaphore>>,
+    /// Supervisor-wide restart intensity `(max_restarts, period)`, OTP style.
+    pub(crate) intensity: Option<(u32, Duration)>,
+    /// Fired once when the restart intensity is exceeded; the runtime then shuts down.
+    pub(crate) meltdown: Option<oneshot::Sender<()>>,
 }
 
 /// Where a registration's current incarnation is.
@@ -77,6 +81,7 @@ pub(crate) struct Entry {
     pub(crate) cancel_waiters: Vec<oneshot::Sender<()>>,
     /// Ownership unit (R§18), returned when the entry is dropped at terminal commit.
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
+    pub(crate) release: Option<ReleaseHook>,
 }
 
 /// The shutdown drain in progress (R§14 step 3).
@@ -96,14 +101,27 @@ pub struct RegistryState {
     pub(crate) names: HashMap<Arc<str>, TaskId>,
     pub(crate) by_actor: HashMap<ActorId, TaskId>,
     /// Force-aborted attempts still physically running, by actor id, with their names.
-    pub(crate) reaping: HashMap<ActorId, Arc<str>>,
+    pub(crate) reaping: HashMap<ActorId, Reaping>,
     /// How many reaping attempts hold each name.
     pub(crate) reserved: HashMap<Arc<str>, u32>,
     pub(crate) empty_waiters: Vec<RpcReplyPort<()>>,
     pub(crate) drain: Option<Drain>,
     /// Set by the first `Shutdown` command: later adds are refused.
     pub(crate) closed: bool,
+    /// When recent failure restarts happened, for the restart intensity window.
+    pub(crate) restart_log: std::collections::VecDeque<tokio::time::Instant>,
 }
+
+/// A force-aborted attempt that has not physically exited yet.
+pub(crate) struct Reaping {
+    pub(crate) name: Arc<str>,
+    pub(crate) release: Option<ReleaseHook>,
+}
+
+/// Called once when a registration is entirely gone: terminal commit done **and** its last
+/// attempt physically exited. The controller frees a slot with it (R§17: the next owner
+/// starts only after both).
+pub(crate) type ReleaseHook = Box<dyn FnOnce() + Send + 'static>;
 
 /// Why an add is refused before any entry is created.
 pub(crate) enum AddRefusal {
@@ -122,6 +140,38 @@ impl RegistryState {
             empty_waiters: Vec::new(),
             drain: None,
             closed: false,
+            restart_log: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Records one restart after a failure and reports whether the supervisor-wide restart
+    /// intensity is now exceeded: more than `max_restarts` restarts within `period`
+    /// (Erlang/OTP `supervisor` flags `intensity` and `period`). Fires the meltdown signal
+    /// the first time.
+    pub(crate) fn record_restart(&mut self) -> bool {
+        let Some((max_restarts, period)) = self.settings.intensity else {
+            return false;
+        };
+        let now = tokio::time::Instant::now();
+        self.restart_log.push_back(now);
+        while let Some(oldest) = self.restart_log.front() {
+            if now.duration_since(*oldest) > period {
+                self.restart_log.pop_front();
+            } else {
+                break;
+            }
+        }
+        if self.restart_log.len() <= max_restarts as usize {
+            return false;
+        }
+        match self.settings.meltdown.take() {
+            Some(signal) => {
+                self.events()
+                    .publish(|| Event::new(EventKind::RestartIntensityExceeded));
+                let _ = signal.send(());
+                true
+            }
+            None => true,
         }
     }
 
@@ -159,6 +209,7 @@ impl RegistryState {
         spec: crate::task::TaskSpec,
         outcome: Option<oneshot::Sender<TaskOutcome>>,
         unit: Option<OwnedSemaphorePermit>,
+        release: Option<ReleaseHook>,
     ) {
         let policy = spec.resolve(&self.settings.defaults);
         let name: Arc<str> = Arc::from(spec.name());
@@ -188,6 +239,7 @@ impl RegistryState {
                 last_failure: None,
                 cancel_waiters: Vec::new(),
                 _unit: unit,
+                release,
             },
         );
         self.events().publish(|| {
@@ -214,7 +266,7 @@ impl RegistryState {
                 .with_reason(reason.clone())
         });
         if let Some(tx) = outcome {
-            let _ = tx.send(TaskOutcome::Rejected { kind, reason });
+            let _ = tx.send(TaskOutcome::rejected(kind, reason));
         }
     }
 
@@ -238,7 +290,14 @@ impl RegistryState {
                 // reserved until its termination event arrives (invariant 3).
                 let actor = cell.get_id();
                 if self.by_actor.remove(&actor).is_some() {
-                    self.reaping.insert(actor, name.clone());
+                    let release = entry.release.take();
+                    self.reaping.insert(
+                        actor,
+                        Reaping {
+                            name: name.clone(),
+                            release,
+                        },
+                    );
                     *self.reserved.entry(name.clone()).or_insert(0) += 1;
                 }
             }
@@ -285,14 +344,20 @@ impl RegistryState {
                 .with_task(name.clone())
         });
         drop(entry.cancel_waiters);
+        if let Some(release) = entry.release.take() {
+            release();
+        }
         self.after_membership_change();
     }
 
     /// Releases the reservation of a force-aborted attempt that has physically exited.
     pub(crate) fn reaped(&mut self, actor: ActorId) -> bool {
-        let Some(name) = self.reaping.remove(&actor) else {
+        let Some(Reaping { name, release }) = self.reaping.remove(&actor) else {
             return false;
         };
+        if let Some(release) = release {
+            release();
+        }
         if let Some(count) = self.reserved.get_mut(&name) {
             *count -= 1;
             if *count == 0 {
@@ -365,7 +430,7 @@ impl RegistryState {
             .values()
             .filter(|e| e.shared.running.load(Ordering::Acquire))
             .map(|e| e.shared.name.clone())
-            .chain(self.reaping.values().cloned())
+            .chain(self.reaping.values().map(|r| r.name.clone()))
             .collect();
         names.sort();
         names.dedup();

@@ -115,6 +115,7 @@ where
                 spec,
                 outcome: None,
                 unit,
+                release: None,
             });
         }
         let reply = runtime

@@ -184,6 +184,7 @@ pub(crate) async fn add(
         spec,
         outcome: sender,
         unit,
+        release: None,
     };
     let reply = runtime
         .registry

@@ -9,7 +9,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::builder::SubscriberEntry;
-use super::shutdown::ShutdownCell;
+use super::shutdown::{ShutdownCell, Trigger};
 use crate::config::SupervisorConfig;
 use crate::error::{MAX_CAPACITY, RuntimeError};
 use crate::events::{EventSink, RelayActor, RelayArgs, RelayMessage};
@@ -78,6 +78,7 @@ impl Runtime {
         let permits = config
             .max_concurrent()
             .map(|n| Arc::new(Semaphore::new(n.get().min(MAX_CAPACITY))));
+        let (meltdown, melted) = tokio::sync::oneshot::channel();
         let settings = RegistrySettings {
             grace: config.grace(),
             max_registered: config.max_registered_tasks(),
@@ -85,6 +86,8 @@ impl Runtime {
             events: events.clone(),
             root_token: root_token.clone(),
             permits,
+            intensity: config.restart_intensity(),
+            meltdown: Some(meltdown),
         };
         let registry_name = Some(format!("{name}.registry"));
         let spawned = match &parent {
@@ -111,7 +114,7 @@ impl Runtime {
         let ownership_limit = config
             .ownership_capacity()
             .map(|n| n.get().saturating_sub(subscribers.len()).min(MAX_CAPACITY));
-        Ok(Arc::new(Runtime {
+        let runtime = Arc::new(Runtime {
             name,
             commands: Arc::new(Semaphore::new(
                 config.registry_queue_capacity().get().min(MAX_CAPACITY),
@@ -126,7 +129,22 @@ impl Runtime {
             shutdown_started: CancellationToken::new(),
             root_token,
             shutdown: ShutdownCell::default(),
-        }))
+        });
+        if let Some((max_restarts, period)) = runtime.config.restart_intensity() {
+            // Holds the runtime only while the registry lives: the sender is dropped with
+            // the registry's state, which ends this task.
+            let owner = runtime.clone();
+            tokio::spawn(async move {
+                if melted.await.is_ok() {
+                    let trigger = Trigger::RestartIntensity {
+                        max_restarts,
+                        period,
+                    };
+                    drop(super::shutdown::install(&owner, trigger));
+                }
+            });
+        }
+        Ok(runtime)
     }
 
     pub(crate) fn admission_closed(&self) -> bool {

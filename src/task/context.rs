@@ -24,6 +24,7 @@ impl TaskContext {
         Self { token }
     }
 
+    #[cfg(test)]
     /// The underlying token, for the runtime that owns this scope.
     pub(crate) fn token(&self) -> &CancellationToken {
         &self.token
