@@ -47,6 +47,10 @@ mod task_actor;
 
 pub use config::SupervisorConfig;
 pub use error::{BoxError, BuildError, ConfigError, Error, RuntimeError, SharedError};
+#[cfg(feature = "logging")]
+pub use events::LogWriter;
+#[cfg(feature = "tracing")]
+pub use events::TracingSubscriber;
 pub use events::{
     BackoffSource, Event, EventKind, EventStats, RejectionKind, RelayActor, RelayMessage,
     Subscribe, SubscriberStats,

@@ -2,6 +2,10 @@
 
 pub use crate::config::SupervisorConfig;
 pub use crate::error::{BuildError, Error, RuntimeError};
+#[cfg(feature = "logging")]
+pub use crate::events::LogWriter;
+#[cfg(feature = "tracing")]
+pub use crate::events::TracingSubscriber;
 pub use crate::events::{BackoffSource, Event, EventKind, RejectionKind, Subscribe};
 pub use crate::identity::{TaskId, TaskTarget};
 pub use crate::outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter};

@@ -8,6 +8,7 @@
 //! Events are observations: lossy under load (losses are counted and reported), never the
 //! source of truth for task state.
 
+pub mod builtin;
 mod event;
 mod kind;
 pub(crate) mod lanes;
@@ -15,9 +16,13 @@ mod relay;
 mod sink;
 mod subscriber;
 
+#[cfg(feature = "logging")]
+pub use builtin::LogWriter;
+#[cfg(feature = "tracing")]
+pub use builtin::TracingSubscriber;
 pub use event::Event;
 pub use kind::{BackoffSource, EventKind, RejectionKind};
 pub use relay::{EventStats, RelayActor, RelayCommand, RelayMessage, RelayState, SubscriberStats};
-pub(crate) use relay::{RelayArgs, close_relay};
-pub(crate) use sink::EventSink;
+pub(crate) use relay::{RelayArgs, RelayCommandKind, close_relay};
+pub(crate) use sink::{EventSink, SinkState};
 pub use subscriber::Subscribe;

@@ -1,8 +1,17 @@
 //! The event relay actor: the only fan-out point of lifecycle events.
 //!
-//! Owns: the subscriber lanes ([`super::lanes`]), the bus backlog bound and the loss
-//! counters. Takes: events cast by every actor through [`EventSink`](super::EventSink),
-//! a stats query, and the shutdown drain. Sends: events to subscriber lanes.
+//! Owns: the subscriber lanes ([`super::lanes`]), the `OutputPort<Event>`, the cached
+//! membership of the `pg` event group, the bus backlog bound and the loss counters.
+//! Takes: events cast by every actor through [`EventSink`](super::EventSink), a stats
+//! query, `pg` membership changes (as supervision events) and the shutdown drain.
+//! Sends: events to subscriber lanes, to the port, and by `cast` to each group member.
+//!
+//! Channels and their guarantees:
+//! - subscriber lanes: bounded per subscriber; a full lane drops and reports (R§16);
+//! - the `OutputPort` (ractor's `output-port-v2` delivery): unbounded per subscribing
+//!   actor, so nothing is dropped while the actor lives — a slow actor grows its mailbox;
+//! - the `pg` group: one `cast` per member per event; a member that has stopped is skipped
+//!   and counted in [`EventStats::group_failed`].
 //!
 //! Backlog (R§15): ractor mailboxes are unbounded, so the relay bounds its own backlog: an
 //! event taken from the mailbox while more than `bus_capacity` newer events wait behind it
@@ -15,7 +24,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use ractor::rpc::CallResult;
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, RpcReplyPort, SupervisionEvent};
 use serde::{Deserialize, Serialize};
 
 use super::Event;
@@ -40,8 +49,11 @@ pub enum RelayMessage {
 /// Opaque relay command; see [`RelayMessage::Command`].
 pub struct RelayCommand(pub(crate) RelayCommandKind);
 
+#[allow(missing_docs)]
 pub(crate) enum RelayCommandKind {
     Publish(Arc<Event>),
+    /// The handle gave out the `OutputPort`: count it as a listener from now on.
+    PortOpened,
     /// Close the lanes, draining until the deadline; reply with the undrained names.
     Close(Instant, RpcReplyPort<Vec<Arc<str>>>),
 }
@@ -56,6 +68,12 @@ pub struct EventStats {
     pub bus_dropped: u64,
     /// One record per subscriber, in the order they were given to the builder.
     pub subscribers: Vec<SubscriberStats>,
+    /// Events sent into the `OutputPort` (after it was first opened).
+    pub port_sent: u64,
+    /// Event casts that reached a `pg` group member's mailbox.
+    pub group_delivered: u64,
+    /// Event casts to group members that failed (the member had stopped).
+    pub group_failed: u64,
 }
 
 /// Delivery counters of one subscriber lane.
@@ -81,6 +99,8 @@ pub struct RelayArgs {
     capacity: NonZeroUsize,
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
+    port: Arc<OutputPort<Event>>,
+    group: String,
 }
 
 impl RelayArgs {
@@ -92,6 +112,7 @@ impl RelayArgs {
     pub(crate) fn new(
         config: &SupervisorConfig,
         subscribers: &[SubscriberEntry],
+        group: String,
     ) -> Result<Self, RuntimeError> {
         let sink = Arc::new(SinkState::default());
         let lanes = if subscribers.is_empty() {
@@ -113,11 +134,17 @@ impl RelayArgs {
             capacity: config.bus_capacity(),
             lanes,
             sink,
+            port: Arc::new(OutputPort::default()),
+            group,
         })
     }
 
     pub(crate) fn sink_state(&self) -> Arc<SinkState> {
         self.sink.clone()
+    }
+
+    pub(crate) fn port(&self) -> Arc<OutputPort<Event>> {
+        self.port.clone()
     }
 }
 
@@ -126,17 +153,51 @@ pub struct RelayState {
     capacity: usize,
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
+    port: Arc<OutputPort<Event>>,
+    port_sent: u64,
+    group: String,
+    /// Cached members of the event group, refreshed on every membership change, so no
+    /// `pg::get_members` allocation happens per event.
+    members: Vec<ActorRef<Event>>,
+    group_delivered: u64,
+    group_failed: u64,
     /// Dropped since the last lag report.
     lagged: u64,
     bus_dropped: u64,
 }
 
 impl RelayState {
-    fn deliver(&self, event: &Arc<Event>) {
+    fn deliver(&mut self, event: &Arc<Event>) {
         if let Some(lanes) = &self.lanes {
             // "closed" reports have nowhere left to go once every lane is closed.
             drop(lanes.dispatch(event));
         }
+        if self.sink.port_open.load(Ordering::Acquire) {
+            self.port.send(Event::clone(event));
+            self.port_sent += 1;
+        }
+        for member in &self.members {
+            match member.cast(Event::clone(event)) {
+                Ok(()) => self.group_delivered += 1,
+                Err(_) => self.group_failed += 1,
+            }
+        }
+    }
+
+    /// Re-reads the group's members and whether anybody listens at all.
+    fn refresh_members(&mut self) {
+        self.members = ractor::pg::get_members(&self.group)
+            .into_iter()
+            .map(ActorRef::<Event>::from)
+            .collect();
+        self.refresh_listening();
+    }
+
+    fn refresh_listening(&self) {
+        let listening = self.lanes.is_some()
+            || self.sink.port_open.load(Ordering::Acquire)
+            || !self.members.is_empty();
+        self.sink.listening.store(listening, Ordering::Release);
     }
 }
 
@@ -154,9 +215,48 @@ impl Actor for RelayActor {
             capacity: args.capacity.get(),
             lanes: args.lanes,
             sink: args.sink,
+            port: args.port,
+            port_sent: 0,
+            group: args.group,
+            members: Vec::new(),
+            group_delivered: 0,
+            group_failed: 0,
             lagged: 0,
             bus_dropped: 0,
         })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        ractor::pg::monitor(state.group.clone(), myself.get_cell());
+        state.refresh_members();
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ProcessGroupChanged(change) = event
+            && change.get_group() == state.group
+        {
+            state.refresh_members();
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        ractor::pg::demonitor(state.group.clone(), myself.get_id());
+        Ok(())
     }
 
     async fn handle(
@@ -187,7 +287,13 @@ impl Actor for RelayActor {
                     published: state.sink.published.load(Ordering::Relaxed),
                     bus_dropped: state.bus_dropped,
                     subscribers,
+                    port_sent: state.port_sent,
+                    group_delivered: state.group_delivered,
+                    group_failed: state.group_failed,
                 });
+            }
+            RelayMessage::Command(RelayCommand(RelayCommandKind::PortOpened)) => {
+                state.refresh_listening();
             }
             RelayMessage::Command(RelayCommand(RelayCommandKind::Publish(event))) => {
                 let behind = state

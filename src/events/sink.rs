@@ -22,6 +22,9 @@ pub(crate) struct SinkState {
     pub(crate) in_flight: AtomicUsize,
     /// Events published (constructed and cast) since start.
     pub(crate) published: AtomicU64,
+    /// True once somebody asked for the `OutputPort` (its subscribers are not observable,
+    /// so an opened port counts as a listener for the rest of the supervisor's life).
+    pub(crate) port_open: AtomicBool,
 }
 
 /// A cheap, cloneable publisher of lifecycle events.

@@ -12,7 +12,7 @@ use super::runtime::Runtime;
 use super::shutdown::{self, Trigger};
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
-use crate::events::RelayMessage;
+use crate::events::{EventStats, RelayMessage};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
 use crate::registry::{RegistryMessage, TaskInfo};
@@ -163,6 +163,52 @@ impl SupervisorHandle {
     /// The event relay actor.
     pub fn relay_actor(&self) -> ActorRef<RelayMessage> {
         self.runtime.relay.clone()
+    }
+
+    /// The `OutputPort<Event>` fed with every lifecycle event from now on, for local actors:
+    /// `handle.event_port().subscribe(actor, |event| Some(MyMsg::Event(event)))`.
+    ///
+    /// Delivery uses ractor's `output-port-v2` fan-out: unbounded per subscribing actor, so
+    /// no event is dropped while the actor lives (a slow actor grows its own mailbox). The
+    /// number of events sent is in [`EventStats::port_sent`]. Events published before the
+    /// first call are not replayed.
+    pub fn event_port(&self) -> Arc<ractor::OutputPort<crate::events::Event>> {
+        let sink = &self.runtime.sink_state;
+        if !sink
+            .port_open
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            sink.listening
+                .store(true, std::sync::atomic::Ordering::Release);
+            let _ = self
+                .runtime
+                .relay
+                .cast(RelayMessage::Command(crate::events::RelayCommand(
+                    crate::events::RelayCommandKind::PortOpened,
+                )));
+        }
+        self.runtime.event_port.clone()
+    }
+
+    /// The name of the `ractor::pg` group (default scope) whose members receive every
+    /// lifecycle event by `cast`: join with `ractor::pg::join(handle.event_group(),
+    /// vec![actor.get_cell()])` from an actor whose `Msg` is [`Event`](crate::Event).
+    ///
+    /// Joining and leaving are safe at any time; a member receives the events published
+    /// after the relay has seen it join (microseconds later). A stopped member is skipped.
+    /// The name is `"taskvisor.<supervisor name>.events"`.
+    pub fn event_group(&self) -> String {
+        self.runtime.event_group.clone()
+    }
+
+    /// Publication and delivery counters of the event path: published, dropped by the bus
+    /// backlog, and per subscriber, port and group (SPEC §5). All zero once the supervisor
+    /// has shut down.
+    pub async fn event_stats(&self) -> EventStats {
+        match self.runtime.relay.call(RelayMessage::Stats, None).await {
+            Ok(CallResult::Success(stats)) => stats,
+            _ => EventStats::default(),
+        }
     }
 
     /// The supervisor's name (see [`SupervisorBuilder::with_name`](crate::SupervisorBuilder::with_name)).

@@ -33,6 +33,11 @@ pub(crate) struct Runtime {
     pub(crate) registry: ActorRef<RegistryMessage>,
     pub(crate) relay: ActorRef<RelayMessage>,
     pub(crate) events: EventSink,
+    /// The `OutputPort<Event>` the relay feeds once it has been handed out.
+    pub(crate) event_port: Arc<ractor::OutputPort<crate::events::Event>>,
+    /// The `pg` group (default scope) whose members receive every event.
+    pub(crate) event_group: String,
+    pub(crate) sink_state: Arc<crate::events::SinkState>,
     /// In-flight registry commands (`registry_queue_capacity`): the bound that ractor's
     /// unbounded mailbox lacks. A permit is held from send until reply.
     pub(crate) commands: Arc<Semaphore>,
@@ -64,15 +69,17 @@ impl Runtime {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(RuntimeError::TokioRuntimeUnavailable);
         }
-        let relay_args = RelayArgs::new(&config, subscribers)?;
+        let event_group = format!("taskvisor.{name}.events");
+        let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?;
         let sink_state = relay_args.sink_state();
+        let event_port = relay_args.port();
         let (relay, _) = ractor::ActorRuntime::<RelayActor>::spawn_instant(
             Some(format!("{name}.relay")),
             RelayActor,
             relay_args,
         )
         .map_err(|_| RuntimeError::SupervisorNameTaken { name: name.clone() })?;
-        let events = EventSink::new(relay.clone(), sink_state);
+        let events = EventSink::new(relay.clone(), sink_state.clone());
 
         let root_token = CancellationToken::new();
         let permits = config
@@ -125,6 +132,9 @@ impl Runtime {
             registry,
             relay,
             events,
+            event_port,
+            event_group,
+            sink_state,
             admission_closed: AtomicBool::new(false),
             shutdown_started: CancellationToken::new(),
             root_token,
