@@ -23,7 +23,7 @@ use tokio::task::AbortHandle;
 
 use super::decision::{Decision, Finish, decide};
 use super::messages::{AddRequest, CancelTicket, Command, CommandKind, RegistryMessage};
-use super::state::{AddRefusal, Drain, Phase, RegistrySettings, RegistryState};
+use super::state::{AddRefusal, Drain, Phase, RegistrySettings, RegistryState, intensity_exceeded};
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
@@ -209,15 +209,7 @@ async fn handle_command(
             verdict,
             reply,
         } => begin_drain(myself, state, grace, verdict, reply),
-        CommandKind::DrainDeadline => {
-            if let Some(drain) = state.drain.as_mut() {
-                drain.deadline = None;
-            }
-            let ids: Vec<TaskId> = state.entries.keys().copied().collect();
-            for id in ids {
-                force_abort(state, id);
-            }
-        }
+        CommandKind::DrainDeadline => drain_deadline_passed(state),
         CommandKind::ForceAbortAll => {
             let ids: Vec<TaskId> = state.entries.keys().copied().collect();
             for id in ids {
@@ -424,6 +416,18 @@ async fn on_exit(
             reason,
             next_retry_count,
         } => {
+            if failed
+                && let (Some((max_restarts, period)), Some(log)) =
+                    (entry.policy.restart_intensity, entry.restart_log.as_mut())
+                && intensity_exceeded(log, max_restarts, period)
+            {
+                let last = reason.as_deref().unwrap_or("unknown failure");
+                let text = format!(
+                    "restart intensity exceeded: more than {max_restarts} restarts in {period:?}; last failure: {last}"
+                );
+                state.finish(id, Finish::plain(TaskOutcome::failed(text, None, None)));
+                return;
+            }
             entry.retry_count = next_retry_count;
             if failed {
                 entry.restarts = entry.restarts.saturating_add(1);
@@ -489,10 +493,10 @@ fn claim_with_grace(
     if !claim(state, id) {
         return false;
     }
-    let grace = state.settings.grace;
     if !state.entries.contains_key(&id) {
         return true;
     }
+    let grace = state.stop_window(id);
     if grace.is_zero() {
         force_abort(state, id);
     } else {
@@ -539,7 +543,18 @@ fn begin_drain(
     }
     let ids: Vec<TaskId> = state.entries.keys().copied().collect();
     for id in ids {
-        claim(state, id);
+        if claim(state, id)
+            && let Some(own) = state
+                .entries
+                .get(&id)
+                .and_then(|e| e.policy.shutdown_timeout)
+        {
+            // A task's own stop window replaces the grace for it (OTP child `shutdown`).
+            let timer = send_later(myself, own, CommandKind::ForceAbort(id));
+            if let Some(entry) = state.entries.get_mut(&id) {
+                entry.removal_timer = Some(timer);
+            }
+        }
     }
     let drain = Drain {
         reply,
@@ -553,12 +568,26 @@ fn begin_drain(
     }
     state.drain = Some(drain);
     if grace.is_zero() {
-        let ids: Vec<TaskId> = state.entries.keys().copied().collect();
-        for id in ids {
-            force_abort(state, id);
-        }
+        drain_deadline_passed(state);
     } else if let Some(drain) = state.drain.as_mut() {
         drain.deadline = Some(send_later(myself, grace, CommandKind::DrainDeadline));
+    }
+}
+
+/// The shared shutdown deadline passed: force-abort every task still draining, except those
+/// with their own stop window (their own timer does it).
+fn drain_deadline_passed(state: &mut RegistryState) {
+    if let Some(drain) = state.drain.as_mut() {
+        drain.deadline = None;
+    }
+    let ids: Vec<TaskId> = state
+        .entries
+        .iter()
+        .filter(|(_, e)| e.policy.shutdown_timeout.is_none())
+        .map(|(id, _)| *id)
+        .collect();
+    for id in ids {
+        force_abort(state, id);
     }
 }
 

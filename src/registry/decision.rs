@@ -163,6 +163,8 @@ mod tests {
             backoff: BackoffPolicy::constant(Duration::from_millis(10)),
             timeout: None,
             max_retries: max_retries.and_then(NonZeroU32::new),
+            shutdown_timeout: None,
+            restart_intensity: None,
         }
     }
 

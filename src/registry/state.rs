@@ -82,6 +82,9 @@ pub(crate) struct Entry {
     /// Ownership unit (R§18), returned when the entry is dropped at terminal commit.
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
     pub(crate) release: Option<ReleaseHook>,
+    /// Recent failure restarts, for the task's own restart intensity (allocated only when
+    /// the task has one).
+    pub(crate) restart_log: Option<Box<std::collections::VecDeque<tokio::time::Instant>>>,
 }
 
 /// The shutdown drain in progress (R§14 step 3).
@@ -110,6 +113,26 @@ pub struct RegistryState {
     pub(crate) closed: bool,
     /// When recent failure restarts happened, for the restart intensity window.
     pub(crate) restart_log: std::collections::VecDeque<tokio::time::Instant>,
+}
+
+/// Records a restart now in `log` and tells whether more than `max_restarts` restarts fall
+/// within the last `period` (the OTP intensity rule: exceeding it ends supervision).
+/// Returns `true` when the intensity is exceeded.
+pub(crate) fn intensity_exceeded(
+    log: &mut std::collections::VecDeque<tokio::time::Instant>,
+    max_restarts: u32,
+    period: Duration,
+) -> bool {
+    let now = tokio::time::Instant::now();
+    log.push_back(now);
+    while let Some(oldest) = log.front() {
+        if now.duration_since(*oldest) >= period {
+            log.pop_front();
+        } else {
+            break;
+        }
+    }
+    log.len() > max_restarts as usize
 }
 
 /// A force-aborted attempt that has not physically exited yet.
@@ -144,6 +167,14 @@ impl RegistryState {
         }
     }
 
+    /// The stop window of `id`: its own shutdown timeout, else the supervisor grace.
+    pub(crate) fn stop_window(&self, id: TaskId) -> Duration {
+        self.entries
+            .get(&id)
+            .and_then(|e| e.policy.shutdown_timeout)
+            .unwrap_or(self.settings.grace)
+    }
+
     /// Records one restart after a failure and reports whether the supervisor-wide restart
     /// intensity is now exceeded: more than `max_restarts` restarts within `period`
     /// (Erlang/OTP `supervisor` flags `intensity` and `period`). Fires the meltdown signal
@@ -152,16 +183,7 @@ impl RegistryState {
         let Some((max_restarts, period)) = self.settings.intensity else {
             return false;
         };
-        let now = tokio::time::Instant::now();
-        self.restart_log.push_back(now);
-        while let Some(oldest) = self.restart_log.front() {
-            if now.duration_since(*oldest) > period {
-                self.restart_log.pop_front();
-            } else {
-                break;
-            }
-        }
-        if self.restart_log.len() <= max_restarts as usize {
+        if !intensity_exceeded(&mut self.restart_log, max_restarts, period) {
             return false;
         }
         match self.settings.meltdown.take() {
@@ -240,6 +262,7 @@ impl RegistryState {
                 cancel_waiters: Vec::new(),
                 _unit: unit,
                 release,
+                restart_log: policy.restart_intensity.map(|_| Box::default()),
             },
         );
         self.events().publish(|| {

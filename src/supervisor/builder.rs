@@ -187,8 +187,19 @@ impl SupervisorBuilder {
         self
     }
 
-    /// Links the supervisor's registry actor under `parent` in the ractor supervision tree:
-    /// `parent` receives a supervision event when the supervisor's runtime terminates.
+    /// Links the supervisor into `parent`'s ractor supervision tree, through a small link
+    /// actor named `"{name}.link"` spawned under `parent`:
+    /// - stopping (or killing) `parent` shuts the supervisor down gracefully — grace
+    ///   honoured, every watched outcome delivered — exactly like
+    ///   [`SupervisorHandle::shutdown`](crate::SupervisorHandle::shutdown);
+    /// - when the supervisor has shut down (for any reason), the link stops normally and
+    ///   `parent` receives `SupervisionEvent::ActorTerminated` for it, with the reason
+    ///   `"supervisor shut down"`. Nothing of ours kills `parent`; but ractor's default
+    ///   `handle_supervisor_evt` stops a parent when any child ends, so override it in
+    ///   `parent` if it should outlive the supervisor.
+    ///
+    /// The registry itself is not linked under `parent`: ractor kills linked children
+    /// without `post_stop` when a parent exits, which would skip the grace period.
     pub fn with_parent(mut self, parent: ActorCell) -> Self {
         self.parent = Some(parent);
         self

@@ -15,6 +15,7 @@ pub(crate) mod handle;
 mod lifecycle;
 pub(crate) mod operations;
 pub(crate) mod owner;
+mod parent;
 pub(crate) mod runtime;
 pub(crate) mod shutdown;
 mod signals;

@@ -50,6 +50,8 @@ pub(crate) struct Runtime {
     /// Parent of every task token; cancelled at the end of the runtime.
     pub(crate) root_token: CancellationToken,
     pub(crate) shutdown: ShutdownCell,
+    /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
+    pub(crate) parent_link: Option<ractor::ActorCell>,
 }
 
 impl Runtime {
@@ -97,25 +99,27 @@ impl Runtime {
             meltdown: Some(meltdown),
         };
         let registry_name = Some(format!("{name}.registry"));
-        let spawned = match &parent {
-            Some(parent) => ractor::ActorRuntime::<RegistryActor>::spawn_linked_instant(
-                registry_name,
-                RegistryActor,
-                settings,
-                parent.clone(),
-            ),
-            None => ractor::ActorRuntime::<RegistryActor>::spawn_instant(
-                registry_name,
-                RegistryActor,
-                settings,
-            ),
-        };
-        let registry = match spawned {
+        let registry = match ractor::ActorRuntime::<RegistryActor>::spawn_instant(
+            registry_name,
+            RegistryActor,
+            settings,
+        ) {
             Ok((registry, _)) => registry,
             Err(_) => {
                 relay.stop(None);
                 return Err(RuntimeError::SupervisorNameTaken { name });
             }
+        };
+        let parent_link = match parent {
+            None => None,
+            Some(parent) => match super::parent::link_under(&name, parent) {
+                Ok(link) => Some(link),
+                Err(_) => {
+                    registry.stop(None);
+                    relay.stop(None);
+                    return Err(RuntimeError::SupervisorNameTaken { name });
+                }
+            },
         };
 
         let ownership_limit = config
@@ -139,7 +143,17 @@ impl Runtime {
             shutdown_started: CancellationToken::new(),
             root_token,
             shutdown: ShutdownCell::default(),
+            parent_link: parent_link.as_ref().map(|(link, _)| link.get_cell()),
         });
+        if let Some((_, gone)) = parent_link {
+            // The parent stopped (or was killed): shut down gracefully, as if asked to. The
+            // task ends when the link goes away, which at the latest is the end of shutdown.
+            let owner = runtime.clone();
+            tokio::spawn(async move {
+                gone.cancelled().await;
+                drop(super::shutdown::install(&owner, Trigger::Requested));
+            });
+        }
         if let Some((max_restarts, period)) = runtime.config.restart_intensity() {
             // Holds the runtime only while the registry lives: the sender is dropped with
             // the registry's state, which ends this task.

@@ -121,6 +121,10 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             .await;
     runtime.registry.stop(None);
     let _ = lanes_clean;
+    if let Some(link) = &runtime.parent_link {
+        // The parent's supervision event: the supervisor has terminated.
+        link.stop(Some("supervisor shut down".to_owned()));
+    }
 
     match (trigger, stuck) {
         (_, None) => Err(RuntimeError::ShuttingDown),

@@ -70,6 +70,8 @@ pub struct TaskSpec {
     backoff: TaskSetting<BackoffPolicy>,
     timeout: TaskSetting<Option<Duration>>,
     max_retries: TaskSetting<Option<NonZeroU32>>,
+    shutdown_timeout: Option<Duration>,
+    restart_intensity: Option<(u32, Duration)>,
     task: TaskRef,
 }
 
@@ -81,6 +83,8 @@ impl TaskSpec {
             backoff: TaskSetting::Inherit,
             timeout: TaskSetting::Inherit,
             max_retries: TaskSetting::Inherit,
+            shutdown_timeout: None,
+            restart_intensity: None,
             task,
         }
     }
@@ -178,6 +182,40 @@ impl TaskSpec {
         &self.name
     }
 
+    /// Gives this task its own stop window, in place of the supervisor grace, on remove,
+    /// cancel and shutdown: after cancellation it has `timeout` to finish before it is
+    /// force-aborted (Erlang/OTP child spec `shutdown`, a timeout in ms there). It may be
+    /// shorter or longer than the grace; a shutdown waits for the longest stop window of its
+    /// tasks, and `GraceExceeded` still lists every task force-aborted on the way. Zero
+    /// force-aborts at once unless the task has already finished.
+    pub fn with_shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = Some(timeout);
+        self
+    }
+
+    /// The task's own stop window, if set with
+    /// [`with_shutdown_timeout`](Self::with_shutdown_timeout).
+    #[must_use]
+    pub fn shutdown_timeout(&self) -> Option<Duration> {
+        self.shutdown_timeout
+    }
+
+    /// Caps this task's restarts after failures: more than `max_restarts` restarts within
+    /// any sliding window of `period` ends the task `Failed` with a reason naming the
+    /// intensity, instead of restarting it again (Erlang/OTP supervisor flags `intensity`
+    /// and `period`, applied to one child). Successful `Always` repeats do not count. The
+    /// retry limit (`max_retries`) still applies too. `period` is clamped to at least 1 ms.
+    pub fn with_restart_intensity(mut self, max_restarts: u32, period: Duration) -> Self {
+        self.restart_intensity = Some((max_restarts, period.max(Duration::from_millis(1))));
+        self
+    }
+
+    /// The task's restart intensity `(max_restarts, period)`, if set.
+    #[must_use]
+    pub fn restart_intensity(&self) -> Option<(u32, Duration)> {
+        self.restart_intensity
+    }
+
     /// The shared name, for cheap clones into registries and events.
     #[must_use]
     pub(crate) fn name_arc(&self) -> &Arc<str> {
@@ -218,6 +256,8 @@ impl TaskSpec {
             backoff: self.backoff.or(defaults.backoff()),
             timeout: normalize_timeout(self.timeout.or(defaults.timeout())),
             max_retries: self.max_retries.or(defaults.max_retries()),
+            shutdown_timeout: self.shutdown_timeout,
+            restart_intensity: self.restart_intensity,
         }
     }
 }
@@ -236,6 +276,8 @@ impl fmt::Debug for TaskSpec {
             .field("backoff", &self.backoff)
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("restart_intensity", &self.restart_intensity)
             .field("task", &OpaqueTask)
             .finish()
     }
@@ -252,6 +294,10 @@ pub(crate) struct ResolvedPolicy {
     pub timeout: Option<Duration>,
     /// Retry limit per failure streak; `None` = unlimited.
     pub max_retries: Option<NonZeroU32>,
+    /// Stop window replacing the supervisor grace for this task; `None` = the grace.
+    pub shutdown_timeout: Option<Duration>,
+    /// Per-task restart intensity `(max_restarts, period)`; `None` = off.
+    pub restart_intensity: Option<(u32, Duration)>,
 }
 
 #[cfg(test)]

@@ -1,0 +1,282 @@
+//! Beyond the reference (SPEC §4–5): the supervisor in a user's ractor supervision tree,
+//! per-task shutdown timeouts and restart intensity.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
+use ractor_taskvisor::prelude::*;
+use tokio::sync::mpsc;
+
+/// A parent actor that reports its supervision events and keeps running.
+struct Parent;
+
+impl Actor for Parent {
+    type Msg = ();
+    type State = mpsc::UnboundedSender<String>;
+    type Arguments = mpsc::UnboundedSender<String>;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<()>,
+        report: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(report)
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _myself: ActorRef<()>,
+        event: SupervisionEvent,
+        report: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ActorTerminated(cell, _, reason) = event {
+            let _ = report.send(format!("{:?}:{:?}", cell.get_name(), reason));
+        }
+        Ok(())
+    }
+}
+
+fn cooperative() -> TaskRef {
+    TaskFn::arc(|ctx: TaskContext| async move {
+        ctx.cancelled().await;
+        Ok(())
+    })
+}
+
+fn stubborn(stop_after: Duration) -> TaskRef {
+    TaskFn::arc(move |ctx: TaskContext| async move {
+        ctx.cancelled().await;
+        tokio::time::sleep(stop_after).await;
+        Ok(())
+    })
+}
+
+#[tokio::test]
+async fn stopping_the_parent_shuts_the_supervisor_down_gracefully() {
+    let (report, mut reports) = mpsc::unbounded_channel();
+    let (parent, parent_join) = Actor::spawn(None, Parent, report).await.unwrap();
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_name("tree-parent-stop")
+        .with_parent(parent.get_cell())
+        .build();
+    let handle = supervisor.serve().unwrap();
+    let (_, waiter) = handle
+        .add_and_watch(TaskSpec::once("worker", cooperative()))
+        .await
+        .unwrap();
+
+    parent.stop(None);
+    let outcome = tokio::time::timeout(Duration::from_secs(5), waiter.wait())
+        .await
+        .expect("outcome delivered")
+        .unwrap();
+    assert!(matches!(outcome, TaskOutcome::Canceled), "{outcome:?}");
+    parent_join.await.unwrap();
+    // The supervisor is shut down: admission is closed.
+    let late = handle.add(TaskSpec::once("late", cooperative())).await;
+    assert!(matches!(late, Err(RuntimeError::ShuttingDown)), "{late:?}");
+    drop(reports.try_recv());
+}
+
+#[tokio::test]
+async fn the_parent_gets_a_supervision_event_and_survives_the_supervisor_shutdown() {
+    let (report, mut reports) = mpsc::unbounded_channel();
+    let (parent, _join) = Actor::spawn(None, Parent, report).await.unwrap();
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_name("tree-parent-event")
+        .with_parent(parent.get_cell())
+        .build();
+    let handle = supervisor.serve().unwrap();
+    handle.shutdown().await.unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(5), reports.recv())
+        .await
+        .expect("a supervision event")
+        .unwrap();
+    assert_eq!(
+        event,
+        r#"Some("tree-parent-event.link"):Some("supervisor shut down")"#
+    );
+    assert_eq!(parent.get_status(), ractor::ActorStatus::Running);
+    parent.stop(None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_task_shutdown_timeout_replaces_the_grace_both_ways() {
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_grace(Duration::from_secs(1))
+        .build();
+    let handle = supervisor.serve().unwrap();
+    // Needs 3 s to stop: within its own 5 s window, beyond the 1 s grace.
+    let (_, patient) = handle
+        .add_and_watch(
+            TaskSpec::once("patient", stubborn(Duration::from_secs(3)))
+                .with_shutdown_timeout(Duration::from_secs(5)),
+        )
+        .await
+        .unwrap();
+    // Needs 500 ms: within the grace, beyond its own 100 ms window.
+    let (_, hasty) = handle
+        .add_and_watch(
+            TaskSpec::once("hasty", stubborn(Duration::from_millis(500)))
+                .with_shutdown_timeout(Duration::from_millis(100)),
+        )
+        .await
+        .unwrap();
+    let (_, plain) = handle
+        .add_and_watch(TaskSpec::once(
+            "plain",
+            stubborn(Duration::from_millis(500)),
+        ))
+        .await
+        .unwrap();
+    tokio::task::yield_now().await;
+
+    let result = handle.shutdown().await;
+    match result {
+        Err(RuntimeError::GraceExceeded { stuck, .. }) => {
+            assert_eq!(stuck, vec![Arc::<str>::from("hasty")]);
+        }
+        other => panic!("expected GraceExceeded naming hasty, got {other:?}"),
+    }
+    assert!(matches!(
+        patient.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+    assert!(matches!(
+        hasty.wait().await.unwrap(),
+        TaskOutcome::ForceAborted
+    ));
+    assert!(matches!(plain.wait().await.unwrap(), TaskOutcome::Canceled));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_task_shutdown_timeout_applies_to_cancel() {
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_grace(Duration::from_secs(60))
+        .build();
+    let handle = supervisor.serve().unwrap();
+    let (id, waiter) = handle
+        .add_and_watch(
+            TaskSpec::once("slow", stubborn(Duration::from_secs(10)))
+                .with_shutdown_timeout(Duration::from_millis(200)),
+        )
+        .await
+        .unwrap();
+    tokio::task::yield_now().await;
+    let started = tokio::time::Instant::now();
+    assert!(handle.cancel(id).await.unwrap());
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(matches!(
+        waiter.wait().await.unwrap(),
+        TaskOutcome::ForceAborted
+    ));
+}
+
+fn always_failing(attempts: Arc<AtomicU32>) -> TaskRef {
+    TaskFn::arc(move |_ctx| {
+        let attempts = attempts.clone();
+        async move {
+            attempts.fetch_add(1, Ordering::SeqCst);
+            Err(TaskError::fail("crash"))
+        }
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn supervisor_restart_intensity_shuts_down_and_keeps_healthy_outcomes() {
+    let supervisor = Supervisor::builder(
+        SupervisorConfig::default().with_restart_intensity(3, Duration::from_secs(1)),
+    )
+    .build();
+    let handle = supervisor.serve().unwrap();
+    let (_, healthy) = handle
+        .add_and_watch(TaskSpec::once("healthy", cooperative()))
+        .await
+        .unwrap();
+    let attempts = Arc::new(AtomicU32::new(0));
+    let (_, looping) = handle
+        .add_and_watch(
+            TaskSpec::restartable("crash-loop", always_failing(attempts.clone()))
+                .with_backoff(BackoffPolicy::constant(Duration::from_millis(10))),
+        )
+        .await
+        .unwrap();
+
+    assert!(matches!(
+        healthy.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+    assert!(matches!(
+        looping.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+    // Three restarts are allowed; the fourth exceeds the intensity.
+    assert_eq!(attempts.load(Ordering::SeqCst), 4);
+    match handle.shutdown().await {
+        Err(RuntimeError::RestartIntensityExceeded {
+            max_restarts,
+            period,
+            ..
+        }) => {
+            assert_eq!(max_restarts, 3);
+            assert_eq!(period, Duration::from_secs(1));
+        }
+        other => panic!("expected RestartIntensityExceeded, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn restarts_spread_beyond_the_period_do_not_trip_the_intensity() {
+    let supervisor = Supervisor::builder(
+        SupervisorConfig::default().with_restart_intensity(1, Duration::from_millis(100)),
+    )
+    .build();
+    let handle = supervisor.serve().unwrap();
+    let attempts = Arc::new(AtomicU32::new(0));
+    let spec = TaskSpec::restartable("slow-crash", always_failing(attempts.clone()))
+        .with_backoff(BackoffPolicy::constant(Duration::from_millis(150)))
+        .with_max_retries(std::num::NonZeroU32::new(5));
+    let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
+    match waiter.wait().await.unwrap() {
+        TaskOutcome::Failed { reason, .. } => {
+            assert!(
+                reason.starts_with("retry limit reached after 5 of 5"),
+                "{reason}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(attempts.load(Ordering::SeqCst), 6);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_task_restart_intensity_fails_only_that_task() {
+    let supervisor = Supervisor::new(SupervisorConfig::default(), Vec::new());
+    let handle = supervisor.serve().unwrap();
+    let attempts = Arc::new(AtomicU32::new(0));
+    let spec = TaskSpec::restartable("crash-loop", always_failing(attempts.clone()))
+        .with_backoff(BackoffPolicy::constant(Duration::from_millis(10)))
+        .with_restart_intensity(2, Duration::from_secs(1));
+    let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
+    let (_, healthy) = handle
+        .add_and_watch(TaskSpec::once("healthy", cooperative()))
+        .await
+        .unwrap();
+    match waiter.wait().await.unwrap() {
+        TaskOutcome::Failed { reason, .. } => assert!(
+            reason.starts_with("restart intensity exceeded: more than 2 restarts in 1s"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    assert!(handle.is_alive("healthy").await);
+    handle.shutdown().await.unwrap();
+    assert!(matches!(
+        healthy.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+}
