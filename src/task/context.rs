@@ -16,12 +16,28 @@ use super::error::TaskError;
 #[derive(Clone, Debug)]
 pub struct TaskContext {
     token: CancellationToken,
+    /// The task actor running this attempt, so actor tasks can link under it.
+    actor: Option<ractor::ActorCell>,
 }
 
 impl TaskContext {
+    #[cfg(any(test, feature = "test-util"))]
     /// Wraps `token`; the runtime hands each attempt a child token (R§3).
     pub(crate) fn new(token: CancellationToken) -> Self {
-        Self { token }
+        Self { token, actor: None }
+    }
+
+    /// Wraps `token` for an attempt hosted by the task actor `actor`.
+    pub(crate) fn for_actor(token: CancellationToken, actor: ractor::ActorCell) -> Self {
+        Self {
+            token,
+            actor: Some(actor),
+        }
+    }
+
+    /// The task actor hosting this attempt, when it runs under a supervisor.
+    pub(crate) fn actor(&self) -> Option<&ractor::ActorCell> {
+        self.actor.as_ref()
     }
 
     #[cfg(test)]
@@ -69,7 +85,12 @@ impl TaskContext {
     /// [`cancellation_token`](Self::cancellation_token)) leaves this one alone.
     #[must_use]
     pub fn child(&self) -> TaskContext {
-        Self::new(self.token.child_token())
+        // The child scope keeps the hosting actor: work spawned from it still belongs to
+        // the same attempt.
+        Self {
+            token: self.token.child_token(),
+            actor: self.actor.clone(),
+        }
     }
 
     /// The Tokio-util token behind this context; it shares state with the

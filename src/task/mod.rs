@@ -1,5 +1,6 @@
 //! Task definition: the [`Task`] trait, its context, errors and specs (R§3, R§4, R§6, R§11).
 
+mod actor;
 mod context;
 mod defaults;
 mod error;
@@ -9,6 +10,7 @@ mod spec;
 #[allow(clippy::module_inception)]
 mod task;
 
+pub use actor::FATAL_STOP_PREFIX;
 pub use context::TaskContext;
 pub use defaults::TaskDefaults;
 pub use error::TaskError;

@@ -62,7 +62,7 @@ impl Actor for TaskActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let verdict = run_attempt(&state.shared, state.attempt).await;
+        let verdict = run_attempt(&state.shared, state.attempt, myself.get_cell()).await;
         state.verdict = Some(verdict);
         myself.stop(None);
         Ok(())

@@ -75,7 +75,11 @@ impl Drop for RunningGuard<'_> {
 ///
 /// The permit (if any) is acquired before the attempt and released after the attempt's
 /// future has been dropped, so a blocking destructor extends the permit hold, as in R§12.
-pub(crate) async fn run_attempt(shared: &TaskShared, attempt: u32) -> AttemptVerdict {
+pub(crate) async fn run_attempt(
+    shared: &TaskShared,
+    attempt: u32,
+    actor: ractor::ActorCell,
+) -> AttemptVerdict {
     if shared.token.is_cancelled() {
         return AttemptVerdict::NotStarted;
     }
@@ -109,7 +113,7 @@ pub(crate) async fn run_attempt(shared: &TaskShared, attempt: u32) -> AttemptVer
     });
 
     let attempt_token = shared.token.child_token();
-    let ctx = TaskContext::new(attempt_token.clone());
+    let ctx = TaskContext::for_actor(attempt_token.clone(), actor);
     let started = Instant::now();
 
     // Creating the future may run user code (a hand-written `Task::run`), so it is inside
