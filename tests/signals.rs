@@ -1,0 +1,123 @@
+//! OS signals under `run_with_os_signals` (BUG-16, SPEC §5 "second signal"), tested on a
+//! real child process: this test binary re-executes itself to run the child scenario, and
+//! the parent sends real signals with `kill`.
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ractor_taskvisor::prelude::*;
+
+const ROLE: &str = "TASKVISOR_SIGNAL_CHILD";
+
+/// The child: one task that ignores cancellation, grace 30 s. Prints READY once the task
+/// runs, then the result of `run_with_os_signals`.
+fn child_main(signals: bool) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async move {
+        let supervisor = Supervisor::builder(SupervisorConfig::default())
+            .with_grace(Duration::from_secs(30))
+            .build();
+        let stubborn = TaskFn::arc(|_ctx| async {
+            println!("READY");
+            loop {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        let spec = TaskSpec::once("stubborn", stubborn);
+        let result = if signals {
+            supervisor.run_with_os_signals(vec![spec]).await
+        } else {
+            supervisor.run(vec![spec]).await
+        };
+        println!("RESULT {}", result.err().map_or("ok", |e| e.as_label()));
+    });
+    runtime.shutdown_timeout(Duration::from_millis(100));
+}
+
+fn spawn_child(test: &str, mode: &str) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(ROLE, mode)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The first line containing `marker`, from the marker on (the test harness may print its
+/// own text before it on the same line).
+fn wait_for_line(lines: &mut impl Iterator<Item = String>, marker: &str) -> String {
+    lines
+        .find_map(|line| line.find(marker).map(|at| line[at..].to_owned()))
+        .unwrap_or_else(|| panic!("child never printed {marker}"))
+}
+
+fn send(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("child did not exit within {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_second_sigint_during_the_grace_force_aborts_at_once() {
+    if let Ok(mode) = std::env::var(ROLE) {
+        return child_main(mode == "signals");
+    }
+    let mut child = spawn_child(
+        "a_second_sigint_during_the_grace_force_aborts_at_once",
+        "signals",
+    );
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
+    wait_for_line(&mut lines, "READY");
+    send(&child, "-INT");
+    std::thread::sleep(Duration::from_millis(300));
+    let second = Instant::now();
+    send(&child, "-INT");
+    let result = wait_for_line(&mut lines, "RESULT");
+    let status = wait_exit(&mut child, Duration::from_secs(10));
+    // Generous bound: the grace is 30 s; the second signal must cut it short.
+    assert!(
+        second.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        second.elapsed()
+    );
+    assert_eq!(result, "RESULT runtime_grace_exceeded");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn without_signal_handling_sigint_terminates_the_process_by_signal() {
+    if let Ok(mode) = std::env::var(ROLE) {
+        return child_main(mode == "signals");
+    }
+    let mut child = spawn_child(
+        "without_signal_handling_sigint_terminates_the_process_by_signal",
+        "plain",
+    );
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
+    wait_for_line(&mut lines, "READY");
+    send(&child, "-INT");
+    let status = wait_exit(&mut child, Duration::from_secs(10));
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(2), "{status:?}");
+}
