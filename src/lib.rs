@@ -34,10 +34,13 @@
 #![warn(missing_docs)]
 
 pub mod config;
+#[cfg(feature = "controller")]
+pub mod controller;
 pub mod error;
 pub mod events;
 pub mod identity;
 pub mod outcome;
+mod panic_guard;
 pub mod policy;
 pub mod prelude;
 pub mod registry;
@@ -46,6 +49,14 @@ pub mod task;
 mod task_actor;
 
 pub use config::SupervisorConfig;
+#[cfg(feature = "controller")]
+pub use controller::{
+    AdmissionPolicy, ControllerActor, ControllerCommand, ControllerConfig, ControllerMessage,
+    ControllerSnapshot, ControllerSpec, PreparedSubmission, SlotStatusKind, SlotView, Submit,
+    WatchedSubmit,
+};
+#[cfg(feature = "controller")]
+pub use error::ControllerError;
 pub use error::{BoxError, BuildError, ConfigError, Error, RuntimeError, SharedError};
 #[cfg(feature = "logging")]
 pub use events::LogWriter;

@@ -1,6 +1,13 @@
 //! Everything the quick start needs: `use ractor_taskvisor::prelude::*;`.
 
 pub use crate::config::SupervisorConfig;
+#[cfg(feature = "controller")]
+pub use crate::controller::{
+    AdmissionPolicy, ControllerConfig, ControllerSnapshot, ControllerSpec, PreparedSubmission,
+    SlotStatusKind, SlotView,
+};
+#[cfg(feature = "controller")]
+pub use crate::error::ControllerError;
 pub use crate::error::{BuildError, Error, RuntimeError};
 #[cfg(feature = "logging")]
 pub use crate::events::LogWriter;

@@ -32,7 +32,6 @@
 //! preallocated, so a dispatch in steady state costs one `Arc` clone and one uncontended
 //! lock per lane, with no allocation.
 
-use std::any::Any;
 use std::collections::VecDeque;
 use std::io;
 use std::num::NonZeroUsize;
@@ -486,22 +485,10 @@ fn call(subscriber: &dyn Subscribe, event: &Event) -> Result<(), Arc<str>> {
     match catch_unwind(AssertUnwindSafe(|| subscriber.on_event(event))) {
         Ok(()) => Ok(()),
         Err(payload) => {
-            let message = panic_message(&*payload);
+            let message: Arc<str> = crate::panic_guard::panic_message(&*payload).into();
             drop_guarded(payload);
             Err(message)
         }
-    }
-}
-
-/// The text of a panic payload: the `&str` or `String` given to `panic!`, or a placeholder
-/// for `panic_any` with another type.
-fn panic_message(payload: &(dyn Any + Send)) -> Arc<str> {
-    if let Some(text) = payload.downcast_ref::<&'static str>() {
-        Arc::from(*text)
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        Arc::from(text.as_str())
-    } else {
-        Arc::from("non-string panic payload")
     }
 }
 

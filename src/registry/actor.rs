@@ -28,6 +28,7 @@ use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskOutcome;
+use crate::panic_guard::drop_contained;
 use crate::task_actor::{AttemptVerdict, TaskActor, TaskActorArgs, TaskActorState};
 
 /// Reason text for a rejected duplicate name (R§19).
@@ -239,21 +240,14 @@ fn admit_one(state: &mut RegistryState, request: AddRequest) -> Result<(), Runti
         unit,
         release,
     } = request;
-    if state.closed {
-        return Err(RuntimeError::ShuttingDown);
-    }
     let name = spec.name();
-    if state.name_taken(name) {
-        state.reject(
-            id,
-            name,
-            RejectionKind::AlreadyExists,
-            EXISTS_REASON.into(),
-            outcome,
-        );
-        return Err(RuntimeError::TaskAlreadyExists { name: name.into() });
-    }
-    if let Err(AddRefusal::Limit(limit)) = state.check_limit(1) {
+    let refusal = if state.closed {
+        RuntimeError::ShuttingDown
+    } else if state.name_taken(name) {
+        let kind = RejectionKind::AlreadyExists;
+        state.reject(id, name, kind, EXISTS_REASON.into(), outcome);
+        RuntimeError::TaskAlreadyExists { name: name.into() }
+    } else if let Err(AddRefusal::Limit(limit)) = state.check_limit(1) {
         let reason = format!("registered task limit reached: {limit}");
         state.reject(
             id,
@@ -262,13 +256,17 @@ fn admit_one(state: &mut RegistryState, request: AddRequest) -> Result<(), Runti
             reason.into(),
             outcome,
         );
-        return Err(RuntimeError::ResourceLimitReached {
+        RuntimeError::ResourceLimitReached {
             resource: "registered_tasks",
             limit,
-        });
-    }
-    state.insert(id, spec, outcome, unit, release);
-    Ok(())
+        }
+    } else {
+        state.insert(id, spec, outcome, unit, release);
+        return Ok(());
+    };
+    // A refused spec may hold the last reference to the user's task object.
+    drop_contained((spec, unit, release));
+    Err(refusal)
 }
 
 /// All-or-nothing admission of a static batch (R§13).
@@ -297,6 +295,7 @@ fn admit_batch(state: &mut RegistryState, requests: Vec<AddRequest>) -> Result<(
                 reason.into(),
                 request.outcome,
             );
+            drop_contained((request.spec, request.unit, request.release));
         }
         return Err(RuntimeError::TaskAlreadyExists { name });
     }
@@ -316,6 +315,7 @@ fn admit_batch(state: &mut RegistryState, requests: Vec<AddRequest>) -> Result<(
                 reason.clone(),
                 request.outcome,
             );
+            drop_contained((request.spec, request.unit, request.release));
         }
         return Err(RuntimeError::ResourceLimitReached {
             resource: "registered_tasks",

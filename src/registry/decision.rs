@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::events::BackoffSource;
 use crate::outcome::TaskOutcome;
+use crate::panic_guard::drop_contained;
 use crate::policy::RestartPolicy;
 use crate::task::{ResolvedPolicy, TaskError};
 use crate::task_actor::AttemptVerdict;
@@ -125,13 +126,21 @@ fn decide_failure(
         .max_retries
         .is_some_and(|limit| retry_count >= limit.get());
     if policy_retries && error.is_retryable() && !limit_reached {
+        let reason: Arc<str> = error.to_string().into();
+        // The error (and its source) ends here; its destructor is user code (R§12 step 5).
+        if let Some(panic) = drop_contained(error) {
+            return Decision::Finish(Finish {
+                outcome: TaskOutcome::Panicked,
+                event_reason: Some(format!("task error destructor panicked: {panic}").into()),
+            });
+        }
         if cancelled {
             return Decision::Finish(Finish::plain(TaskOutcome::Canceled));
         }
         return Decision::Again {
             delay: policy.backoff.delay_for_retry(retry_count),
             announce: Some(BackoffSource::Failure),
-            reason: Some(error.to_string().into()),
+            reason: Some(reason),
             next_retry_count: retry_count.saturating_add(1),
         };
     }

@@ -29,6 +29,7 @@ use super::messages::{TaskInfo, TaskState};
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskOutcome;
+use crate::panic_guard::drop_contained;
 use crate::task::{ResolvedPolicy, TaskDefaults};
 use crate::task_actor::runner::TaskShared;
 
@@ -84,7 +85,7 @@ pub(crate) struct Entry {
     pub(crate) release: Option<ReleaseHook>,
     /// Recent failure restarts, for the task's own restart intensity (allocated only when
     /// the task has one).
-    pub(crate) restart_log: Option<Box<std::collections::VecDeque<tokio::time::Instant>>>,
+    pub(crate) restart_log: Option<std::collections::VecDeque<tokio::time::Instant>>,
 }
 
 /// The shutdown drain in progress (R§14 step 3).
@@ -139,6 +140,9 @@ pub(crate) fn intensity_exceeded(
 pub(crate) struct Reaping {
     pub(crate) name: Arc<str>,
     pub(crate) release: Option<ReleaseHook>,
+    /// The ownership unit stays taken while the attempt (and the task object it uses)
+    /// is physically alive (R§18).
+    pub(crate) _unit: Option<OwnedSemaphorePermit>,
 }
 
 /// Called once when a registration is entirely gone: terminal commit done **and** its last
@@ -262,7 +266,7 @@ impl RegistryState {
                 cancel_waiters: Vec::new(),
                 _unit: unit,
                 release,
-                restart_log: policy.restart_intensity.map(|_| Box::default()),
+                restart_log: policy.restart_intensity.map(|_| Default::default()),
             },
         );
         self.events().publish(|| {
@@ -319,6 +323,7 @@ impl RegistryState {
                         Reaping {
                             name: name.clone(),
                             release,
+                            _unit: entry._unit.take(),
                         },
                     );
                     *self.reserved.entry(name.clone()).or_insert(0) += 1;
@@ -358,16 +363,29 @@ impl RegistryState {
             }
             event
         });
-        if let Some(tx) = entry.outcome.take() {
-            let _ = tx.send(outcome);
-        }
+        // An outcome nobody receives is dropped here: its error source is user code.
+        let undelivered = match entry.outcome.take() {
+            Some(tx) => tx.send(outcome).err(),
+            None => Some(outcome),
+        };
+        let mut panics = Vec::new();
+        panics.extend(undelivered.and_then(drop_contained));
         self.events().publish(|| {
             Event::new(EventKind::TaskRemoved)
                 .with_id(id)
                 .with_task(name.clone())
         });
-        drop(entry.cancel_waiters);
-        if let Some(release) = entry.release.take() {
+        let release = entry.release.take();
+        // The entry may hold the last reference to the user's task object.
+        panics.extend(drop_contained(entry));
+        for panic in panics {
+            self.events().publish(|| {
+                Event::runtime_failure("task_destructor", format!("task_drop_panicked: {panic}"))
+                    .with_id(id)
+                    .with_task(name.clone())
+            });
+        }
+        if let Some(release) = release {
             release();
         }
         self.after_membership_change();
@@ -375,7 +393,7 @@ impl RegistryState {
 
     /// Releases the reservation of a force-aborted attempt that has physically exited.
     pub(crate) fn reaped(&mut self, actor: ActorId) -> bool {
-        let Some(Reaping { name, release }) = self.reaping.remove(&actor) else {
+        let Some(Reaping { name, release, .. }) = self.reaping.remove(&actor) else {
             return false;
         };
         if let Some(release) = release {

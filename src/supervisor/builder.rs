@@ -36,6 +36,8 @@ pub struct SupervisorBuilder {
     pub(crate) subscribers: Vec<Arc<dyn Subscribe>>,
     pub(crate) name: Option<Arc<str>>,
     pub(crate) parent: Option<ActorCell>,
+    #[cfg(feature = "controller")]
+    pub(crate) controller: Option<crate::controller::ControllerConfig>,
 }
 
 /// A subscriber with the metadata read once at build (R§7: `queue_capacity()` then
@@ -56,6 +58,8 @@ impl SupervisorBuilder {
             subscribers: Vec::new(),
             name: None,
             parent: None,
+            #[cfg(feature = "controller")]
+            controller: None,
         }
     }
 
@@ -205,6 +209,16 @@ impl SupervisorBuilder {
         self
     }
 
+    /// Installs the keyed-admission controller (R§17) with `config`; without it every
+    /// submit form returns `ControllerError::NotConfigured`. [`try_build`](Self::try_build)
+    /// rejects a `queue_capacity` above `usize::MAX >> 3` with
+    /// [`BuildError::CapacityTooLarge`] (`"controller_queue_capacity"`).
+    #[cfg(feature = "controller")]
+    pub fn with_controller(mut self, config: crate::controller::ControllerConfig) -> Self {
+        self.controller = Some(config);
+        self
+    }
+
     /// Builds the supervisor.
     ///
     /// # Panics
@@ -224,12 +238,18 @@ impl SupervisorBuilder {
     ///
     /// # Errors
     /// - [`BuildError::CapacityTooLarge`] for `max_concurrent`, `bus_capacity`,
-    ///   `registry_queue_capacity` or a subscriber's `queue_capacity` above `usize::MAX >> 3`;
+    ///   `registry_queue_capacity`, the controller's `queue_capacity`
+    ///   (`"controller_queue_capacity"`) or a subscriber's `queue_capacity` above
+    ///   `usize::MAX >> 3`;
     /// - [`BuildError::ResourceLimitReached`] (`"owned_user_lifetimes"`) when the ownership
     ///   capacity cannot hold every subscriber;
     /// - [`BuildError::InvalidName`] for an empty name given to [`with_name`](Self::with_name).
     pub fn try_build(self) -> Result<Arc<Supervisor>, BuildError> {
         self.config.validate()?;
+        #[cfg(feature = "controller")]
+        if let Some(controller) = &self.controller {
+            controller.validate()?;
+        }
         if let Some(name) = &self.name
             && name.is_empty()
         {
@@ -268,6 +288,8 @@ impl SupervisorBuilder {
             subscribers,
             self.name,
             self.parent,
+            #[cfg(feature = "controller")]
+            self.controller,
         )))
     }
 }

@@ -19,6 +19,8 @@ mod parent;
 pub(crate) mod runtime;
 pub(crate) mod shutdown;
 mod signals;
+#[cfg(feature = "controller")]
+pub(crate) mod submit;
 
 use std::fmt;
 use std::future::Future;
@@ -61,6 +63,8 @@ pub struct Supervisor {
     defaults: TaskDefaults,
     subscribers: Vec<SubscriberEntry>,
     parent: Option<ActorCell>,
+    #[cfg(feature = "controller")]
+    controller: Option<crate::controller::ControllerConfig>,
     lease: Arc<OwnerLease>,
     /// Single-shot claim of the static `run*` lifecycle (R§8).
     lifecycle: AtomicU8,
@@ -97,6 +101,7 @@ impl Supervisor {
         subscribers: Vec<SubscriberEntry>,
         name: Option<Arc<str>>,
         parent: Option<ActorCell>,
+        #[cfg(feature = "controller")] controller: Option<crate::controller::ControllerConfig>,
     ) -> Supervisor {
         Supervisor {
             name: name.unwrap_or_else(runtime::generated_name),
@@ -104,6 +109,8 @@ impl Supervisor {
             defaults,
             subscribers,
             parent,
+            #[cfg(feature = "controller")]
+            controller,
             lease: Arc::new(OwnerLease::default()),
             lifecycle: AtomicU8::new(0),
         }
@@ -140,6 +147,8 @@ impl Supervisor {
             self.defaults.clone(),
             &self.subscribers,
             self.parent.clone(),
+            #[cfg(feature = "controller")]
+            self.controller.clone(),
         )?;
         *slot = Some(runtime.clone());
         Ok(runtime)

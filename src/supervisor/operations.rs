@@ -14,6 +14,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
 use super::handle::SupervisorHandle;
 use super::runtime::Runtime;
+#[cfg(feature = "controller")]
+use super::submit;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
@@ -237,6 +239,19 @@ impl RemoveOperation {
         if runtime.admission_closed() {
             return Err(RuntimeError::ShuttingDown);
         }
+        // With a controller, by-id targets may be queued controller work (R§17).
+        #[cfg(feature = "controller")]
+        let _identity = match submit::route_identity(
+            &self.handle,
+            &self.target,
+            false,
+            self.fail_fast,
+        )
+        .await?
+        {
+            submit::Routed::Removed => return Ok(true),
+            submit::Routed::Forward(permit) => permit,
+        };
         let slot = acquire(
             runtime,
             &runtime.commands,
@@ -325,6 +340,14 @@ impl CancelOperation {
         if runtime.admission_closed() {
             return Err(RuntimeError::ShuttingDown);
         }
+        // With a controller, by-id targets may be queued controller work: removed at once,
+        // no termination wait (R§17).
+        #[cfg(feature = "controller")]
+        let _identity =
+            match submit::route_identity(&self.handle, &self.target, true, self.fail_fast).await? {
+                submit::Routed::Removed => return Ok(true),
+                submit::Routed::Forward(permit) => permit,
+            };
         let slot = acquire(
             runtime,
             &runtime.commands,

@@ -11,6 +11,10 @@ use tokio_util::sync::CancellationToken;
 use super::builder::SubscriberEntry;
 use super::shutdown::{ShutdownCell, Trigger};
 use crate::config::SupervisorConfig;
+#[cfg(feature = "controller")]
+use crate::controller::{
+    ControllerActor, ControllerArgs, ControllerConfig, ControllerLink, ControllerShared,
+};
 use crate::error::{MAX_CAPACITY, RuntimeError};
 use crate::events::{EventSink, RelayActor, RelayArgs, RelayMessage};
 use crate::registry::{RegistryActor, RegistryMessage, RegistrySettings};
@@ -32,6 +36,9 @@ pub(crate) struct Runtime {
     pub(crate) defaults: TaskDefaults,
     pub(crate) registry: ActorRef<RegistryMessage>,
     pub(crate) relay: ActorRef<RelayMessage>,
+    /// The keyed-admission controller, when built with `with_controller` (R§17).
+    #[cfg(feature = "controller")]
+    pub(crate) controller: Option<ControllerLink>,
     pub(crate) events: EventSink,
     /// The `OutputPort<Event>` the relay feeds once it has been handed out.
     pub(crate) event_port: Arc<ractor::OutputPort<crate::events::Event>>,
@@ -67,6 +74,7 @@ impl Runtime {
         defaults: TaskDefaults,
         subscribers: &[SubscriberEntry],
         parent: Option<ractor::ActorCell>,
+        #[cfg(feature = "controller")] controller: Option<ControllerConfig>,
     ) -> Result<Arc<Runtime>, RuntimeError> {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(RuntimeError::TokioRuntimeUnavailable);
@@ -122,19 +130,50 @@ impl Runtime {
             },
         };
 
+        let commands = Arc::new(Semaphore::new(
+            config.registry_queue_capacity().get().min(MAX_CAPACITY),
+        ));
+        #[cfg(feature = "controller")]
+        let controller = match controller {
+            None => None,
+            Some(controller) => {
+                let shared = Arc::new(ControllerShared::new(controller));
+                let args = ControllerArgs {
+                    shared: shared.clone(),
+                    registry: registry.clone(),
+                    commands: commands.clone(),
+                    events: events.clone(),
+                };
+                // Linked under the registry: if the registry dies, the controller goes
+                // with it and every submission fails fast with `Closed`.
+                match ractor::ActorRuntime::<ControllerActor>::spawn_linked_instant(
+                    Some(format!("{name}.controller")),
+                    ControllerActor,
+                    args,
+                    registry.get_cell(),
+                ) {
+                    Ok((actor, _)) => Some(ControllerLink { actor, shared }),
+                    Err(_) => {
+                        registry.stop(None);
+                        relay.stop(None);
+                        return Err(RuntimeError::SupervisorNameTaken { name });
+                    }
+                }
+            }
+        };
         let ownership_limit = config
             .ownership_capacity()
             .map(|n| n.get().saturating_sub(subscribers.len()).min(MAX_CAPACITY));
         let runtime = Arc::new(Runtime {
             name,
-            commands: Arc::new(Semaphore::new(
-                config.registry_queue_capacity().get().min(MAX_CAPACITY),
-            )),
+            commands,
             ownership: ownership_limit.map(|n| Arc::new(Semaphore::new(n))),
             config,
             defaults,
             registry,
             relay,
+            #[cfg(feature = "controller")]
+            controller,
             events,
             event_port,
             event_group,

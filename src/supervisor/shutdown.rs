@@ -91,6 +91,8 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             .publish(|| Event::new(EventKind::ShutdownRequested));
     }
     runtime.close_admission();
+    #[cfg(feature = "controller")]
+    super::submit::close_controller(runtime).await;
 
     let (grace, verdict) = match &trigger {
         Trigger::SignalSetupFailed(_) => (Duration::ZERO, false),
@@ -119,6 +121,8 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     let lanes_clean =
         crate::events::close_relay(&runtime.relay, runtime.config.subscriber_shutdown_timeout())
             .await;
+    #[cfg(feature = "controller")]
+    super::submit::stop_controller(runtime).await;
     runtime.registry.stop(None);
     let _ = lanes_clean;
     if let Some(link) = &runtime.parent_link {

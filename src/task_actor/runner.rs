@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{Event, EventKind, EventSink};
 use crate::identity::TaskId;
+use crate::panic_guard::{dispose, panic_message};
 use crate::task::{TaskContext, TaskError, TaskRef};
 
 /// What stays the same for every attempt of one registration.
@@ -127,10 +128,7 @@ pub(crate) async fn run_attempt(
     let mut future = AssertUnwindSafe(future).catch_unwind();
 
     let polled = match shared.timeout {
-        Some(limit) => match tokio::time::timeout(limit, &mut future).await {
-            Ok(result) => Some(result),
-            Err(_) => None,
-        },
+        Some(limit) => tokio::time::timeout(limit, &mut future).await.ok(),
         None => Some((&mut future).await),
     };
 
@@ -155,7 +153,7 @@ pub(crate) async fn run_attempt(
         }
         Some(Err(payload)) => {
             if let Err(second) = guarded_drop(future) {
-                forget_payload(payload);
+                dispose(payload);
                 return cleanup_panicked(shared, attempt, started, second);
             }
             failed_by_panic(shared, attempt, started, payload)
@@ -211,9 +209,9 @@ fn failed_by_panic(
     started: Instant,
     payload: Box<dyn Any + Send>,
 ) -> AttemptVerdict {
-    let message = panic_message(&payload);
+    let message = panic_message(&*payload);
     if let Err(second) = guarded_drop(payload) {
-        forget_payload(second);
+        dispose(second);
         return cleanup_panicked(
             shared,
             attempt,
@@ -240,8 +238,8 @@ fn cleanup_panicked(
     started: Instant,
     payload: Box<dyn Any + Send>,
 ) -> AttemptVerdict {
-    let reason = format!("task cleanup panicked: {}", panic_message(&payload));
-    forget_payload(payload);
+    let reason = format!("task cleanup panicked: {}", panic_message(&*payload));
+    dispose(payload);
     let elapsed = started.elapsed();
     shared.events.publish(|| {
         attempt_event(shared, EventKind::AttemptFailed, attempt)
@@ -254,25 +252,4 @@ fn cleanup_panicked(
 /// Drops `value` inside a panic boundary, returning the payload if its destructor panicked.
 fn guarded_drop<T>(value: T) -> Result<(), Box<dyn Any + Send>> {
     catch_unwind(AssertUnwindSafe(move || drop(value)))
-}
-
-/// Disposes of a panic payload whose own destructor might panic again (BUG-18): a payload
-/// that panics while being dropped is leaked instead, because a second unwind here would
-/// escape every boundary and take the actor down.
-fn forget_payload(payload: Box<dyn Any + Send>) {
-    if let Err(again) = guarded_drop(payload) {
-        std::mem::forget(again);
-    }
-}
-
-/// The text of a panic payload: `&str` and `String` payloads verbatim, anything else as
-/// "non-string panic payload" (R§12).
-pub(crate) fn panic_message(payload: &Box<dyn Any + Send>) -> String {
-    if let Some(text) = payload.downcast_ref::<&'static str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "non-string panic payload".to_owned()
-    }
 }

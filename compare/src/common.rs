@@ -1,0 +1,147 @@
+//! Shared measurement types, statistics and the workload parameters.
+
+use std::time::Duration;
+
+/// Tasks per run for W1, W2, W4, W5, W7 (issue 6).
+pub const N: usize = 10_000;
+/// Failures before success in W3.
+pub const K: u32 = 2_000;
+/// Idle resident tasks in W6.
+pub const W6_TASKS: usize = 100_000;
+/// Controller slots in W4 Queue.
+pub const W4_SLOTS: usize = 100;
+/// Events each raw-tokio W7 task produces (spawner "added", task "started" and "finished").
+pub const FLOOR_EVENTS_PER_TASK: u64 = 3;
+
+/// Who runs a workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Imp {
+    /// Raw tokio: the floor.
+    Tokio,
+    /// The published taskvisor 0.8.1.
+    Taskvisor,
+    /// ractor-taskvisor (this repository).
+    Ours,
+    /// A bare idle ractor actor (W6 only).
+    BareActor,
+}
+
+impl Imp {
+    pub fn label(self) -> &'static str {
+        match self {
+            Imp::Tokio => "tokio",
+            Imp::Taskvisor => "taskvisor",
+            Imp::Ours => "ours",
+            Imp::BareActor => "bare-actor",
+        }
+    }
+
+    pub fn from_label(s: &str) -> Option<Imp> {
+        [Imp::Tokio, Imp::Taskvisor, Imp::Ours, Imp::BareActor]
+            .into_iter()
+            .find(|i| i.label() == s)
+    }
+}
+
+/// Event accounting of one W7 run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EventCount {
+    /// Task events the counting subscriber received.
+    pub delivered: u64,
+    /// Task events the implementation should have produced (per-task count × N).
+    pub expected: u64,
+    /// Losses the implementation reported (overflow / lag reports).
+    pub reported: u64,
+}
+
+impl EventCount {
+    /// Expected events neither delivered nor reported as lost.
+    pub fn unreported(&self) -> u64 {
+        self.expected
+            .saturating_sub(self.delivered)
+            .saturating_sub(self.reported)
+    }
+}
+
+/// Memory reading of one W6 child.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemReading {
+    pub base_rss_kb: u64,
+    pub rss_kb: u64,
+    pub hwm_kb: u64,
+    pub tasks: u64,
+}
+
+impl MemReading {
+    /// Peak bytes per task: (VmHWM after − VmRSS before) / tasks.
+    pub fn peak_per_task(&self) -> f64 {
+        (self.hwm_kb.saturating_sub(self.base_rss_kb) * 1024) as f64 / self.tasks as f64
+    }
+    /// Resident bytes per task once idle: (VmRSS after − VmRSS before) / tasks.
+    pub fn resident_per_task(&self) -> f64 {
+        (self.rss_kb.saturating_sub(self.base_rss_kb) * 1024) as f64 / self.tasks as f64
+    }
+}
+
+/// One repetition's result: the primary value (in the workload's unit) and details.
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    pub value: f64,
+    pub events: Option<EventCount>,
+    pub mem: Option<MemReading>,
+    /// Outcome mix or other free text, shown in the details section.
+    pub note: Option<String>,
+}
+
+impl Sample {
+    pub fn per(elapsed: Duration, count: usize) -> Sample {
+        Sample {
+            value: elapsed.as_nanos() as f64 / count as f64,
+            ..Sample::default()
+        }
+    }
+}
+
+pub fn median(values: &[f64]) -> f64 {
+    let mut v: Vec<f64> = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Reads `VmRSS` and `VmHWM` (kB) from /proc/self/status.
+pub fn proc_status_kb() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Counts outcomes by label, for the details line ("completed=9990 rejected=10").
+#[derive(Default)]
+pub struct Mix(std::collections::BTreeMap<&'static str, usize>);
+
+impl Mix {
+    pub fn add(&mut self, label: &'static str) {
+        *self.0.entry(label).or_default() += 1;
+    }
+    pub fn render(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

@@ -1,0 +1,347 @@
+//! The supervisor workloads, written once and instantiated for both supervisors.
+//!
+//! taskvisor 0.8.1 and ractor-taskvisor expose the same public API for everything used here
+//! (`Supervisor`, `SupervisorConfig`, `TaskSpec`, `TaskFn`, `TaskWaiter`, `Subscribe`,
+//! controller specs), so one macro body guarantees that both run exactly the same code.
+
+/// Runtime configuration shared by every workload: no registered-task or ownership limit
+/// (10,000 and 100,000 tasks exceed the defaults of 1024), everything else default.
+macro_rules! unbounded_config {
+    ($krate:ident) => {
+        $krate::SupervisorConfig::new()
+            .with_max_registered_tasks(None)
+            .with_ownership_capacity(None)
+    };
+}
+pub(crate) use unbounded_config;
+
+macro_rules! supervisor_workloads {
+    ($krate:ident) => {
+        use std::num::NonZeroUsize;
+        use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+        use std::sync::{Arc, OnceLock};
+        use std::time::{Duration, Instant};
+
+        use $krate::{
+            BackoffPolicy, Event, EventKind, Subscribe, Supervisor, SupervisorHandle, TaskContext,
+            TaskError, TaskFn, TaskOutcome, TaskRef, TaskSpec,
+        };
+
+        use crate::common::{EventCount, K, MemReading, Sample};
+        use crate::floor::wait_until;
+
+        fn instant_task() -> TaskRef {
+            TaskFn::arc(|_ctx: TaskContext| async { Ok(()) })
+        }
+
+        /// A resident cooperative task: counts its start, then waits for cancellation.
+        fn resident_task(started: Arc<AtomicUsize>) -> TaskRef {
+            TaskFn::arc(move |ctx: TaskContext| {
+                let started = started.clone();
+                async move {
+                    started.fetch_add(1, Ordering::Relaxed);
+                    ctx.cancelled().await;
+                    Err(TaskError::Canceled)
+                }
+            })
+        }
+
+        fn names(prefix: &str, n: usize) -> Vec<Arc<str>> {
+            (0..n).map(|i| Arc::from(format!("{prefix}{i}"))).collect()
+        }
+
+        /// One watched instant task, so actors, threads and caches are warm before timing.
+        async fn warm(handle: &SupervisorHandle) {
+            let (_, waiter) = handle
+                .add_and_watch(TaskSpec::once("warm", instant_task()))
+                .await
+                .expect("warm add");
+            let outcome = waiter.wait().await.expect("warm outcome");
+            assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+        }
+
+        /// add+watch each spec one after another, then await every outcome.
+        async fn add_watch_all(handle: &SupervisorHandle, specs: Vec<TaskSpec>) -> Duration {
+            let n = specs.len();
+            let start = Instant::now();
+            let mut waiters = Vec::with_capacity(n);
+            for spec in specs {
+                let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
+                waiters.push(waiter);
+            }
+            for waiter in waiters {
+                let outcome = waiter.wait().await.expect("outcome");
+                assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+            }
+            start.elapsed()
+        }
+
+        /// W1: serve, add+watch N instant once-tasks one after another, await all outcomes.
+        pub async fn w1(n: usize) -> Sample {
+            let supervisor = Supervisor::new(crate::sup::unbounded_config!($krate), Vec::new());
+            let handle = supervisor.serve().expect("serve");
+            warm(&handle).await;
+            let task = instant_task();
+            let specs: Vec<TaskSpec> = names("m-", n)
+                .into_iter()
+                .map(|name| TaskSpec::once(name, task.clone()))
+                .collect();
+            let elapsed = add_watch_all(&handle, specs).await;
+            handle.shutdown().await.expect("shutdown");
+            Sample::per(elapsed, n)
+        }
+
+        /// W2: a static batch of N once-tasks via `run`, to natural completion.
+        pub async fn w2(n: usize) -> Sample {
+            let supervisor = Supervisor::new(crate::sup::unbounded_config!($krate), Vec::new());
+            let task = instant_task();
+            let specs: Vec<TaskSpec> = names("m-", n)
+                .into_iter()
+                .map(|name| TaskSpec::once(name, task.clone()))
+                .collect();
+            let start = Instant::now();
+            supervisor.run(specs).await.expect("run");
+            Sample::per(start.elapsed(), n)
+        }
+
+        /// W3: one task failing K times with zero backoff, then succeeding (ns per retry).
+        pub async fn w3() -> Sample {
+            let supervisor = Supervisor::new(crate::sup::unbounded_config!($krate), Vec::new());
+            let handle = supervisor.serve().expect("serve");
+            warm(&handle).await;
+            let calls = Arc::new(AtomicU32::new(0));
+            let task: TaskRef = {
+                let calls = calls.clone();
+                TaskFn::arc(move |_ctx: TaskContext| {
+                    let failed = calls.fetch_add(1, Ordering::Relaxed) < K;
+                    async move {
+                        if failed {
+                            Err(TaskError::fail("transient"))
+                        } else {
+                            Ok(())
+                        }
+                    }
+                })
+            };
+            let spec = TaskSpec::restartable("m-retry", task)
+                .with_backoff(BackoffPolicy::constant(Duration::ZERO))
+                .with_max_retries(None);
+            let start = Instant::now();
+            let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
+            let outcome = waiter.wait().await.expect("outcome");
+            let elapsed = start.elapsed();
+            assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+            assert_eq!(calls.load(Ordering::Relaxed), K + 1);
+            handle.shutdown().await.expect("shutdown");
+            Sample::per(elapsed, K as usize)
+        }
+
+        /// W5: N resident cooperative tasks, all started; time `shutdown()`.
+        pub async fn w5(n: usize) -> Sample {
+            let supervisor = Supervisor::new(crate::sup::unbounded_config!($krate), Vec::new());
+            let handle = supervisor.serve().expect("serve");
+            warm(&handle).await;
+            let started = Arc::new(AtomicUsize::new(0));
+            let task = resident_task(started.clone());
+            for name in names("m-", n) {
+                handle
+                    .add(TaskSpec::once(name, task.clone()))
+                    .await
+                    .expect("add");
+            }
+            wait_until(|| started.load(Ordering::Relaxed) == n).await;
+            let start = Instant::now();
+            handle.shutdown().await.expect("shutdown");
+            Sample::per(start.elapsed(), n)
+        }
+
+        /// W6 (child process): `tasks` idle resident tasks; RSS before and after.
+        pub async fn w6_child(tasks: usize) -> MemReading {
+            let supervisor = Supervisor::new(crate::sup::unbounded_config!($krate), Vec::new());
+            let handle = supervisor.serve().expect("serve");
+            warm(&handle).await;
+            let started = Arc::new(AtomicUsize::new(0));
+            let task = resident_task(started.clone());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let (base_rss_kb, _) = crate::common::proc_status_kb();
+            for i in 0..tasks {
+                let spec = TaskSpec::once(format!("m-{i}"), task.clone());
+                handle.add(spec).await.expect("add");
+            }
+            wait_until(|| started.load(Ordering::Relaxed) == tasks).await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let (rss_kb, hwm_kb) = crate::common::proc_status_kb();
+            std::mem::forget(handle);
+            MemReading {
+                base_rss_kb,
+                rss_kb,
+                hwm_kb,
+                tasks: tasks as u64,
+            }
+        }
+
+        /// Counts the events of measured tasks (names starting with `m-`) and the losses
+        /// reported through `SubscriberOverflow`.
+        #[derive(Default)]
+        struct Counter {
+            task_events: AtomicU64,
+            reported_lost: AtomicU64,
+        }
+
+        struct CountingSubscriber(Arc<Counter>);
+
+        impl Subscribe for CountingSubscriber {
+            fn on_event(&self, event: &Event) {
+                if event.kind == EventKind::SubscriberOverflow {
+                    self.0
+                        .reported_lost
+                        .fetch_add(event.dropped.unwrap_or(0), Ordering::Relaxed);
+                } else if event.task.as_deref().is_some_and(|t| t.starts_with("m-")) {
+                    self.0.task_events.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+
+            fn name(&self) -> &str {
+                "counting"
+            }
+
+            fn queue_capacity(&self) -> NonZeroUsize {
+                NonZeroUsize::new(1024).expect("non-zero")
+            }
+        }
+
+        fn with_counter() -> (Arc<Supervisor>, Arc<Counter>) {
+            let counter = Arc::new(Counter::default());
+            let subscriber: Arc<dyn Subscribe> = Arc::new(CountingSubscriber(counter.clone()));
+            let supervisor =
+                Supervisor::new(crate::sup::unbounded_config!($krate), vec![subscriber]);
+            (supervisor, counter)
+        }
+
+        /// Task events one watched instant once-task produces, counted in a quiet run (each
+        /// task awaited before the next, shutdown drains the lane).
+        async fn events_per_task() -> u64 {
+            static PER_TASK: OnceLock<u64> = OnceLock::new();
+            if let Some(k) = PER_TASK.get() {
+                return *k;
+            }
+            const TASKS: u64 = 20;
+            let (supervisor, counter) = with_counter();
+            let handle = supervisor.serve().expect("serve");
+            let task = instant_task();
+            for name in names("m-cal-", TASKS as usize) {
+                let (_, waiter) = handle
+                    .add_and_watch(TaskSpec::once(name, task.clone()))
+                    .await
+                    .expect("add");
+                waiter.wait().await.expect("outcome");
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            handle.shutdown().await.expect("shutdown");
+            let total = counter.task_events.load(Ordering::Relaxed);
+            assert_eq!(counter.reported_lost.load(Ordering::Relaxed), 0);
+            assert_eq!(
+                total % TASKS,
+                0,
+                "uneven calibration: {total} events / {TASKS}"
+            );
+            *PER_TASK.get_or_init(|| total / TASKS)
+        }
+
+        /// W7: W1 with one counting subscriber; ns/task and events delivered vs expected
+        /// (counted after `shutdown`, which drains the subscriber lane).
+        pub async fn w7(n: usize) -> Sample {
+            let per_task = events_per_task().await;
+            let (supervisor, counter) = with_counter();
+            let handle = supervisor.serve().expect("serve");
+            warm(&handle).await;
+            let task = instant_task();
+            let specs: Vec<TaskSpec> = names("m-", n)
+                .into_iter()
+                .map(|name| TaskSpec::once(name, task.clone()))
+                .collect();
+            let elapsed = add_watch_all(&handle, specs).await;
+            handle.shutdown().await.expect("shutdown");
+            let mut sample = Sample::per(elapsed, n);
+            sample.events = Some(EventCount {
+                delivered: counter.task_events.load(Ordering::Relaxed),
+                expected: per_task * n as u64,
+                reported: counter.reported_lost.load(Ordering::Relaxed),
+            });
+            sample
+        }
+    };
+}
+pub(crate) use supervisor_workloads;
+
+/// W4 for a supervisor with the controller API (`with_controller`, `ControllerSpec`,
+/// `submit_and_watch`).
+macro_rules! controller_workloads {
+    ($krate:ident) => {
+        /// W4: N submissions (`submit_and_watch`) with `policy`, then await every outcome.
+        pub async fn w4(n: usize, policy: crate::floor::Policy) -> Sample {
+            use $krate::{ControllerConfig, ControllerSpec};
+            let config = ControllerConfig::new(NonZeroUsize::new(1024).expect("non-zero"), n)
+                .with_max_total_pending(None)
+                .with_max_controller_slots(None);
+            let supervisor = Supervisor::builder(crate::sup::unbounded_config!($krate))
+                .with_controller(config)
+                .build();
+            let handle = supervisor.serve().expect("serve");
+            warm(&handle).await;
+            let task = instant_task();
+            let slots: Vec<Arc<str>> = match policy {
+                crate::floor::Policy::Queue => names("slot-", crate::common::W4_SLOTS),
+                _ => names("slot", 1),
+            };
+            let specs: Vec<ControllerSpec> = names("m-", n)
+                .into_iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let spec = TaskSpec::once(name, task.clone());
+                    let spec = match policy {
+                        crate::floor::Policy::Queue => ControllerSpec::queue(spec),
+                        crate::floor::Policy::DropIfRunning => {
+                            ControllerSpec::drop_if_running(spec)
+                        }
+                        crate::floor::Policy::Replace => ControllerSpec::replace(spec),
+                    };
+                    spec.with_slot(slots[i % slots.len()].clone())
+                })
+                .collect();
+            let start = Instant::now();
+            let mut waiters = Vec::with_capacity(n);
+            for spec in specs {
+                let (_, waiter) = handle.submit_and_watch(spec).await.expect("submit");
+                waiters.push(waiter);
+            }
+            let mut mix = crate::common::Mix::default();
+            for waiter in waiters {
+                let outcome = waiter.wait().await.expect("outcome");
+                mix.add(match outcome {
+                    TaskOutcome::Completed => "completed",
+                    TaskOutcome::Canceled => "canceled",
+                    TaskOutcome::Rejected { .. } => "rejected",
+                    _ => "other",
+                });
+            }
+            let elapsed = start.elapsed();
+            handle.shutdown().await.expect("shutdown");
+            let mut sample = Sample::per(elapsed, n);
+            sample.note = Some(mix.render());
+            sample
+        }
+    };
+}
+pub(crate) use controller_workloads;
+
+pub mod taskvisor_impl {
+    crate::sup::supervisor_workloads!(taskvisor);
+    crate::sup::controller_workloads!(taskvisor);
+}
+
+pub mod ours_impl {
+    crate::sup::supervisor_workloads!(ractor_taskvisor);
+    #[cfg(feature = "ours-controller")]
+    crate::sup::controller_workloads!(ractor_taskvisor);
+}

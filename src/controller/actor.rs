@@ -1,0 +1,701 @@
+//! The controller actor: keyed admission (R§17).
+//!
+//! Owns: every tracked slot (phase, owner, FIFO queue), the index of controller-held work
+//! by id (queued items and owners waiting for registry capacity), and the pending counters
+//! behind `max_total_pending` and `admission_capacity`.
+//!
+//! Takes: [`ControllerMessage`] — submissions and by-id remove/cancel from handles, the
+//! registry's decisions and capacity grants (cast back by small helper tasks), owner
+//! releases (cast by the registry's release hook), the snapshot query, and shutdown.
+//!
+//! Sends: add and remove commands to the registry by `cast` (so per-sender FIFO keeps a
+//! retirement behind the add it retires, and a forwarded by-id operation behind the add
+//! of its target); `Rejected` outcomes straight to watchers; controller events.
+//!
+//! Never awaits: the registry's reply to an add is awaited by a spawned task that casts
+//! the decision back, so the controller's mailbox never waits on the registry, and nothing
+//! here waits on user code. All slot transitions go through the pure [`step`] function.
+//!
+//! Invariants:
+//! 1. At most one owner per slot; the next owner starts only after the previous one is
+//!    refused, withdrawn, or released (terminal cleanup and physical exit).
+//! 2. Every submission taken in resolves exactly once: by the registry (accepted or
+//!    refused), or here with `Rejected`.
+//! 3. `pending` = queued items of every slot + owners waiting for registry capacity;
+//!    `waiting` = the latter. `located` indexes exactly those items.
+//! 4. After shutdown nothing is started: queues are emptied and `advance` is a no-op.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use super::messages::{
+    CommandKind, ControllerCommand, ControllerMessage, ControllerShared, IdentityRequest,
+    IdentityRoute, Submission, command,
+};
+use super::queue::{Limits, Placement, SlotQueue, place, slot_busy_reason, track_slot};
+use super::slot::{Effect, Input, Phase, step};
+use super::snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
+use crate::error::RuntimeError;
+use crate::events::{Event, EventKind, EventSink, RejectionKind};
+use crate::identity::TaskId;
+use crate::outcome::TaskOutcome;
+use crate::registry::{AddRequest, Command, CommandKind as RegistryCommand, RegistryMessage};
+
+/// R§19 reason texts.
+const REMOVED_REASON: &str = "removed from controller queue before start";
+const SUPERSEDED_REASON: &str = "superseded by a newer replacement";
+const SHUTDOWN_REASON: &str = "controller is shutting down";
+
+/// The controller actor. See the module documentation for what it owns and exchanges.
+///
+/// Spawned by [`Supervisor::serve`](crate::Supervisor::serve) when the supervisor was built
+/// with [`SupervisorBuilder::with_controller`](crate::SupervisorBuilder::with_controller),
+/// named `"{supervisor}.controller"` and linked under the registry actor.
+pub struct ControllerActor;
+
+/// Spawn arguments of the controller actor (opaque).
+pub struct ControllerArgs {
+    pub(crate) shared: Arc<ControllerShared>,
+    pub(crate) registry: ActorRef<RegistryMessage>,
+    /// The registry command permits (`registry_queue_capacity`) every handoff needs.
+    pub(crate) commands: Arc<Semaphore>,
+    pub(crate) events: EventSink,
+}
+
+/// The controller actor's state (opaque).
+pub struct ControllerState {
+    shared: Arc<ControllerShared>,
+    registry: ActorRef<RegistryMessage>,
+    commands: Arc<Semaphore>,
+    events: EventSink,
+    limits: Limits,
+    admission_capacity: usize,
+    slots: HashMap<Arc<str>, Slot>,
+    /// Queued items and capacity-waiting owners, by id → slot (invariant 3).
+    located: HashMap<TaskId, Arc<str>>,
+    pending: usize,
+    waiting: usize,
+    closed: bool,
+}
+
+/// One tracked slot.
+struct Slot {
+    phase: Phase,
+    /// When the public status last changed.
+    since: Instant,
+    owner: Option<Owner>,
+    queue: SlotQueue<Box<Submission>>,
+}
+
+/// The slot's owner as the controller holds it.
+struct Owner {
+    id: TaskId,
+    /// The submission until it is handed to the registry.
+    staged: Option<Box<Submission>>,
+    /// The task waiting for registry capacity, while the owner waits for it.
+    wait: Option<AbortHandle>,
+}
+
+impl Actor for ControllerActor {
+    type Msg = ControllerMessage;
+    type State = ControllerState;
+    type Arguments = ControllerArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let config = &args.shared.config;
+        let limits = Limits {
+            max_slot_queue: config.max_slot_queue(),
+            max_total_pending: config.max_total_pending().map(|n| n.get()),
+            max_slots: config.max_controller_slots().map(|n| n.get()),
+        };
+        Ok(ControllerState {
+            admission_capacity: config.admission_capacity().get(),
+            limits,
+            shared: args.shared,
+            registry: args.registry,
+            commands: args.commands,
+            events: args.events,
+            slots: HashMap::new(),
+            located: HashMap::new(),
+            pending: 0,
+            waiting: 0,
+            closed: false,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ControllerMessage::Snapshot(reply) => {
+                let _ = reply.send(state.snapshot());
+            }
+            ControllerMessage::Command(ControllerCommand(kind)) => match kind {
+                CommandKind::Submit(submission) => state.on_submit(&myself, submission),
+                CommandKind::Identity(request) => state.on_identity(&myself, request),
+                CommandKind::Decided { slot, id, accepted } => {
+                    let input = if accepted {
+                        Input::Accepted { id }
+                    } else {
+                        Input::Refused { id }
+                    };
+                    state.drive(&myself, &slot, input, None);
+                    state.settle(&myself, &slot);
+                }
+                CommandKind::Granted { slot, id, permit } => {
+                    state.drive(&myself, &slot, Input::Granted { id }, Some(permit));
+                    state.settle(&myself, &slot);
+                }
+                CommandKind::Released { slot, id } => {
+                    state.drive(&myself, &slot, Input::Released { id }, None);
+                    state.settle(&myself, &slot);
+                }
+                CommandKind::Shutdown(reply) => state.on_shutdown(&myself, reply),
+            },
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // Stopped without a shutdown command (drained or stopped by the runtime): still
+        // resolve everything held here rather than drop the watchers' channels.
+        if !state.closed {
+            let (reply, _) = oneshot::channel();
+            state.on_shutdown(&myself, RpcReplyPort::from(reply));
+        }
+        Ok(())
+    }
+}
+
+impl ControllerState {
+    fn publish(&self, build: impl FnOnce() -> Event) {
+        self.events.publish(build);
+    }
+
+    fn submitted(&self, id: TaskId, slot: &Arc<str>, reason: impl FnOnce() -> String) {
+        self.publish(|| {
+            Event::new(EventKind::ControllerSubmitted)
+                .with_id(id)
+                .with_task(slot.clone())
+                .with_reason(reason())
+        });
+    }
+
+    /// Resolves a submission that never reached the registry: `ControllerRejected`, then
+    /// the watcher's `Rejected` outcome. Dropping it returns its ownership unit.
+    fn reject(
+        &self,
+        submission: Box<Submission>,
+        slot: &Arc<str>,
+        kind: RejectionKind,
+        reason: &str,
+    ) {
+        let reason: Arc<str> = reason.into();
+        let id = submission.id;
+        self.publish(|| {
+            Event::new(EventKind::ControllerRejected)
+                .with_id(id)
+                .with_task(slot.clone())
+                .with_rejection_kind(kind)
+                .with_reason(reason.clone())
+        });
+        if let Some(tx) = submission.outcome {
+            let _ = tx.send(TaskOutcome::rejected(kind, reason));
+        }
+    }
+
+    // ---- intake ------------------------------------------------------------------------
+
+    fn on_submit(&mut self, myself: &ActorRef<ControllerMessage>, mut submission: Box<Submission>) {
+        drop(submission.intake.take());
+        let key = submission.spec.slot_arc();
+        if self.closed {
+            let kind = RejectionKind::ControllerShuttingDown;
+            return self.reject(submission, &key, kind, SHUTDOWN_REASON);
+        }
+        let tracked = self.slots.get(&key);
+        if let Err(reason) = track_slot(tracked.is_some(), self.slots.len(), self.limits) {
+            return self.reject(submission, &key, RejectionKind::ResourceLimit, &reason);
+        }
+        let (phase, depth) = tracked.map_or((Phase::Idle, 0), |s| (s.phase, s.queue.len()));
+        let policy = submission.spec.admission();
+        let id = submission.id;
+        match place(policy, phase, depth, self.pending, self.limits) {
+            Placement::Start => {
+                self.slots.entry(key.clone()).or_insert_with(Slot::new);
+                self.submitted(id, &key, || {
+                    format!("admission={} status=admitting", policy.event_name())
+                });
+                self.start(myself, &key, submission, "add_failed", true);
+            }
+            Placement::Append | Placement::AwaitDecision => {
+                let conditional = policy == super::AdmissionPolicy::DropIfRunning;
+                let Some(slot) = self.slots.get_mut(&key) else {
+                    return;
+                };
+                slot.queue.push_back(id, conditional, submission);
+                let depth = slot.queue.len();
+                self.pending += 1;
+                self.located.insert(id, key.clone());
+                self.submitted(id, &key, || {
+                    let name = policy.event_name();
+                    if conditional {
+                        format!("admission={name} depth={depth} status=awaiting_owner_decision")
+                    } else {
+                        format!("admission={name} depth={depth}")
+                    }
+                });
+            }
+            Placement::ReplaceHead => {
+                let Some(slot) = self.slots.get_mut(&key) else {
+                    return;
+                };
+                let displaced = slot.queue.replace_head(id, submission);
+                let depth = slot.queue.len();
+                self.located.insert(id, key.clone());
+                match &displaced {
+                    Some(old) => {
+                        self.located.remove(&old.id);
+                    }
+                    None => self.pending += 1,
+                }
+                let advance = self.drive(myself, &key, Input::Retire, None);
+                self.submitted(id, &key, || format!("admission=Replace depth={depth}"));
+                if let Some(old) = displaced {
+                    let kind = RejectionKind::SupersededByReplace;
+                    self.reject(old.item, &key, kind, SUPERSEDED_REASON);
+                }
+                if advance {
+                    self.advance(myself, &key);
+                }
+            }
+            Placement::Reject(kind, reason) => self.reject(submission, &key, kind, &reason),
+        }
+        self.settle(myself, &key);
+    }
+
+    /// Makes `submission` the owner of the idle slot `key`: hands it to the registry if a
+    /// registry command permit is free, else lets it wait for one (bounded by
+    /// `admission_capacity` and, for new work, `max_total_pending`). A candidate refused
+    /// here is rejected `ResourceLimit` and the slot stays idle.
+    fn start(
+        &mut self,
+        myself: &ActorRef<ControllerMessage>,
+        key: &Arc<str>,
+        submission: Box<Submission>,
+        context: &str,
+        new_work: bool,
+    ) {
+        let id = submission.id;
+        let permit = self.commands.clone().try_acquire_owned().ok();
+        if permit.is_none() {
+            let limit = if self.waiting >= self.admission_capacity {
+                Some(("controller_admission", self.admission_capacity))
+            } else {
+                match self.limits.max_total_pending {
+                    Some(max) if new_work && self.pending >= max => {
+                        Some(("controller_pending", max))
+                    }
+                    _ => None,
+                }
+            };
+            if let Some((resource, limit)) = limit {
+                let error = RuntimeError::ResourceLimitReached { resource, limit };
+                let reason = format!("{context}: {error}");
+                return self.reject(submission, key, RejectionKind::ResourceLimit, &reason);
+            }
+        }
+        let Some(slot) = self.slots.get_mut(key) else {
+            return;
+        };
+        slot.owner = Some(Owner {
+            id,
+            staged: Some(submission),
+            wait: None,
+        });
+        let capacity = permit.is_some();
+        self.drive(myself, key, Input::Start { id, capacity }, permit);
+    }
+
+    /// Starts queued items of an idle slot in FIFO order until one becomes the owner
+    /// (R§17 queue advance). Nothing starts after shutdown.
+    fn advance(&mut self, myself: &ActorRef<ControllerMessage>, key: &Arc<str>) {
+        while !self.closed {
+            let Some(slot) = self.slots.get_mut(key) else {
+                return;
+            };
+            if slot.phase != Phase::Idle {
+                return;
+            }
+            let Some(next) = slot.queue.pop_front() else {
+                return;
+            };
+            let depth = slot.queue.len();
+            self.pending -= 1;
+            self.located.remove(&next.id);
+            self.submitted(next.id, key, || format!("started_from_queue depth={depth}"));
+            self.start(myself, key, next.item, "queue_start_failed", false);
+        }
+    }
+
+    /// Advances an idle slot and forgets it once idle with an empty queue.
+    fn settle(&mut self, myself: &ActorRef<ControllerMessage>, key: &Arc<str>) {
+        self.advance(myself, key);
+        if let Some(slot) = self.slots.get(key)
+            && slot.phase == Phase::Idle
+            && slot.queue.is_empty()
+        {
+            self.slots.remove(key);
+        }
+    }
+
+    // ---- the state machine -------------------------------------------------------------
+
+    /// Feeds `input` to slot `key` and carries out the effects (including the inputs they
+    /// produce). Returns whether the slot asked to advance; the caller advances (so
+    /// events of the current message come first).
+    fn drive(
+        &mut self,
+        myself: &ActorRef<ControllerMessage>,
+        key: &Arc<str>,
+        input: Input,
+        mut permit: Option<OwnedSemaphorePermit>,
+    ) -> bool {
+        let mut inputs = vec![input];
+        let mut advance = false;
+        while let Some(input) = inputs.pop() {
+            let Some(slot) = self.slots.get_mut(key) else {
+                break;
+            };
+            let before = slot.phase;
+            let (next, effects) = step(before, input);
+            slot.phase = next;
+            if before.status() != next.status() {
+                slot.since = Instant::now();
+            }
+            for effect in effects {
+                match effect {
+                    Effect::Hand(id) => {
+                        if !self.hand(myself, key, id, permit.take()) {
+                            inputs.push(Input::Refused { id });
+                        }
+                    }
+                    Effect::AwaitCapacity(id) => self.await_capacity(myself, key, id),
+                    Effect::RemoveOwner(id) => self.remove_owner(id),
+                    Effect::RejectOwner(id, kind) => {
+                        if let Some(submission) = self.take_staged(key, id) {
+                            self.reject(submission, key, kind, reason_for(kind));
+                        }
+                    }
+                    Effect::OwnerAccepted => self.reject_conditional(key),
+                    Effect::Transition(transition) => self.publish(|| {
+                        Event::new(EventKind::ControllerSlotTransition)
+                            .with_task(key.clone())
+                            .with_reason(transition.text())
+                    }),
+                    Effect::Advance => advance = true,
+                    Effect::Ignored => {}
+                }
+            }
+            if let Some(slot) = self.slots.get_mut(key)
+                && slot.phase == Phase::Idle
+            {
+                slot.owner = None;
+            }
+        }
+        advance
+    }
+
+    /// Sends the owner's add to the registry. Returns false (after rejecting it
+    /// `AdmissionFailed`) when it cannot be sent.
+    fn hand(
+        &mut self,
+        myself: &ActorRef<ControllerMessage>,
+        key: &Arc<str>,
+        id: TaskId,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> bool {
+        let Some(submission) = self.take_staged(key, id) else {
+            return false;
+        };
+        let Some(permit) = permit.or_else(|| self.commands.clone().try_acquire_owned().ok()) else {
+            let reason = format!("add_failed: {}", RuntimeError::CommandQueueFull);
+            self.reject(submission, key, RejectionKind::AdmissionFailed, &reason);
+            return false;
+        };
+        let Submission {
+            spec,
+            outcome,
+            unit,
+            ..
+        } = *submission;
+        let controller = myself.clone();
+        let slot = key.clone();
+        let release: Box<dyn FnOnce() + Send> = Box::new(move || {
+            let _ = controller.cast(command(CommandKind::Released { slot, id }));
+        });
+        let request = AddRequest {
+            id,
+            spec: spec.into_task_spec(),
+            outcome,
+            unit,
+            release: Some(release),
+        };
+        let (tx, rx) = oneshot::channel();
+        let add = RegistryCommand::Add(Box::new(request), RpcReplyPort::from(tx));
+        match self.registry.cast(RegistryMessage::Command(Command(add))) {
+            Ok(()) => {
+                let controller = myself.clone();
+                let slot = key.clone();
+                tokio::spawn(async move {
+                    let accepted = matches!(rx.await, Ok(Ok(())));
+                    drop(permit);
+                    let _ = controller.cast(command(CommandKind::Decided { slot, id, accepted }));
+                });
+                true
+            }
+            Err(error) => {
+                // The registry is gone: the command comes back with the watcher's channel.
+                let reason = format!("add_failed: {}", RuntimeError::ShuttingDown);
+                let reason: Arc<str> = reason.into();
+                let kind = RejectionKind::AdmissionFailed;
+                self.publish(|| {
+                    Event::new(EventKind::ControllerRejected)
+                        .with_id(id)
+                        .with_task(key.clone())
+                        .with_rejection_kind(kind)
+                        .with_reason(reason.clone())
+                });
+                if let ractor::MessagingErr::SendErr(RegistryMessage::Command(Command(
+                    RegistryCommand::Add(request, _),
+                ))) = error
+                    && let Some(tx) = request.outcome
+                {
+                    let _ = tx.send(TaskOutcome::rejected(kind, reason));
+                }
+                false
+            }
+        }
+    }
+
+    /// Lets owner `id` wait for a registry command permit (R§17: registry queue full at
+    /// handoff). The permit arrives as a `Granted` message.
+    fn await_capacity(&mut self, myself: &ActorRef<ControllerMessage>, key: &Arc<str>, id: TaskId) {
+        let commands = self.commands.clone();
+        let controller = myself.clone();
+        let slot = key.clone();
+        let task = tokio::spawn(async move {
+            if let Ok(permit) = commands.acquire_owned().await {
+                let _ = controller.cast(command(CommandKind::Granted { slot, id, permit }));
+            }
+        });
+        if let Some(owner) = self.owner_mut(key, id) {
+            owner.wait = Some(task.abort_handle());
+            self.waiting += 1;
+            self.pending += 1;
+            self.located.insert(id, key.clone());
+        } else {
+            task.abort();
+        }
+    }
+
+    /// Takes the owner's submission out (it is being handed over or rejected) and ends its
+    /// capacity wait, if any.
+    fn take_staged(&mut self, key: &Arc<str>, id: TaskId) -> Option<Box<Submission>> {
+        let owner = self.owner_mut(key, id)?;
+        let staged = owner.staged.take();
+        if let Some(wait) = owner.wait.take() {
+            wait.abort();
+            self.waiting -= 1;
+            self.pending -= 1;
+            self.located.remove(&id);
+        }
+        staged
+    }
+
+    fn owner_mut(&mut self, key: &Arc<str>, id: TaskId) -> Option<&mut Owner> {
+        self.slots
+            .get_mut(key)?
+            .owner
+            .as_mut()
+            .filter(|owner| owner.id == id)
+    }
+
+    /// Retires an accepted owner: a registry remove, cast so it follows the add (R§17).
+    fn remove_owner(&self, id: TaskId) {
+        let (tx, _ignored) = oneshot::channel();
+        let remove = RegistryCommand::Remove(id.into(), RpcReplyPort::from(tx));
+        let _ = self
+            .registry
+            .cast(RegistryMessage::Command(Command(remove)));
+    }
+
+    /// The owner was accepted: `DropIfRunning` items waiting for its decision are rejected
+    /// `SlotBusy` (SPEC §5).
+    fn reject_conditional(&mut self, key: &Arc<str>) {
+        let Some(slot) = self.slots.get_mut(key) else {
+            return;
+        };
+        let waiting = slot.queue.take_conditional();
+        if waiting.is_empty() {
+            return;
+        }
+        let reason = slot_busy_reason(SlotStatusKind::Running);
+        for item in waiting {
+            self.pending -= 1;
+            self.located.remove(&item.id);
+            self.reject(item.item, key, RejectionKind::SlotBusy, &reason);
+        }
+    }
+
+    // ---- identity operations, snapshot, shutdown ---------------------------------------
+
+    /// By-id remove/cancel (R§17): controller-held work is removed here; anything else is
+    /// forwarded to the registry under `identity_operation_capacity`.
+    fn on_identity(&mut self, myself: &ActorRef<ControllerMessage>, request: IdentityRequest) {
+        let IdentityRequest {
+            id,
+            cancel,
+            reply,
+            intake,
+        } = request;
+        drop(intake);
+        if self.closed {
+            let _ = reply.send(IdentityRoute::ShuttingDown);
+            return;
+        }
+        let Some(key) = self.located.get(&id).cloned() else {
+            let route = match self.shared.identity.clone().try_acquire_owned() {
+                Ok(permit) => IdentityRoute::Forward(permit),
+                Err(_) => {
+                    IdentityRoute::Limit(self.shared.config.identity_operation_capacity().get())
+                }
+            };
+            let _ = reply.send(route);
+            return;
+        };
+        let announce = |state: &Self, name: Arc<str>| {
+            state.publish(|| {
+                let event = Event::new(EventKind::TaskRemoveRequested)
+                    .with_id(id)
+                    .with_task(name);
+                if cancel {
+                    event.with_reason("manual_cancel")
+                } else {
+                    event
+                }
+            });
+        };
+        let queued = self
+            .slots
+            .get_mut(&key)
+            .and_then(|slot| slot.queue.remove(id));
+        if let Some(item) = queued {
+            self.pending -= 1;
+            self.located.remove(&id);
+            announce(self, item.item.spec.task_spec().name().into());
+            let kind = RejectionKind::RemovedFromQueue;
+            self.reject(item.item, &key, kind, REMOVED_REASON);
+        } else if let Some(owner) = self.owner_mut(&key, id) {
+            let name = owner
+                .staged
+                .as_ref()
+                .map(|s| s.spec.task_spec().name().into());
+            if let Some(name) = name {
+                announce(self, name);
+            }
+            let kind = RejectionKind::RemovedFromQueue;
+            self.drive(myself, &key, Input::Withdraw { id, kind }, None);
+        }
+        let _ = reply.send(IdentityRoute::Removed);
+        self.settle(myself, &key);
+    }
+
+    fn snapshot(&self) -> ControllerSnapshot {
+        let now = Instant::now();
+        let views = self
+            .slots
+            .iter()
+            .map(|(key, slot)| SlotView {
+                slot: key.clone(),
+                status: slot.phase.status(),
+                owner_id: slot.phase.owner(),
+                queue_depth: slot.queue.len(),
+                status_for: match slot.phase {
+                    Phase::Idle => std::time::Duration::ZERO,
+                    _ => now.saturating_duration_since(slot.since),
+                },
+            })
+            .collect();
+        ControllerSnapshot::new(views)
+    }
+
+    /// Controller shutdown (R§17): intake closes (later submissions get `Closed`); queued
+    /// items and capacity waiters resolve `Rejected { ControllerShuttingDown }`; owners
+    /// already handed to the registry follow the registry's shutdown. Adds already cast to
+    /// the registry precede the registry's shutdown command, which the workflow sends after
+    /// this reply.
+    fn on_shutdown(&mut self, myself: &ActorRef<ControllerMessage>, reply: RpcReplyPort<()>) {
+        self.closed = true;
+        self.shared.close();
+        let kind = RejectionKind::ControllerShuttingDown;
+        let keys: Vec<Arc<str>> = self.slots.keys().cloned().collect();
+        for key in keys {
+            let Some(slot) = self.slots.get_mut(&key) else {
+                continue;
+            };
+            let items = slot.queue.take_all();
+            let waiting_owner = slot
+                .phase
+                .waiting_for_capacity()
+                .then(|| slot.phase.owner())
+                .flatten();
+            for item in items {
+                self.pending -= 1;
+                self.located.remove(&item.id);
+                self.reject(item.item, &key, kind, SHUTDOWN_REASON);
+            }
+            if let Some(id) = waiting_owner {
+                self.drive(myself, &key, Input::Withdraw { id, kind }, None);
+            }
+            self.settle(myself, &key);
+        }
+        let _ = reply.send(());
+    }
+}
+
+impl Slot {
+    fn new() -> Self {
+        Slot {
+            phase: Phase::Idle,
+            since: Instant::now(),
+            owner: None,
+            queue: SlotQueue::default(),
+        }
+    }
+}
+
+/// The R§19 reason for rejecting an owner that never reached the registry.
+fn reason_for(kind: RejectionKind) -> &'static str {
+    match kind {
+        RejectionKind::SupersededByReplace => SUPERSEDED_REASON,
+        RejectionKind::ControllerShuttingDown => SHUTDOWN_REASON,
+        _ => REMOVED_REASON,
+    }
+}

@@ -1,0 +1,146 @@
+//! The controller's message enum and the payloads only the crate can build.
+//!
+//! The query variant ([`ControllerMessage::Snapshot`]) can be sent by any actor with
+//! `ractor::call!`. Command variants carry opaque payloads built by
+//! [`SupervisorHandle`](crate::SupervisorHandle) (submissions, by-id remove/cancel), by the
+//! controller itself (registry decisions and capacity grants) and by the registry (owner
+//! release), so slot state changes only through checked paths.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ractor::{ActorRef, RpcReplyPort};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+
+use super::config::ControllerConfig;
+use super::snapshot::ControllerSnapshot;
+use super::spec::ControllerSpec;
+use crate::error::MAX_CAPACITY;
+use crate::identity::TaskId;
+use crate::outcome::TaskOutcome;
+
+/// Messages of the [`ControllerActor`](super::ControllerActor).
+///
+/// Obtain the actor with
+/// [`SupervisorHandle::controller_actor`](crate::SupervisorHandle::controller_actor).
+///
+/// ```no_run
+/// # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), Box<dyn std::error::Error>> {
+/// use ractor_taskvisor::ControllerMessage;
+/// if let Some(controller) = handle.controller_actor() {
+///     let snapshot = ractor::call!(controller, ControllerMessage::Snapshot)?;
+///     println!("{} slots, {} queued", snapshot.len(), snapshot.total_queued());
+/// }
+/// # Ok(()) }
+/// ```
+#[non_exhaustive]
+pub enum ControllerMessage {
+    /// A point-in-time view of every tracked slot, sorted by slot key.
+    Snapshot(RpcReplyPort<ControllerSnapshot>),
+    /// A state-changing command. Opaque: submit through the handle.
+    Command(ControllerCommand),
+}
+
+/// An opaque controller command; see [`ControllerMessage::Command`].
+pub struct ControllerCommand(pub(crate) CommandKind);
+
+pub(crate) enum CommandKind {
+    /// A submission taken in from a handle.
+    Submit(Box<Submission>),
+    /// A by-id remove or cancel, looked up among queued and capacity-waiting work first.
+    Identity(IdentityRequest),
+    /// The registry's decision on the handed-over owner `id` of `slot`.
+    Decided {
+        slot: Arc<str>,
+        id: TaskId,
+        accepted: bool,
+    },
+    /// A registry command permit for the capacity-waiting owner `id` of `slot`.
+    Granted {
+        slot: Arc<str>,
+        id: TaskId,
+        permit: OwnedSemaphorePermit,
+    },
+    /// The registration of owner `id` is entirely gone (terminal commit and physical exit).
+    Released { slot: Arc<str>, id: TaskId },
+    /// Controller shutdown (R§17): close intake, reject pending work, reply when done.
+    Shutdown(RpcReplyPort<()>),
+}
+
+/// One submission on its way into the controller.
+pub(crate) struct Submission {
+    pub(crate) id: TaskId,
+    pub(crate) spec: ControllerSpec,
+    pub(crate) outcome: Option<oneshot::Sender<TaskOutcome>>,
+    /// Ownership unit (R§18), handed to the registry with the task.
+    pub(crate) unit: Option<OwnedSemaphorePermit>,
+    /// Intake permit (`queue_capacity`), given back when the controller takes it in.
+    pub(crate) intake: Option<OwnedSemaphorePermit>,
+}
+
+/// A by-id remove/cancel asking the controller first (R§17 "Identity operations").
+pub(crate) struct IdentityRequest {
+    pub(crate) id: TaskId,
+    /// Cancel (event reason `manual_cancel`) rather than remove.
+    pub(crate) cancel: bool,
+    pub(crate) reply: RpcReplyPort<IdentityRoute>,
+    pub(crate) intake: Option<OwnedSemaphorePermit>,
+}
+
+/// The controller's answer to an [`IdentityRequest`].
+pub(crate) enum IdentityRoute {
+    /// Queued or capacity-waiting work was removed: the call returns `true`.
+    Removed,
+    /// Not controller-held: forward to the registry, holding this identity-operation permit
+    /// until the operation ends.
+    Forward(OwnedSemaphorePermit),
+    /// `identity_operation_capacity` (the value) is exhausted.
+    Limit(usize),
+    /// The controller is shutting down.
+    ShuttingDown,
+}
+
+/// State shared by the controller actor and every handle.
+pub(crate) struct ControllerShared {
+    pub(crate) config: ControllerConfig,
+    /// Set once the controller has shut down: later submissions get `Closed`.
+    closed: AtomicBool,
+    /// In-flight commands into the controller (`queue_capacity`): the bound ractor's
+    /// unbounded mailbox lacks. A permit is held from send until the controller takes the
+    /// command in.
+    pub(crate) intake: Arc<Semaphore>,
+    /// By-id operations forwarded to the registry (`identity_operation_capacity`).
+    pub(crate) identity: Arc<Semaphore>,
+}
+
+impl ControllerShared {
+    pub(crate) fn new(config: ControllerConfig) -> Self {
+        let intake = config.queue_capacity().get().min(MAX_CAPACITY);
+        let identity = config.identity_operation_capacity().get().min(MAX_CAPACITY);
+        ControllerShared {
+            config,
+            closed: AtomicBool::new(false),
+            intake: Arc::new(Semaphore::new(intake)),
+            identity: Arc::new(Semaphore::new(identity)),
+        }
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+}
+
+/// The started controller, as the runtime holds it.
+pub(crate) struct ControllerLink {
+    pub(crate) actor: ActorRef<ControllerMessage>,
+    pub(crate) shared: Arc<ControllerShared>,
+}
+
+/// Wraps a command kind into a message.
+pub(crate) fn command(kind: CommandKind) -> ControllerMessage {
+    ControllerMessage::Command(ControllerCommand(kind))
+}

@@ -1,0 +1,55 @@
+//! Keyed admission (R§17, feature `controller`): at most one registered task per *slot*,
+//! with a per-submission policy for busy slots.
+//!
+//! Install it with [`SupervisorBuilder::with_controller`](crate::SupervisorBuilder::with_controller)
+//! and submit [`ControllerSpec`]s through
+//! [`SupervisorHandle::submit`](crate::SupervisorHandle::submit) and friends. Without it,
+//! every submit form returns [`ControllerError::NotConfigured`](crate::ControllerError).
+//!
+//! ```no_run
+//! use ractor_taskvisor::prelude::*;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let supervisor = Supervisor::builder(SupervisorConfig::default())
+//!     .with_controller(ControllerConfig::default())
+//!     .build();
+//! let handle = supervisor.serve()?;
+//! let sync = TaskFn::arc(|_ctx| async { Ok(()) });
+//! // Latest wins per tenant: a newer sync retires the running one and takes its place.
+//! let spec = ControllerSpec::replace(TaskSpec::once("sync", sync)).with_slot("tenant-7");
+//! let (_id, waiter) = handle.submit_and_watch(spec).await?;
+//! println!("{:?}", waiter.wait().await?);
+//! handle.shutdown().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Layout (who decides what):
+//! - [`spec`]: [`AdmissionPolicy`] and [`ControllerSpec`] — what a submission is;
+//! - [`config`]: [`ControllerConfig`] — the bounds;
+//! - `slot`: the slot state machine, a pure function;
+//! - `queue`: the per-slot queue rules, pure functions and the FIFO type;
+//! - `actor`: [`ControllerActor`], wiring both to messages; `messages`:
+//!   [`ControllerMessage`];
+//! - [`snapshot`]: [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`];
+//! - [`prepared`]: the [`Submit`] builders and [`PreparedSubmission`].
+
+mod actor;
+pub mod config;
+mod messages;
+pub mod prepared;
+mod queue;
+mod slot;
+pub mod snapshot;
+pub mod spec;
+
+pub use actor::ControllerActor;
+pub(crate) use actor::ControllerArgs;
+pub use config::ControllerConfig;
+pub(crate) use messages::{
+    CommandKind, ControllerLink, ControllerShared, IdentityRequest, IdentityRoute, Submission,
+    command,
+};
+pub use messages::{ControllerCommand, ControllerMessage};
+pub use prepared::{PreparedSubmission, Submit, WatchedSubmit};
+pub use snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
+pub use spec::{AdmissionPolicy, ControllerSpec};

@@ -1,0 +1,565 @@
+//! The slot state machine of R§17 as a pure function: [`step`]`(phase, input) -> (phase,
+//! effects)`.
+//!
+//! No actor, no Tokio, no I/O: the controller actor feeds inputs (a handoff, the registry's
+//! decision, a replacement, the owner's physical release) and carries out the effects
+//! (hand the owner to the registry, remove it, publish a transition, start the next queued
+//! item). Unit-tested exhaustively below: every phase against every input.
+//!
+//! ```text
+//!          Start ──► Admitting ──Accepted──► Running ──Released──► Idle
+//!   Idle ◄─Refused──┘   │  ▲                  │
+//!                       │  └ Granted          Retire ─► Terminating ──Released──► Idle
+//!                 Retire▼                                   ▲
+//!          CancelPendingAdmission ──Accepted (remove owner)─┘   (Refused/Released ► Idle)
+//! ```
+//!
+//! Invariants enforced here:
+//! 1. A slot has at most one owner, and a new owner is started only from `Idle`.
+//! 2. `Idle` is reached from a registered owner only through `Released`: the registry's
+//!    terminal cleanup **and** the physical exit of its last attempt. A force-aborted owner
+//!    still blocked in its poll therefore keeps the slot (R§13, R§17).
+//! 3. Inputs naming another owner (stale ids) change nothing.
+
+use crate::events::RejectionKind;
+use crate::identity::TaskId;
+
+use super::snapshot::SlotStatusKind;
+
+/// Internal phase of one slot (R§17 "Slot state machine").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// No owner.
+    Idle,
+    /// The owner was handed to the registry (`waiting: false`) or waits for registry
+    /// command capacity before that (`waiting: true`); its decision is pending.
+    Admitting { owner: TaskId, waiting: bool },
+    /// A replacement arrived while the owner's registry decision was pending: if accepted,
+    /// the owner is removed at once. Shown as `Terminating`.
+    CancelPendingAdmission { owner: TaskId },
+    /// The registry accepted the owner.
+    Running { owner: TaskId },
+    /// The owner is being retired after a replacement; waits for its physical release.
+    Terminating { owner: TaskId },
+}
+
+impl Phase {
+    /// The public status of this phase (R§17: `CancelPendingAdmission` shows as
+    /// `Terminating`).
+    pub(crate) const fn status(self) -> SlotStatusKind {
+        match self {
+            Phase::Idle => SlotStatusKind::Idle,
+            Phase::Admitting { .. } => SlotStatusKind::Admitting,
+            Phase::CancelPendingAdmission { .. } | Phase::Terminating { .. } => {
+                SlotStatusKind::Terminating
+            }
+            Phase::Running { .. } => SlotStatusKind::Running,
+        }
+    }
+
+    /// The owner, if any.
+    pub(crate) const fn owner(self) -> Option<TaskId> {
+        match self {
+            Phase::Idle => None,
+            Phase::Admitting { owner, .. }
+            | Phase::CancelPendingAdmission { owner }
+            | Phase::Running { owner }
+            | Phase::Terminating { owner } => Some(owner),
+        }
+    }
+
+    /// True while the owner's registry decision is pending (SPEC §5: a `DropIfRunning`
+    /// submission then waits for it).
+    pub(crate) const fn deciding(self) -> bool {
+        matches!(
+            self,
+            Phase::Admitting { .. } | Phase::CancelPendingAdmission { .. }
+        )
+    }
+
+    /// True while the owner waits for registry command capacity (not yet handed off).
+    pub(crate) const fn waiting_for_capacity(self) -> bool {
+        matches!(self, Phase::Admitting { waiting: true, .. })
+    }
+}
+
+/// What happened to a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// Make `id` the owner of an idle slot; `capacity` says whether a registry command
+    /// permit is already in hand.
+    Start { id: TaskId, capacity: bool },
+    /// The registry command permit the waiting owner `id` asked for is available.
+    Granted { id: TaskId },
+    /// The registry accepted `id`.
+    Accepted { id: TaskId },
+    /// The registry refused `id` (or it could not be handed over).
+    Refused { id: TaskId },
+    /// The owner `id`, still waiting for registry capacity, leaves without being handed
+    /// over (removed by id, or shutdown) and is rejected with `kind`.
+    Withdraw { id: TaskId, kind: RejectionKind },
+    /// A `Replace` submission asks the current owner to retire.
+    Retire,
+    /// The registration of `id` is entirely gone: terminal commit and physical exit.
+    Released { id: TaskId },
+}
+
+/// What the actor must do after a step, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// Send the owner's add command to the registry (with the permit in hand).
+    Hand(TaskId),
+    /// Wait for a registry command permit for the owner.
+    AwaitCapacity(TaskId),
+    /// Ask the registry to remove the accepted owner.
+    RemoveOwner(TaskId),
+    /// Reject the owner, which never reached the registry, with this kind.
+    RejectOwner(TaskId, RejectionKind),
+    /// The owner is known to be accepted: `DropIfRunning` items waiting for the decision
+    /// are rejected `SlotBusy` (SPEC §5).
+    OwnerAccepted,
+    /// Publish a `ControllerSlotTransition` event.
+    Transition(SlotTransition),
+    /// The slot is idle: start the next queued item (unless shutting down).
+    Advance,
+    /// The input did not apply to this phase (stale id or impossible order); nothing
+    /// changed. A permit that came with it must be given back.
+    Ignored,
+}
+
+/// The transitions published as `ControllerSlotTransition` reasons (R§17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotTransition {
+    AdmittingToRunning,
+    AdmittingToIdle,
+    AdmittingToTerminating,
+    RunningToTerminating,
+    RunningToIdle,
+    TerminatingToIdle,
+}
+
+impl SlotTransition {
+    /// The event reason text.
+    pub(crate) const fn text(self) -> &'static str {
+        match self {
+            SlotTransition::AdmittingToRunning => "admitting→running",
+            SlotTransition::AdmittingToIdle => "admitting→idle",
+            SlotTransition::AdmittingToTerminating => "admitting→terminating (replace)",
+            SlotTransition::RunningToTerminating => "running→terminating (replace)",
+            SlotTransition::RunningToIdle => "running→idle",
+            SlotTransition::TerminatingToIdle => "terminating→idle",
+        }
+    }
+}
+
+/// One step of the slot state machine: the next phase and the effects to carry out.
+pub(crate) fn step(phase: Phase, input: Input) -> (Phase, Vec<Effect>) {
+    use Effect::*;
+    use Input::*;
+    use SlotTransition as T;
+    let same = |p: Phase| (p, vec![Ignored]);
+    match (phase, input) {
+        (Phase::Idle, Start { id, capacity: true }) => (
+            Phase::Admitting {
+                owner: id,
+                waiting: false,
+            },
+            vec![Hand(id)],
+        ),
+        (
+            Phase::Idle,
+            Start {
+                id,
+                capacity: false,
+            },
+        ) => (
+            Phase::Admitting {
+                owner: id,
+                waiting: true,
+            },
+            vec![AwaitCapacity(id)],
+        ),
+        (
+            Phase::Admitting {
+                owner,
+                waiting: true,
+            },
+            Granted { id },
+        ) if id == owner => (
+            Phase::Admitting {
+                owner,
+                waiting: false,
+            },
+            vec![Hand(id)],
+        ),
+        (
+            Phase::Admitting {
+                owner,
+                waiting: true,
+            },
+            Withdraw { id, kind },
+        ) if id == owner => (
+            Phase::Idle,
+            vec![
+                RejectOwner(id, kind),
+                Transition(T::AdmittingToIdle),
+                Advance,
+            ],
+        ),
+        (
+            Phase::Admitting {
+                owner,
+                waiting: true,
+            },
+            Retire,
+        ) => (
+            Phase::Idle,
+            vec![
+                RejectOwner(owner, RejectionKind::SupersededByReplace),
+                Transition(T::AdmittingToIdle),
+                Advance,
+            ],
+        ),
+        (
+            Phase::Admitting {
+                owner,
+                waiting: false,
+            },
+            Accepted { id },
+        ) if id == owner => (
+            Phase::Running { owner },
+            vec![OwnerAccepted, Transition(T::AdmittingToRunning)],
+        ),
+        (
+            Phase::Admitting {
+                owner,
+                waiting: false,
+            },
+            Refused { id },
+        ) if id == owner => (Phase::Idle, vec![Transition(T::AdmittingToIdle), Advance]),
+        // The owner was accepted and is already gone: its release overtook the decision.
+        (
+            Phase::Admitting {
+                owner,
+                waiting: false,
+            },
+            Released { id },
+        ) if id == owner => (
+            Phase::Idle,
+            vec![
+                OwnerAccepted,
+                Transition(T::AdmittingToRunning),
+                Transition(T::RunningToIdle),
+                Advance,
+            ],
+        ),
+        (
+            Phase::Admitting {
+                owner,
+                waiting: false,
+            },
+            Retire,
+        ) => (
+            Phase::CancelPendingAdmission { owner },
+            vec![Transition(T::AdmittingToTerminating)],
+        ),
+        (Phase::CancelPendingAdmission { owner }, Accepted { id }) if id == owner => (
+            Phase::Terminating { owner },
+            vec![OwnerAccepted, RemoveOwner(owner)],
+        ),
+        (Phase::CancelPendingAdmission { owner }, Refused { id }) if id == owner => {
+            (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance])
+        }
+        (Phase::CancelPendingAdmission { owner }, Released { id }) if id == owner => (
+            Phase::Idle,
+            vec![OwnerAccepted, Transition(T::TerminatingToIdle), Advance],
+        ),
+        (Phase::CancelPendingAdmission { owner }, Retire) => {
+            (Phase::CancelPendingAdmission { owner }, Vec::new())
+        }
+        (Phase::Running { owner }, Retire) => (
+            Phase::Terminating { owner },
+            vec![RemoveOwner(owner), Transition(T::RunningToTerminating)],
+        ),
+        (Phase::Running { owner }, Released { id }) if id == owner => {
+            (Phase::Idle, vec![Transition(T::RunningToIdle), Advance])
+        }
+        (Phase::Terminating { owner }, Retire) => (Phase::Terminating { owner }, Vec::new()),
+        (Phase::Terminating { owner }, Released { id }) if id == owner => {
+            (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance])
+        }
+        (phase, _) => same(phase),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Effect::*;
+    use SlotTransition as T;
+
+    /// Ids only need to differ: take fresh ones from the global sequence.
+    fn id() -> TaskId {
+        TaskId::next()
+    }
+
+    /// Every phase, with `a` as the owner where there is one.
+    fn phases(a: TaskId) -> Vec<Phase> {
+        vec![
+            Phase::Idle,
+            Phase::Admitting {
+                owner: a,
+                waiting: true,
+            },
+            Phase::Admitting {
+                owner: a,
+                waiting: false,
+            },
+            Phase::CancelPendingAdmission { owner: a },
+            Phase::Running { owner: a },
+            Phase::Terminating { owner: a },
+        ]
+    }
+
+    /// Every input, naming `who`.
+    fn inputs(who: TaskId) -> Vec<Input> {
+        vec![
+            Input::Start {
+                id: who,
+                capacity: true,
+            },
+            Input::Start {
+                id: who,
+                capacity: false,
+            },
+            Input::Granted { id: who },
+            Input::Accepted { id: who },
+            Input::Refused { id: who },
+            Input::Withdraw {
+                id: who,
+                kind: RejectionKind::RemovedFromQueue,
+            },
+            Input::Retire,
+            Input::Released { id: who },
+        ]
+    }
+
+    /// The full table for the owner's own id: (phase index, input index) → expected.
+    #[test]
+    fn every_phase_against_every_input_for_the_owner() {
+        let a = id();
+        let adm = |waiting| Phase::Admitting { owner: a, waiting };
+        let cpa = Phase::CancelPendingAdmission { owner: a };
+        let run = Phase::Running { owner: a };
+        let term = Phase::Terminating { owner: a };
+        let ign = |p: Phase| (p, vec![Ignored]);
+        let superseded = RejectionKind::SupersededByReplace;
+        let removed = RejectionKind::RemovedFromQueue;
+        // Rows: phases() order; columns: inputs() order.
+        let table: Vec<Vec<(Phase, Vec<Effect>)>> = vec![
+            // Idle
+            vec![
+                (adm(false), vec![Hand(a)]),
+                (adm(true), vec![AwaitCapacity(a)]),
+                ign(Phase::Idle),
+                ign(Phase::Idle),
+                ign(Phase::Idle),
+                ign(Phase::Idle),
+                ign(Phase::Idle),
+                ign(Phase::Idle),
+            ],
+            // Admitting, waiting for capacity
+            vec![
+                ign(adm(true)),
+                ign(adm(true)),
+                (adm(false), vec![Hand(a)]),
+                ign(adm(true)),
+                ign(adm(true)),
+                (
+                    Phase::Idle,
+                    vec![
+                        RejectOwner(a, removed),
+                        Transition(T::AdmittingToIdle),
+                        Advance,
+                    ],
+                ),
+                (
+                    Phase::Idle,
+                    vec![
+                        RejectOwner(a, superseded),
+                        Transition(T::AdmittingToIdle),
+                        Advance,
+                    ],
+                ),
+                ign(adm(true)),
+            ],
+            // Admitting, handed to the registry
+            vec![
+                ign(adm(false)),
+                ign(adm(false)),
+                ign(adm(false)),
+                (run, vec![OwnerAccepted, Transition(T::AdmittingToRunning)]),
+                (Phase::Idle, vec![Transition(T::AdmittingToIdle), Advance]),
+                ign(adm(false)),
+                (cpa, vec![Transition(T::AdmittingToTerminating)]),
+                (
+                    Phase::Idle,
+                    vec![
+                        OwnerAccepted,
+                        Transition(T::AdmittingToRunning),
+                        Transition(T::RunningToIdle),
+                        Advance,
+                    ],
+                ),
+            ],
+            // CancelPendingAdmission
+            vec![
+                ign(cpa),
+                ign(cpa),
+                ign(cpa),
+                (term, vec![OwnerAccepted, RemoveOwner(a)]),
+                (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance]),
+                ign(cpa),
+                (cpa, vec![]),
+                (
+                    Phase::Idle,
+                    vec![OwnerAccepted, Transition(T::TerminatingToIdle), Advance],
+                ),
+            ],
+            // Running
+            vec![
+                ign(run),
+                ign(run),
+                ign(run),
+                ign(run),
+                ign(run),
+                ign(run),
+                (
+                    term,
+                    vec![RemoveOwner(a), Transition(T::RunningToTerminating)],
+                ),
+                (Phase::Idle, vec![Transition(T::RunningToIdle), Advance]),
+            ],
+            // Terminating
+            vec![
+                ign(term),
+                ign(term),
+                ign(term),
+                ign(term),
+                ign(term),
+                ign(term),
+                (term, vec![]),
+                (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance]),
+            ],
+        ];
+        for (phase, row) in phases(a).into_iter().zip(table) {
+            for (input, expected) in inputs(a).into_iter().zip(row) {
+                let (next, effects) = step(phase, input);
+                assert_eq!((next, effects), expected, "step({phase:?}, {input:?})");
+            }
+        }
+    }
+
+    #[test]
+    fn inputs_naming_another_owner_are_ignored_in_every_phase() {
+        let a = id();
+        let b = id();
+        for phase in phases(a) {
+            for input in inputs(b) {
+                let applies_to_any_owner = matches!(input, Input::Retire)
+                    || (phase == Phase::Idle && matches!(input, Input::Start { .. }));
+                if applies_to_any_owner {
+                    continue;
+                }
+                assert_eq!(
+                    step(phase, input),
+                    (phase, vec![Ignored]),
+                    "step({phase:?}, {input:?})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_owner_starts_only_from_idle() {
+        let a = id();
+        let b = id();
+        for phase in phases(a) {
+            for capacity in [true, false] {
+                let (next, effects) = step(phase, Input::Start { id: b, capacity });
+                if phase == Phase::Idle {
+                    assert_eq!(next.owner(), Some(b));
+                } else {
+                    assert_eq!((next, effects), (phase, vec![Ignored]));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_registered_owner_frees_the_slot_only_by_its_release() {
+        let a = id();
+        for phase in [Phase::Running { owner: a }, Phase::Terminating { owner: a }] {
+            for input in inputs(a) {
+                let (next, _) = step(phase, input);
+                let released = matches!(input, Input::Released { .. });
+                assert_eq!(next == Phase::Idle, released, "step({phase:?}, {input:?})");
+            }
+        }
+    }
+
+    #[test]
+    fn replace_while_admitting_removes_the_owner_once_accepted() {
+        let a = id();
+        let (p, _) = step(
+            Phase::Idle,
+            Input::Start {
+                id: a,
+                capacity: true,
+            },
+        );
+        let (p, e) = step(p, Input::Retire);
+        assert_eq!(p.status(), SlotStatusKind::Terminating);
+        assert_eq!(e, vec![Transition(T::AdmittingToTerminating)]);
+        let (p, e) = step(p, Input::Accepted { id: a });
+        assert_eq!(p, Phase::Terminating { owner: a });
+        assert!(e.contains(&RemoveOwner(a)));
+        let (p, e) = step(p, Input::Released { id: a });
+        assert_eq!((p, e.last().copied()), (Phase::Idle, Some(Advance)));
+    }
+
+    #[test]
+    fn public_status_and_helpers() {
+        let a = id();
+        let expected = [
+            (SlotStatusKind::Idle, None, false, false),
+            (SlotStatusKind::Admitting, Some(a), true, true),
+            (SlotStatusKind::Admitting, Some(a), true, false),
+            (SlotStatusKind::Terminating, Some(a), true, false),
+            (SlotStatusKind::Running, Some(a), false, false),
+            (SlotStatusKind::Terminating, Some(a), false, false),
+        ];
+        for (phase, (status, owner, deciding, waiting)) in phases(a).into_iter().zip(expected) {
+            assert_eq!(phase.status(), status);
+            assert_eq!(phase.owner(), owner);
+            assert_eq!(phase.deciding(), deciding);
+            assert_eq!(phase.waiting_for_capacity(), waiting);
+        }
+    }
+
+    #[test]
+    fn transition_texts_match_the_reference() {
+        assert_eq!(T::AdmittingToRunning.text(), "admitting→running");
+        assert_eq!(
+            T::RunningToTerminating.text(),
+            "running→terminating (replace)"
+        );
+        assert_eq!(
+            T::AdmittingToTerminating.text(),
+            "admitting→terminating (replace)"
+        );
+        assert_eq!(T::AdmittingToIdle.text(), "admitting→idle");
+        assert_eq!(T::RunningToIdle.text(), "running→idle");
+        assert_eq!(T::TerminatingToIdle.text(), "terminating→idle");
+    }
+}
