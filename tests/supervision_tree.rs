@@ -280,3 +280,120 @@ async fn per_task_restart_intensity_fails_only_that_task() {
         TaskOutcome::Canceled
     ));
 }
+
+#[tokio::test]
+async fn a_nested_supervisor_shuts_down_with_its_outer_task_and_reports_inner_outcomes() {
+    let (outcomes_tx, mut outcomes) = mpsc::unbounded_channel::<TaskOutcomeKind>();
+    let inner_task = TaskFn::arc(move |ctx: TaskContext| {
+        let outcomes_tx = outcomes_tx.clone();
+        async move {
+            let inner = Supervisor::new(SupervisorConfig::default(), Vec::new());
+            let handle = inner.serve().map_err(TaskError::fail_from)?;
+            let (_, waiter) = handle
+                .add_and_watch(TaskSpec::once("inner-worker", cooperative()))
+                .await
+                .map_err(TaskError::fail_from)?;
+            ctx.cancelled().await;
+            handle.shutdown().await.map_err(TaskError::fail_from)?;
+            let outcome = waiter.wait().await.map_err(TaskError::fail_from)?;
+            let _ = outcomes_tx.send(outcome.kind());
+            Ok(())
+        }
+    });
+    let outer = Supervisor::new(SupervisorConfig::default(), Vec::new());
+    let handle = outer.serve().unwrap();
+    let (_, waiter) = handle
+        .add_and_watch(TaskSpec::once("inner-supervisor", inner_task))
+        .await
+        .unwrap();
+    while !handle.is_alive("inner-supervisor").await {
+        tokio::task::yield_now().await;
+    }
+    handle.shutdown().await.unwrap();
+    assert!(matches!(
+        waiter.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+    assert_eq!(outcomes.recv().await, Some(TaskOutcomeKind::Canceled));
+}
+
+/// A foreign actor that answers how many tasks the registry lists, via `call!`.
+struct Observer;
+
+impl Actor for Observer {
+    type Msg = ractor::RpcReplyPort<usize>;
+    type State = ActorRef<ractor_taskvisor::RegistryMessage>;
+    type Arguments = ActorRef<ractor_taskvisor::RegistryMessage>;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        registry: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(registry)
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        reply: Self::Msg,
+        registry: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let listed = ractor::call!(registry, ractor_taskvisor::RegistryMessage::List)?;
+        let alive = ractor::call!(registry, ractor_taskvisor::RegistryMessage::AliveSnapshot)?;
+        assert!(
+            listed.windows(2).all(|w| w[0].0 < w[1].0),
+            "list sorted by id"
+        );
+        assert!(
+            alive.windows(2).all(|w| w[0] < w[1]),
+            "alive sorted by name"
+        );
+        let _ = reply.send(listed.len());
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_actor_queries_snapshots_by_rpc_while_a_thousand_tasks_churn() {
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_max_registered_tasks(None)
+        .with_ownership_capacity(None)
+        .build();
+    let handle = supervisor.serve().unwrap();
+    let (observer, _) = Actor::spawn(None, Observer, handle.registry_actor())
+        .await
+        .unwrap();
+    let churn = {
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            let mut waiters = Vec::new();
+            for i in 0..1000 {
+                let task = TaskFn::arc(move |_ctx| async move {
+                    tokio::task::yield_now().await;
+                    if i % 3 == 0 {
+                        Err(TaskError::fail("flaky"))
+                    } else {
+                        Ok(())
+                    }
+                });
+                let spec = TaskSpec::once(format!("churn-{i}"), task);
+                waiters.push(handle.add_and_watch(spec).await.unwrap().1);
+            }
+            for waiter in waiters {
+                waiter.wait().await.unwrap();
+            }
+        })
+    };
+    let mut answers = 0;
+    while !churn.is_finished() {
+        let listed = ractor::call!(observer, |reply| reply).unwrap();
+        assert!(listed <= 1000);
+        answers += 1;
+    }
+    churn.await.unwrap();
+    assert!(answers > 0);
+    assert!(handle.list().await.is_empty());
+    observer.stop(None);
+    handle.shutdown().await.unwrap();
+}

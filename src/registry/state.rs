@@ -375,6 +375,11 @@ impl RegistryState {
                 .with_id(id)
                 .with_task(name.clone())
         });
+        // Cancel callers learn of the commit by a value: a channel that merely closes means
+        // the registry itself went away before committing.
+        for waiter in entry.cancel_waiters.drain(..) {
+            let _ = waiter.send(());
+        }
         let release = entry.release.take();
         // The entry may hold the last reference to the user's task object.
         panics.extend(drop_contained(entry));
