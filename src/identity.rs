@@ -53,7 +53,8 @@ impl TaskId {
 
 impl fmt::Display for TaskId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}", self.0)
+        // `pad` honours width and alignment (`{id:<6}`) in tables and logs.
+        f.pad(&format!("#{}", self.0))
     }
 }
 

@@ -2,13 +2,13 @@
 //!
 //! - [`Supervisor`] (this file): owner of one runtime; `serve`, `run`, `run_until`,
 //!   `run_with_os_signals` (R§8).
-//! - [`builder`]: [`SupervisorBuilder`] and validation.
-//! - [`runtime`]: the started actors, tokens and command permits.
-//! - [`handle`]: [`SupervisorHandle`] and its queries.
-//! - [`operations`]: the `add`/`remove`/`cancel` builders.
-//! - [`shutdown`]: the one shared shutdown operation.
-//! - [`lifecycle`]: the single-shot static `run*` lifecycle.
-//! - [`owner`]: the last-owner drop fallback.
+//! - `builder`: [`SupervisorBuilder`] and validation.
+//! - `runtime`: the started actors, tokens and command permits.
+//! - `handle`: [`SupervisorHandle`] and its queries.
+//! - `operations`: the `add`/`remove`/`cancel` builders.
+//! - `shutdown`: the one shared shutdown operation.
+//! - `lifecycle`: the single-shot static `run*` lifecycle.
+//! - `owner`: the last-owner drop fallback.
 
 pub(crate) mod builder;
 pub(crate) mod handle;

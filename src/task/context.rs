@@ -82,7 +82,7 @@ impl TaskContext {
 
     /// A nested scope: cancelling this context cancels the child, but
     /// cancelling the child (possible only through
-    /// [`cancellation_token`](Self::cancellation_token)) leaves this one alone.
+    /// `cancellation_token()`, feature `tokio-util-interop`) leaves this one alone.
     #[must_use]
     pub fn child(&self) -> TaskContext {
         // The child scope keeps the hosting actor: work spawned from it still belongs to

@@ -1,4 +1,4 @@
-//! Ready-made subscribers: [`TracingSubscriber`] (feature `tracing`) and [`LogWriter`]
+//! Ready-made subscribers: `TracingSubscriber` (feature `tracing`) and `LogWriter`
 //! (feature `logging`). Both are plain [`Subscribe`](super::Subscribe) implementations and
 //! run on their own subscriber lane like any user subscriber.
 
