@@ -1,5 +1,6 @@
 //! The controller cases of `cases/reported-failures.md`: BUG-02 (controller variant),
 //! BUG-06, BUG-09, BUG-11, BUG-12, BUG-14, BUG-19 (c).
+#![cfg(feature = "controller")]
 
 mod controller_support;
 

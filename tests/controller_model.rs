@@ -13,6 +13,7 @@
 //! controller's snapshot to agree, so steps never overlap; only the pairs are cast back to
 //! back on purpose (current-thread runtime: both reach the controller before the registry
 //! has decided on the first).
+#![cfg(feature = "controller")]
 
 mod controller_support;
 

@@ -41,7 +41,7 @@ fn quiet_subscriber_panics() {
         std::panic::set_hook(Box::new(move |info| {
             let on_lane = std::thread::current()
                 .name()
-                .is_some_and(|n| n.contains("subscriber"));
+                .is_some_and(|n| n.contains("taskvisor-subscriber-"));
             if !on_lane {
                 previous(info);
             }
@@ -414,13 +414,21 @@ async fn stalled_subscriber_delays_no_outcome_and_no_shutdown() {
     assert_eq!(ok.dropped, 0, "{stats:?}");
 
     let t0 = Instant::now();
-    h.shutdown().await.unwrap();
+    h.clone().shutdown().await.unwrap();
     let took = t0.elapsed();
     assert!(
         took < DRAIN + Duration::from_secs(1),
         "shutdown took {took:?}"
     );
     assert_eq!(healthy.count(K::AllStoppedWithinGrace), 1);
+    // The stuck subscriber is reported as not drained (BUG-05), the healthy one as drained.
+    let last = h.event_stats().await;
+    assert_eq!(last.subscribers[0].drained, Some(false), "{last:?}");
+    assert_eq!(last.subscribers[1].drained, Some(true), "{last:?}");
+    assert_eq!(
+        stats.subscribers[0].drained, None,
+        "while running: {stats:?}"
+    );
 }
 
 // ---- BUG-18 (d) ---------------------------------------------------------------------------
@@ -450,7 +458,8 @@ async fn panicking_subscriber_does_not_stop_others_and_is_reported() {
     assert!(matches!(outcome(w).await, TaskOutcome::Completed));
 
     let published = 5 * 6 + 12;
-    stats_when(&h, |s| s.published == published).await;
+    // Each ordinary event also publishes one SubscriberPanicked on the bus (R§16).
+    stats_when(&h, |s| s.published == 2 * published).await;
     // One SubscriberPanicked per ordinary event reaches the other subscriber.
     c.wait_count(published as usize, |e| e.kind == K::SubscriberPanicked)
         .await;
@@ -466,8 +475,10 @@ async fn panicking_subscriber_does_not_stop_others_and_is_reported() {
         assert_eq!(e.task.as_deref(), Some("panicky"));
         assert_eq!(e.reason.as_deref(), Some("subscriber bug"));
     }
-    let stats = stats_when(&h, |s| s.subscribers[0].delivered == published).await;
-    assert_eq!(stats.subscribers[0].panicked, published);
+    stats_when(&h, |s| s.subscribers[0].delivered == published).await;
+    // It also panics on every SubscriberPanicked it receives (not reported again).
+    let stats = stats_when(&h, |s| s.subscribers[0].panicked == 2 * published).await;
+    assert_eq!(stats.subscribers[0].panicked, 2 * published);
     assert_eq!(stats.subscribers[1].panicked, 0);
 
     h.shutdown().await.unwrap();
@@ -721,4 +732,42 @@ async fn without_any_listener_no_event_is_published() {
     let stats = h.event_stats().await;
     assert_eq!(stats, ractor_taskvisor::EventStats::default());
     h.shutdown().await.unwrap();
+}
+
+/// SPEC §4: events are published three ways from the relay, so a subscriber panic (an
+/// event the runtime publishes, R§16) should reach `OutputPort` and `pg` listeners too,
+/// not only the other subscriber lanes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriber_panic_is_published_to_the_group_too() {
+    quiet_subscriber_panics();
+    let sup = supervisor(unlimited(), vec![Arc::new(Panicky)]);
+    let h = sup.serve().unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let (member, join) = Actor::spawn(None, Member, tx).await.unwrap();
+    ractor::pg::join(h.event_group(), vec![member.get_cell()]);
+    let _ = h.event_stats().await;
+
+    let (_, w) = h
+        .add_and_watch(TaskSpec::once("one", instant()))
+        .await
+        .unwrap();
+    outcome(w).await;
+    // 6 lifecycle events, each followed by one SubscriberPanicked on the bus.
+    stats_when(&h, |s| s.published == 12 && s.subscribers[0].panicked == 12).await;
+    let got = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Some(e) = rx.recv().await {
+            if e.kind == K::SubscriberPanicked {
+                return Some(e);
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten();
+    let report = got.expect("the group member receives SubscriberPanicked");
+    assert_eq!(report.task.as_deref(), Some("panicky"));
+    h.shutdown().await.unwrap();
+    member.stop(None);
+    join.await.unwrap();
 }

@@ -22,8 +22,11 @@ pub enum Imp {
     Taskvisor,
     /// ractor-taskvisor (this repository).
     Ours,
-    /// A bare idle ractor actor (W6 only).
-    BareActor,
+    /// Bare ractor reference: W6 a bare idle actor; W1 a registry actor spawning one linked
+    /// actor per task; W3 one linked actor respawned per attempt.
+    Ractor,
+    /// W3 only: attempts re-run inside one ractor actor (self-cast, no respawn).
+    RactorInPlace,
 }
 
 impl Imp {
@@ -32,14 +35,21 @@ impl Imp {
             Imp::Tokio => "tokio",
             Imp::Taskvisor => "taskvisor",
             Imp::Ours => "ours",
-            Imp::BareActor => "bare-actor",
+            Imp::Ractor => "ractor",
+            Imp::RactorInPlace => "ractor-in-place",
         }
     }
 
     pub fn from_label(s: &str) -> Option<Imp> {
-        [Imp::Tokio, Imp::Taskvisor, Imp::Ours, Imp::BareActor]
-            .into_iter()
-            .find(|i| i.label() == s)
+        [
+            Imp::Tokio,
+            Imp::Taskvisor,
+            Imp::Ours,
+            Imp::Ractor,
+            Imp::RactorInPlace,
+        ]
+        .into_iter()
+        .find(|i| i.label() == s)
     }
 }
 

@@ -18,6 +18,7 @@
 mod bare;
 mod common;
 mod floor;
+mod raw;
 mod sup;
 
 use std::future::Future;
@@ -93,7 +94,16 @@ impl Workload {
 
     fn implementations(self) -> Vec<Imp> {
         match self {
-            Workload::W6 => vec![Imp::Tokio, Imp::BareActor, Imp::Taskvisor, Imp::Ours],
+            Workload::W1 | Workload::W6 => {
+                vec![Imp::Tokio, Imp::Ractor, Imp::Taskvisor, Imp::Ours]
+            }
+            Workload::W3 => vec![
+                Imp::Tokio,
+                Imp::Ractor,
+                Imp::RactorInPlace,
+                Imp::Taskvisor,
+                Imp::Ours,
+            ],
             _ => vec![Imp::Tokio, Imp::Taskvisor, Imp::Ours],
         }
     }
@@ -112,7 +122,10 @@ fn run_one(rt: &tokio::runtime::Runtime, workload: Workload, imp: Imp) -> Option
     }
     let sample = match (workload, imp) {
         (Workload::W6, imp) => return Some(w6_in_child(imp)),
-        (_, Imp::BareActor) => return None,
+        (Workload::W1, Imp::Ractor) => on_worker(rt, raw::w1(N)),
+        (Workload::W3, Imp::Ractor) => on_worker(rt, raw::w3_respawn()),
+        (Workload::W3, Imp::RactorInPlace) => on_worker(rt, raw::w3_in_place()),
+        (_, Imp::Ractor | Imp::RactorInPlace) => return None,
         (Workload::W1, Imp::Tokio) => on_worker(rt, floor::w1(N)),
         (Workload::W1, Imp::Taskvisor) => on_worker(rt, taskvisor_impl::w1(N)),
         (Workload::W1, Imp::Ours) => on_worker(rt, ours_impl::w1(N)),
@@ -196,7 +209,8 @@ fn w6_child(imp: &str, count: &str) {
         tokio::spawn(async move {
             match imp {
                 Imp::Tokio => floor::w6_child(count).await,
-                Imp::BareActor => bare::w6_child(count).await,
+                Imp::Ractor => bare::w6_child(count).await,
+                Imp::RactorInPlace => panic!("no W6 for {}", imp.label()),
                 Imp::Taskvisor => taskvisor_impl::w6_child(count).await,
                 Imp::Ours => ours_impl::w6_child(count).await,
             }
@@ -249,9 +263,7 @@ fn measure(
     let imps: Vec<Imp> = workload
         .implementations()
         .into_iter()
-        .filter(|i| {
-            only.is_empty() || only.contains(i) || *i == Imp::BareActor && only.contains(&Imp::Ours)
-        })
+        .filter(|i| only.is_empty() || only.contains(i))
         .collect();
     let mut per_imp: Vec<(Imp, Vec<Sample>)> = imps.iter().map(|i| (*i, Vec::new())).collect();
     // One discarded warm-up round for the in-process workloads (W6 uses fresh processes).
@@ -331,7 +343,7 @@ fn target(m: &Measured, all: &[Measured]) -> (String, String) {
             verdict(ours.zip(tv).map(|(o, t)| o / t <= 1.0)),
         ),
         Workload::W6 => {
-            let bare = m.median(Imp::BareActor);
+            let bare = m.median(Imp::Ractor);
             let limit = bare.map(|b| b + 1024.0);
             (
                 format!(
@@ -373,18 +385,21 @@ fn print_table(all: &[Measured], markdown: bool) {
         "workload",
         "unit",
         "tokio",
+        "ractor ref",
         "taskvisor",
         "ours",
         "tv/tokio",
         "ours/tokio",
+        "ours/ractor",
         "ours/tv",
         "target",
         "status",
     ];
     let mut rows: Vec<Vec<String>> = Vec::new();
     for m in all {
-        let (t, k, o) = (
+        let (t, r, k, o) = (
             m.median(Imp::Tokio),
+            m.median(Imp::Ractor),
             m.median(Imp::Taskvisor),
             m.median(Imp::Ours),
         );
@@ -399,10 +414,12 @@ fn print_table(all: &[Measured], markdown: bool) {
             m.workload.title().to_owned(),
             m.workload.unit().to_owned(),
             fmt_value(t),
+            fmt_value(r),
             fmt_value(k),
             ours_cell,
             ratio(k, t),
             ratio(o, t),
+            ratio(o, r),
             ratio(o, k),
             target_text,
             status,
@@ -424,7 +441,7 @@ fn print_table(all: &[Measured], markdown: bool) {
             .enumerate()
             .map(|(i, (c, w))| {
                 let pad = w - c.chars().count();
-                if (2..8).contains(&i) {
+                if (2..10).contains(&i) {
                     format!("{}{}", " ".repeat(pad), c)
                 } else {
                     format!("{}{}", c, " ".repeat(pad))
@@ -454,7 +471,11 @@ fn print_table(all: &[Measured], markdown: bool) {
             header
                 .iter()
                 .enumerate()
-                .map(|(i, _)| if (2..8).contains(&i) { "---:|" } else { "---|" })
+                .map(|(i, _)| if (2..10).contains(&i) {
+                    "---:|"
+                } else {
+                    "---|"
+                })
                 .collect::<String>()
         );
         for r in &rows {
@@ -532,15 +553,15 @@ fn print_details(all: &[Measured]) {
         if m.workload == Workload::W6
             && let (Some(t), Some(b), Some(o)) = (
                 m.median(Imp::Tokio),
-                m.median(Imp::BareActor),
+                m.median(Imp::Ractor),
                 m.median(Imp::Ours),
             )
         {
             println!(
-                "  breakdown of ours: bare actor {} + tokio task {} + rest (registry entry, shared task record, tokens, future) {} B",
+                "  breakdown of ours: bare idle actor {} B + {} B above it (task actor's extra state and link, registry entry, shared task record, tokens, the parked future); raw tokio task for scale: {} B",
                 fmt_value(Some(b)),
-                fmt_value(Some(t)),
-                fmt_value(Some(o - b - t))
+                fmt_value(Some(o - b)),
+                fmt_value(Some(t))
             );
         }
     }
@@ -614,9 +635,7 @@ fn main() {
     );
     println!("load average before: {load_before}");
     if !OURS_HAS_CONTROLLER {
-        println!(
-            "W4 for ours: not yet available (build with --features ours-controller once `submit` exists)"
-        );
+        println!("W4 for ours: not yet available (this build has no `ours-controller` feature)");
     }
     let rt = runtime();
     let mut all = Vec::new();

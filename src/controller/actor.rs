@@ -24,6 +24,13 @@
 //! 3. `pending` = queued items of every slot + owners waiting for registry capacity;
 //!    `waiting` = the latter. `located` indexes exactly those items.
 //! 4. After shutdown nothing is started: queues are emptied and `advance` is a no-op.
+//!
+//! Files: this one (the actor, intake, queue advance, the state machine driver);
+//! `actor/handoff.rs` (the add command, capacity waits, retirement);
+//! `actor/lifecycle.rs` (by-id operations, snapshot, shutdown).
+
+mod handoff;
+mod lifecycle;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,17 +41,16 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::messages::{
-    CommandKind, ControllerCommand, ControllerMessage, ControllerShared, IdentityRequest,
-    IdentityRoute, Submission, command,
+    CommandKind, ControllerCommand, ControllerMessage, ControllerShared, Submission,
 };
 use super::queue::{Limits, Placement, SlotQueue, place, slot_busy_reason, track_slot};
 use super::slot::{Effect, Input, Phase, step};
-use super::snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
+use super::snapshot::SlotStatusKind;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
-use crate::registry::{AddRequest, Command, CommandKind as RegistryCommand, RegistryMessage};
+use crate::registry::RegistryMessage;
 
 /// R§19 reason texts.
 const REMOVED_REASON: &str = "removed from controller queue before start";
@@ -422,130 +428,6 @@ impl ControllerState {
         advance
     }
 
-    /// Sends the owner's add to the registry. Returns false (after rejecting it
-    /// `AdmissionFailed`) when it cannot be sent.
-    fn hand(
-        &mut self,
-        myself: &ActorRef<ControllerMessage>,
-        key: &Arc<str>,
-        id: TaskId,
-        permit: Option<OwnedSemaphorePermit>,
-    ) -> bool {
-        let Some(submission) = self.take_staged(key, id) else {
-            return false;
-        };
-        let Some(permit) = permit.or_else(|| self.commands.clone().try_acquire_owned().ok()) else {
-            let reason = format!("add_failed: {}", RuntimeError::CommandQueueFull);
-            self.reject(submission, key, RejectionKind::AdmissionFailed, &reason);
-            return false;
-        };
-        let Submission {
-            spec,
-            outcome,
-            unit,
-            ..
-        } = *submission;
-        let controller = myself.clone();
-        let slot = key.clone();
-        let release: Box<dyn FnOnce() + Send> = Box::new(move || {
-            let _ = controller.cast(command(CommandKind::Released { slot, id }));
-        });
-        let request = AddRequest {
-            id,
-            spec: spec.into_task_spec(),
-            outcome,
-            unit,
-            release: Some(release),
-        };
-        let (tx, rx) = oneshot::channel();
-        let add = RegistryCommand::Add(Box::new(request), RpcReplyPort::from(tx));
-        match self.registry.cast(RegistryMessage::Command(Command(add))) {
-            Ok(()) => {
-                let controller = myself.clone();
-                let slot = key.clone();
-                tokio::spawn(async move {
-                    let accepted = matches!(rx.await, Ok(Ok(())));
-                    drop(permit);
-                    let _ = controller.cast(command(CommandKind::Decided { slot, id, accepted }));
-                });
-                true
-            }
-            Err(error) => {
-                // The registry is gone: the command comes back with the watcher's channel.
-                let reason = format!("add_failed: {}", RuntimeError::ShuttingDown);
-                let reason: Arc<str> = reason.into();
-                let kind = RejectionKind::AdmissionFailed;
-                self.publish(|| {
-                    Event::new(EventKind::ControllerRejected)
-                        .with_id(id)
-                        .with_task(key.clone())
-                        .with_rejection_kind(kind)
-                        .with_reason(reason.clone())
-                });
-                if let ractor::MessagingErr::SendErr(RegistryMessage::Command(Command(
-                    RegistryCommand::Add(request, _),
-                ))) = error
-                    && let Some(tx) = request.outcome
-                {
-                    let _ = tx.send(TaskOutcome::rejected(kind, reason));
-                }
-                false
-            }
-        }
-    }
-
-    /// Lets owner `id` wait for a registry command permit (R§17: registry queue full at
-    /// handoff). The permit arrives as a `Granted` message.
-    fn await_capacity(&mut self, myself: &ActorRef<ControllerMessage>, key: &Arc<str>, id: TaskId) {
-        let commands = self.commands.clone();
-        let controller = myself.clone();
-        let slot = key.clone();
-        let task = tokio::spawn(async move {
-            if let Ok(permit) = commands.acquire_owned().await {
-                let _ = controller.cast(command(CommandKind::Granted { slot, id, permit }));
-            }
-        });
-        if let Some(owner) = self.owner_mut(key, id) {
-            owner.wait = Some(task.abort_handle());
-            self.waiting += 1;
-            self.pending += 1;
-            self.located.insert(id, key.clone());
-        } else {
-            task.abort();
-        }
-    }
-
-    /// Takes the owner's submission out (it is being handed over or rejected) and ends its
-    /// capacity wait, if any.
-    fn take_staged(&mut self, key: &Arc<str>, id: TaskId) -> Option<Box<Submission>> {
-        let owner = self.owner_mut(key, id)?;
-        let staged = owner.staged.take();
-        if let Some(wait) = owner.wait.take() {
-            wait.abort();
-            self.waiting -= 1;
-            self.pending -= 1;
-            self.located.remove(&id);
-        }
-        staged
-    }
-
-    fn owner_mut(&mut self, key: &Arc<str>, id: TaskId) -> Option<&mut Owner> {
-        self.slots
-            .get_mut(key)?
-            .owner
-            .as_mut()
-            .filter(|owner| owner.id == id)
-    }
-
-    /// Retires an accepted owner: a registry remove, cast so it follows the add (R§17).
-    fn remove_owner(&self, id: TaskId) {
-        let (tx, _ignored) = oneshot::channel();
-        let remove = RegistryCommand::Remove(id.into(), RpcReplyPort::from(tx));
-        let _ = self
-            .registry
-            .cast(RegistryMessage::Command(Command(remove)));
-    }
-
     /// The owner was accepted: `DropIfRunning` items waiting for its decision are rejected
     /// `SlotBusy` (SPEC §5).
     fn reject_conditional(&mut self, key: &Arc<str>) {
@@ -562,121 +444,6 @@ impl ControllerState {
             self.located.remove(&item.id);
             self.reject(item.item, key, RejectionKind::SlotBusy, &reason);
         }
-    }
-
-    // ---- identity operations, snapshot, shutdown ---------------------------------------
-
-    /// By-id remove/cancel (R§17): controller-held work is removed here; anything else is
-    /// forwarded to the registry under `identity_operation_capacity`.
-    fn on_identity(&mut self, myself: &ActorRef<ControllerMessage>, request: IdentityRequest) {
-        let IdentityRequest {
-            id,
-            cancel,
-            reply,
-            intake,
-        } = request;
-        drop(intake);
-        if self.closed {
-            let _ = reply.send(IdentityRoute::ShuttingDown);
-            return;
-        }
-        let Some(key) = self.located.get(&id).cloned() else {
-            let route = match self.shared.identity.clone().try_acquire_owned() {
-                Ok(permit) => IdentityRoute::Forward(permit),
-                Err(_) => {
-                    IdentityRoute::Limit(self.shared.config.identity_operation_capacity().get())
-                }
-            };
-            let _ = reply.send(route);
-            return;
-        };
-        let announce = |state: &Self, name: Arc<str>| {
-            state.publish(|| {
-                let event = Event::new(EventKind::TaskRemoveRequested)
-                    .with_id(id)
-                    .with_task(name);
-                if cancel {
-                    event.with_reason("manual_cancel")
-                } else {
-                    event
-                }
-            });
-        };
-        let queued = self
-            .slots
-            .get_mut(&key)
-            .and_then(|slot| slot.queue.remove(id));
-        if let Some(item) = queued {
-            self.pending -= 1;
-            self.located.remove(&id);
-            announce(self, item.item.spec.task_spec().name().into());
-            let kind = RejectionKind::RemovedFromQueue;
-            self.reject(item.item, &key, kind, REMOVED_REASON);
-        } else if let Some(owner) = self.owner_mut(&key, id) {
-            let name = owner
-                .staged
-                .as_ref()
-                .map(|s| s.spec.task_spec().name().into());
-            if let Some(name) = name {
-                announce(self, name);
-            }
-            let kind = RejectionKind::RemovedFromQueue;
-            self.drive(myself, &key, Input::Withdraw { id, kind }, None);
-        }
-        let _ = reply.send(IdentityRoute::Removed);
-        self.settle(myself, &key);
-    }
-
-    fn snapshot(&self) -> ControllerSnapshot {
-        let now = Instant::now();
-        let views = self
-            .slots
-            .iter()
-            .map(|(key, slot)| SlotView {
-                slot: key.clone(),
-                status: slot.phase.status(),
-                owner_id: slot.phase.owner(),
-                queue_depth: slot.queue.len(),
-                status_for: match slot.phase {
-                    Phase::Idle => std::time::Duration::ZERO,
-                    _ => now.saturating_duration_since(slot.since),
-                },
-            })
-            .collect();
-        ControllerSnapshot::new(views)
-    }
-
-    /// Controller shutdown (R§17): intake closes (later submissions get `Closed`); queued
-    /// items and capacity waiters resolve `Rejected { ControllerShuttingDown }`; owners
-    /// already handed to the registry follow the registry's shutdown. Adds already cast to
-    /// the registry precede the registry's shutdown command, which the workflow sends after
-    /// this reply.
-    fn on_shutdown(&mut self, myself: &ActorRef<ControllerMessage>, reply: RpcReplyPort<()>) {
-        self.closed = true;
-        self.shared.close();
-        let kind = RejectionKind::ControllerShuttingDown;
-        let keys: Vec<Arc<str>> = self.slots.keys().cloned().collect();
-        for key in keys {
-            let Some(slot) = self.slots.get_mut(&key) else {
-                continue;
-            };
-            let items = slot.queue.take_all();
-            let waiting_owner = slot
-                .phase
-                .waiting_for_capacity()
-                .then(|| slot.phase.owner())
-                .flatten();
-            for item in items {
-                self.pending -= 1;
-                self.located.remove(&item.id);
-                self.reject(item.item, &key, kind, SHUTDOWN_REASON);
-            }
-            if let Some(id) = waiting_owner {
-                self.drive(myself, &key, Input::Withdraw { id, kind }, None);
-            }
-            self.settle(myself, &key);
-        }
-        let _ = reply.send(());
     }
 }
 

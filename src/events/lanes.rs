@@ -137,7 +137,10 @@ impl Lanes {
         // Built before spawning so that an early return drops it, and `Drop` closes the
         // lanes whose workers are already running.
         let this = Lanes {
-            shared: Arc::new(Shared { lanes }),
+            shared: Arc::new(Shared {
+                lanes,
+                bus: std::sync::OnceLock::new(),
+            }),
         };
         for (index, (subscriber, _, _)) in subscribers.into_iter().enumerate() {
             let shared = Arc::clone(&this.shared);
@@ -159,10 +162,33 @@ impl Lanes {
     /// The vector is empty, and does not allocate, in every other case. Those lanes can no
     /// longer deliver the reports, so the caller decides where they go (for example, the
     /// `OutputPort`).
+    /// Connects the supervisor's bus, on which lanes publish their `SubscriberPanicked`
+    /// reports. Later calls are ignored.
+    pub(crate) fn connect(&self, bus: super::EventSink) {
+        let _ = self.shared.bus.set(bus);
+    }
+
+    #[cfg(test)]
     pub(crate) fn dispatch(&self, event: &Arc<Event>) -> Vec<Event> {
         let mut closed_reports = Vec::new();
         for lane in self.shared.lanes.iter() {
             if lane.offer(event) == Offer::FirstAfterClose {
+                closed_reports.push(
+                    Event::subscriber_overflow(Arc::clone(&lane.name), REASON_CLOSED)
+                        .with_dropped(1),
+                );
+            }
+        }
+        closed_reports
+    }
+
+    /// [`dispatch`](Self::dispatch) for a batch, in order: each lane takes one lock and
+    /// at most one wake-up for the whole batch, which is what keeps a busy relay ahead of
+    /// its producers. Returns the `closed` reports, as `dispatch` does.
+    pub(crate) fn dispatch_batch(&self, events: &[Arc<Event>]) -> Vec<Event> {
+        let mut closed_reports = Vec::new();
+        for lane in self.shared.lanes.iter() {
+            if lane.offer_batch(events) {
                 closed_reports.push(
                     Event::subscriber_overflow(Arc::clone(&lane.name), REASON_CLOSED)
                         .with_dropped(1),
@@ -218,11 +244,19 @@ impl Drop for Lanes {
 /// What the publisher side and all workers share.
 struct Shared {
     lanes: Box<[Lane]>,
+    /// The supervisor's bus, once connected: diagnostics produced here are published on it
+    /// like any event, so they also reach the `OutputPort` and the `pg` group.
+    bus: std::sync::OnceLock<super::EventSink>,
 }
 
 impl Shared {
-    /// Pushes a diagnostic produced by lane `origin` into every other lane.
-    fn offer_to_others(&self, origin: usize, event: Event) {
+    /// Publishes a diagnostic produced by lane `origin` on the bus; before the bus is
+    /// connected (only in unit tests), pushes it into every other lane directly.
+    fn report(&self, origin: usize, event: Event) {
+        if let Some(bus) = self.bus.get() {
+            bus.publish(|| event);
+            return;
+        }
         let event = Arc::new(event);
         for (index, lane) in self.lanes.iter().enumerate() {
             if index != origin {
@@ -342,6 +376,37 @@ impl Lane {
         Offer::Queued
     }
 
+    /// [`offer`](Self::offer) for a batch: one lock and at most one wake-up for all of it.
+    /// Returns whether a `closed` report is due (the first ordinary event after close).
+    fn offer_batch(&self, events: &[Arc<Event>]) -> bool {
+        let mut queue = self.lock();
+        if queue.closed {
+            let counted = events
+                .iter()
+                .filter(|e| !e.is_internal_diagnostic())
+                .count() as u64;
+            if counted == 0 {
+                return false;
+            }
+            self.dropped.fetch_add(counted, Ordering::Relaxed);
+            return !std::mem::replace(&mut queue.closed_reported, true);
+        }
+        let room = self.capacity.saturating_sub(queue.items.len());
+        let (fits, rest) = events.split_at(room.min(events.len()));
+        queue.items.extend(fits.iter().cloned());
+        let lost = rest.iter().filter(|e| !e.is_internal_diagnostic()).count() as u64;
+        if lost > 0 {
+            queue.unreported_full += lost;
+            self.dropped.fetch_add(lost, Ordering::Relaxed);
+        }
+        let wake = queue.worker_parked && !fits.is_empty();
+        drop(queue);
+        if wake {
+            self.work_ready.notify_one();
+        }
+        false
+    }
+
     /// Blocks the worker until there is work; `None` means exit.
     ///
     /// A pending `full` report is handed out only once the queue is empty, so the report
@@ -458,7 +523,7 @@ fn run_worker(shared: &Shared, index: usize, subscriber: Arc<dyn Subscribe>) {
                     // on everything would otherwise bounce reports between them forever.
                     if ordinary {
                         let report = Event::subscriber_panicked(Arc::clone(&lane.name), message);
-                        shared.offer_to_others(index, report);
+                        shared.report(index, report);
                     }
                 }
                 if ordinary {

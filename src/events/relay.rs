@@ -13,12 +13,13 @@
 //! - the `pg` group: one `cast` per member per event; a member that has stopped is skipped
 //!   and counted in [`EventStats::group_failed`].
 //!
-//! Backlog (R§15): ractor mailboxes are unbounded, so the relay bounds its own backlog: an
-//! event taken from the mailbox while more than `bus_capacity` newer events wait behind it
-//! is dropped (newest-retaining) and counted; the next delivered event is followed by one
+//! Backlog (R§15): ractor mailboxes are unbounded, so events do not travel in the mailbox.
+//! Publishers put them on the bus ring of `bus_capacity` events (see
+//! [`EventSink`](super::EventSink)), which drops the oldest when full, and cast one `Drain`
+//! per batch; the relay takes the whole ring per `Drain`. After a loss, the next delivered
+//! event is followed by one
 //! `SubscriberOverflow { task: "subscriber_listener", reason: "lagged(N)", dropped: N }`.
 
-use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -51,11 +52,12 @@ pub struct RelayCommand(pub(crate) RelayCommandKind);
 
 #[allow(missing_docs)]
 pub(crate) enum RelayCommandKind {
-    Publish(Arc<Event>),
+    /// Take everything on the bus ring and deliver it.
+    Drain,
     /// The handle gave out the `OutputPort`: count it as a listener from now on.
     PortOpened,
     /// Close the lanes, draining until the deadline; reply with the undrained names.
-    Close(Instant, RpcReplyPort<Vec<Arc<str>>>),
+    Close(Instant, RpcReplyPort<EventStats>),
 }
 
 /// Delivery counters of one supervisor's event path (SPEC §5: loss is visible).
@@ -64,7 +66,8 @@ pub(crate) enum RelayCommandKind {
 pub struct EventStats {
     /// Events published (built and sent to the relay) since start.
     pub published: u64,
-    /// Events the relay dropped because its backlog exceeded `bus_capacity` (oldest first).
+    /// Events dropped from the bus because more than `bus_capacity` waited for the relay
+    /// (the oldest go first); reported to subscribers as `SubscriberOverflow` `lagged(N)`.
     pub bus_dropped: u64,
     /// One record per subscriber, in the order they were given to the builder.
     pub subscribers: Vec<SubscriberStats>,
@@ -87,8 +90,12 @@ pub struct SubscriberStats {
     /// Ordinary events dropped for this subscriber: lane full, lane closed, or discarded
     /// at the shutdown drain deadline.
     pub dropped: u64,
-    /// Callbacks that panicked.
+    /// Callbacks that panicked (on any event, diagnostics included).
     pub panicked: u64,
+    /// `None` while the supervisor runs; after shutdown, whether the lane finished
+    /// draining within `subscriber_shutdown_timeout` (`false`: its remaining events were
+    /// discarded, and a callback may still be running on its thread).
+    pub drained: Option<bool>,
 }
 
 /// The relay actor. See the module documentation.
@@ -96,7 +103,6 @@ pub struct RelayActor;
 
 /// Spawn arguments of the relay (opaque).
 pub struct RelayArgs {
-    capacity: NonZeroUsize,
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
@@ -114,7 +120,7 @@ impl RelayArgs {
         subscribers: &[SubscriberEntry],
         group: String,
     ) -> Result<Self, RuntimeError> {
-        let sink = Arc::new(SinkState::default());
+        let sink = Arc::new(SinkState::new(config.bus_capacity().get()));
         let lanes = if subscribers.is_empty() {
             None
         } else {
@@ -131,7 +137,6 @@ impl RelayArgs {
             Some(Arc::new(lanes))
         };
         Ok(RelayArgs {
-            capacity: config.bus_capacity(),
             lanes,
             sink,
             port: Arc::new(OutputPort::default()),
@@ -146,11 +151,15 @@ impl RelayArgs {
     pub(crate) fn port(&self) -> Arc<OutputPort<Event>> {
         self.port.clone()
     }
+
+    /// The subscriber lanes, if there are subscribers.
+    pub(crate) fn lanes(&self) -> Option<Arc<Lanes>> {
+        self.lanes.clone()
+    }
 }
 
 /// The relay's state.
 pub struct RelayState {
-    capacity: usize,
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
@@ -161,26 +170,86 @@ pub struct RelayState {
     members: Vec<ActorRef<Event>>,
     group_delivered: u64,
     group_failed: u64,
-    /// Dropped since the last lag report.
-    lagged: u64,
-    bus_dropped: u64,
+    /// The batch being delivered; kept to reuse its allocation.
+    batch: std::collections::VecDeque<Arc<Event>>,
 }
 
 impl RelayState {
-    fn deliver(&mut self, event: &Arc<Event>) {
+    /// Takes everything on the bus ring and delivers it in order; after a loss, the first
+    /// delivered event is followed by the `lagged(N)` report (R§15).
+    fn drain(&mut self) {
+        let lagged = {
+            let mut ring = self.sink.ring();
+            ring.scheduled = false;
+            std::mem::swap(&mut ring.events, &mut self.batch);
+            std::mem::take(&mut ring.lagged)
+        };
+        if lagged > 0 {
+            let report = Event::subscriber_overflow(RELAY_COMPONENT, format!("lagged({lagged})"))
+                .with_dropped(lagged);
+            let at = 1.min(self.batch.len());
+            self.batch.insert(at, Arc::new(report));
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let (front, back) = batch.as_slices();
+        for part in [front, back] {
+            if !part.is_empty() {
+                self.deliver(part);
+            }
+        }
+        let mut batch = batch;
+        batch.clear();
+        self.batch = batch;
+    }
+
+    fn deliver(&mut self, events: &[Arc<Event>]) {
         if let Some(lanes) = &self.lanes {
             // "closed" reports have nowhere left to go once every lane is closed.
-            drop(lanes.dispatch(event));
+            drop(lanes.dispatch_batch(events));
         }
         if self.sink.port_open.load(Ordering::Acquire) {
-            self.port.send(Event::clone(event));
-            self.port_sent += 1;
+            for event in events {
+                self.port.send(Event::clone(event));
+            }
+            self.port_sent += events.len() as u64;
         }
         for member in &self.members {
-            match member.cast(Event::clone(event)) {
-                Ok(()) => self.group_delivered += 1,
-                Err(_) => self.group_failed += 1,
+            for event in events {
+                match member.cast(Event::clone(event)) {
+                    Ok(()) => self.group_delivered += 1,
+                    Err(_) => self.group_failed += 1,
+                }
             }
+        }
+    }
+
+    /// The counters now; `undrained` names the lanes that missed the shutdown drain.
+    fn stats(&self, undrained: &[Arc<str>]) -> EventStats {
+        let closing = !undrained.is_empty() || self.sink.closed.load(Ordering::Acquire);
+        let subscribers = self
+            .lanes
+            .as_ref()
+            .map(|lanes| {
+                lanes
+                    .stats()
+                    .into_iter()
+                    .map(|lane| SubscriberStats {
+                        drained: closing.then(|| !undrained.contains(&lane.name)),
+                        name: lane.name,
+                        delivered: lane.delivered,
+                        dropped: lane.dropped,
+                        panicked: lane.panicked,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        EventStats {
+            published: self.sink.published.load(Ordering::Relaxed),
+            bus_dropped: self.sink.bus_dropped.load(Ordering::Relaxed),
+            subscribers,
+            port_sent: self.port_sent,
+            group_delivered: self.group_delivered,
+            group_failed: self.group_failed,
         }
     }
 
@@ -198,6 +267,11 @@ impl RelayState {
             || self.sink.port_open.load(Ordering::Acquire)
             || !self.members.is_empty();
         self.sink.listening.store(listening, Ordering::Release);
+        // `event_port()` may have opened the port between the read and the store above;
+        // never leave the flag off while the port is open.
+        if !listening && self.sink.port_open.load(Ordering::Acquire) {
+            self.sink.listening.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -212,7 +286,6 @@ impl Actor for RelayActor {
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(RelayState {
-            capacity: args.capacity.get(),
             lanes: args.lanes,
             sink: args.sink,
             port: args.port,
@@ -221,8 +294,7 @@ impl Actor for RelayActor {
             members: Vec::new(),
             group_delivered: 0,
             group_failed: 0,
-            lagged: 0,
-            bus_dropped: 0,
+            batch: std::collections::VecDeque::new(),
         })
     }
 
@@ -267,55 +339,15 @@ impl Actor for RelayActor {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             RelayMessage::Stats(reply) => {
-                let subscribers = state
-                    .lanes
-                    .as_ref()
-                    .map(|lanes| {
-                        lanes
-                            .stats()
-                            .into_iter()
-                            .map(|lane| SubscriberStats {
-                                name: lane.name,
-                                delivered: lane.delivered,
-                                dropped: lane.dropped,
-                                panicked: lane.panicked,
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let _ = reply.send(EventStats {
-                    published: state.sink.published.load(Ordering::Relaxed),
-                    bus_dropped: state.bus_dropped,
-                    subscribers,
-                    port_sent: state.port_sent,
-                    group_delivered: state.group_delivered,
-                    group_failed: state.group_failed,
-                });
+                let _ = reply.send(state.stats(&[]));
             }
             RelayMessage::Command(RelayCommand(RelayCommandKind::PortOpened)) => {
                 state.refresh_listening();
             }
-            RelayMessage::Command(RelayCommand(RelayCommandKind::Publish(event))) => {
-                let behind = state
-                    .sink
-                    .in_flight
-                    .fetch_sub(1, Ordering::AcqRel)
-                    .saturating_sub(1);
-                if behind >= state.capacity {
-                    state.lagged += 1;
-                    state.bus_dropped += 1;
-                    return Ok(());
-                }
-                state.deliver(&event);
-                if state.lagged > 0 {
-                    let dropped = std::mem::take(&mut state.lagged);
-                    let report =
-                        Event::subscriber_overflow(RELAY_COMPONENT, format!("lagged({dropped})"))
-                            .with_dropped(dropped);
-                    state.deliver(&Arc::new(report));
-                }
-            }
+            RelayMessage::Command(RelayCommand(RelayCommandKind::Drain)) => state.drain(),
             RelayMessage::Command(RelayCommand(RelayCommandKind::Close(deadline, reply))) => {
+                // Deliver what is still on the bus before the lanes close (R§14 tail).
+                state.drain();
                 let undrained = match state.lanes.clone() {
                     None => Vec::new(),
                     // Waiting on lane threads blocks; keep it off the async workers.
@@ -324,7 +356,14 @@ impl Actor for RelayActor {
                         .map(|report| report.undrained)
                         .unwrap_or_default(),
                 };
-                let _ = reply.send(undrained);
+                for name in &undrained {
+                    tracing::warn!(
+                        target: "ractor_taskvisor",
+                        subscriber = &**name,
+                        "subscriber did not finish draining within subscriber_shutdown_timeout; its remaining events were discarded"
+                    );
+                }
+                let _ = reply.send(state.stats(&undrained));
             }
         }
         Ok(())
@@ -332,11 +371,11 @@ impl Actor for RelayActor {
 }
 
 /// Drains the subscriber lanes for at most `timeout`, then stops the relay. Returns the
-/// names of subscribers that did not finish draining.
+/// final counters (with each lane's `drained` flag), or `None` if the relay was gone.
 pub(crate) async fn close_relay(
     relay: &ActorRef<RelayMessage>,
     timeout: Duration,
-) -> Vec<Arc<str>> {
+) -> Option<EventStats> {
     let deadline = Instant::now() + timeout;
     let reply = relay
         .call(
@@ -346,7 +385,7 @@ pub(crate) async fn close_relay(
         .await;
     relay.stop(None);
     match reply {
-        Ok(CallResult::Success(undrained)) => undrained,
-        _ => Vec::new(),
+        Ok(CallResult::Success(stats)) => Some(stats),
+        _ => None,
     }
 }

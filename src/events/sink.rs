@@ -1,30 +1,75 @@
-//! [`EventSink`]: how every actor publishes an event — one `cast` to the relay, and nothing
-//! at all (not even building the event) while nobody listens.
+//! [`EventSink`]: how every actor publishes an event — into the bounded bus ring, with one
+//! `cast` to the relay only when the ring goes from empty to non-empty — and nothing at all
+//! (not even building the event) while nobody listens.
+//!
+//! The bus is the newest-retaining ring of R§15: `bus_capacity` events; publishing into a
+//! full ring drops the oldest and counts it, and the relay reports the count as one
+//! `SubscriberOverflow { reason: "lagged(N)" }`. Batching the relay's wake-ups this way lets
+//! one relay keep up with every producer: the relay drains the whole ring per wake-up and
+//! hands each subscriber lane the batch with one lock and at most one thread wake-up.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use ractor::ActorRef;
 
 use super::Event;
 use super::relay::{RelayCommand, RelayCommandKind, RelayMessage};
 
-/// Counters shared by every sink clone and the relay.
+/// The bus ring and its bookkeeping, guarded by one mutex.
 ///
-/// Atomics rather than messages: the publish path must stay one branch when nobody listens
-/// and one cast when somebody does, and the relay needs the number of events still queued
-/// behind the one it handles to bound its backlog (ractor mailboxes are unbounded).
+/// A mutex rather than a lock-free queue: the critical sections are a few pointer moves,
+/// producers are the registry and the attempts, and "drop the oldest when full" plus
+/// "wake the relay once per batch" must be decided together.
 #[derive(Debug, Default)]
+pub(crate) struct Ring {
+    pub(crate) events: VecDeque<Arc<Event>>,
+    /// Oldest events dropped because the ring was full, not yet reported.
+    pub(crate) lagged: u64,
+    /// A drain is already requested from the relay.
+    pub(crate) scheduled: bool,
+}
+
+/// State shared by every sink clone and the relay.
+#[derive(Debug)]
 pub(crate) struct SinkState {
     /// True while the relay has at least one consumer.
     pub(crate) listening: AtomicBool,
-    /// Events cast to the relay and not yet taken out of its mailbox.
-    pub(crate) in_flight: AtomicUsize,
-    /// Events published (constructed and cast) since start.
+    /// Events published (constructed and put on the bus) since start.
     pub(crate) published: AtomicU64,
+    /// Events dropped from the bus ring because it was full (all time).
+    pub(crate) bus_dropped: AtomicU64,
     /// True once somebody asked for the `OutputPort` (its subscribers are not observable,
     /// so an opened port counts as a listener for the rest of the supervisor's life).
     pub(crate) port_open: AtomicBool,
+    /// Set when the relay closes at shutdown.
+    pub(crate) closed: AtomicBool,
+    capacity: usize,
+    ring: Mutex<Ring>,
+}
+
+impl SinkState {
+    /// A bus of `capacity` events (≥ 1).
+    pub(crate) fn new(capacity: usize) -> Self {
+        SinkState {
+            listening: AtomicBool::new(false),
+            published: AtomicU64::new(0),
+            bus_dropped: AtomicU64::new(0),
+            port_open: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            capacity: capacity.max(1),
+            ring: Mutex::new(Ring {
+                events: VecDeque::with_capacity(capacity.clamp(1, 1024)),
+                ..Ring::default()
+            }),
+        }
+    }
+
+    /// No user code runs under this lock; a poisoned mutex still holds a consistent ring.
+    pub(crate) fn ring(&self) -> MutexGuard<'_, Ring> {
+        self.ring.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// A cheap, cloneable publisher of lifecycle events.
@@ -50,15 +95,24 @@ impl EventSink {
             return;
         }
         let event = Arc::new(build());
-        state.in_flight.fetch_add(1, Ordering::AcqRel);
         state.published.fetch_add(1, Ordering::Relaxed);
-        if relay
-            .cast(RelayMessage::Command(RelayCommand(
-                RelayCommandKind::Publish(event),
-            )))
-            .is_err()
+        let mut ring = state.ring();
+        if ring.events.len() >= state.capacity {
+            ring.events.pop_front();
+            ring.lagged += 1;
+            state.bus_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        ring.events.push_back(event);
+        let wake = !std::mem::replace(&mut ring.scheduled, true);
+        drop(ring);
+        if wake
+            && relay
+                .cast(RelayMessage::Command(RelayCommand(RelayCommandKind::Drain)))
+                .is_err()
         {
-            state.in_flight.fetch_sub(1, Ordering::AcqRel);
+            // The relay is gone (after shutdown): let the next publish try again; the
+            // ring stays bounded meanwhile.
+            state.ring().scheduled = false;
         }
     }
 }

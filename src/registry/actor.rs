@@ -242,6 +242,14 @@ fn admit_one(state: &mut RegistryState, request: AddRequest) -> Result<(), Runti
     } = request;
     let name = spec.name();
     let refusal = if state.closed {
+        if let Some(tx) = outcome {
+            // Only controller work is still watched here: tell its waiter why.
+            let reason = "supervisor is shutting down";
+            let _ = tx.send(TaskOutcome::rejected(
+                RejectionKind::ControllerShuttingDown,
+                reason,
+            ));
+        }
         RuntimeError::ShuttingDown
     } else if state.name_taken(name) {
         let kind = RejectionKind::AlreadyExists;

@@ -202,12 +202,20 @@ impl SupervisorHandle {
     }
 
     /// Publication and delivery counters of the event path: published, dropped by the bus
-    /// backlog, and per subscriber, port and group (SPEC §5). All zero once the supervisor
-    /// has shut down.
+    /// backlog, and per subscriber, port and group (SPEC §5). After shutdown: the final
+    /// counters, with each subscriber's `drained` result.
     pub async fn event_stats(&self) -> EventStats {
+        if let Some(stats) = self.runtime.final_event_stats.get() {
+            return stats.clone();
+        }
         match self.runtime.relay.call(RelayMessage::Stats, None).await {
             Ok(CallResult::Success(stats)) => stats,
-            _ => EventStats::default(),
+            _ => self
+                .runtime
+                .final_event_stats
+                .get()
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 

@@ -208,9 +208,15 @@ pub(crate) async fn add(
 /// terminal cleanup (which gets the supervisor grace, then a force-abort). `false`: unknown
 /// id or name, already finished, or already claimed by another stop request (R§9).
 ///
+/// With a controller installed, a by-id target is first looked up among queued and
+/// capacity-waiting controller work: found, it is rejected `RemovedFromQueue` and the call
+/// returns `true` (R§17).
+///
 /// # Errors
 /// [`RuntimeError::ShuttingDown`] once admission is closed; [`RuntimeError::CommandQueueFull`]
-/// with `.fail_fast()` and no free command slot.
+/// with `.fail_fast()` and no free command slot; with a controller,
+/// [`RuntimeError::ResourceLimitReached`] (`"controller_identity_operations"`) when its
+/// `identity_operation_capacity` forwarded operations are in flight.
 #[must_use = "a remove does nothing until awaited or executed"]
 pub struct RemoveOperation {
     handle: SupervisorHandle,
@@ -301,7 +307,12 @@ impl IntoFuture for RemoveOperation {
 /// - [`RuntimeError::TaskTerminationTimeout`] with `.termination_timeout(d)` when the
 ///   terminal commit was not seen within `d` (the removal continues);
 /// - [`RuntimeError::ShuttingDown`] once admission is closed;
-/// - [`RuntimeError::CommandQueueFull`] with `.fail_fast()` and no free command slot.
+/// - [`RuntimeError::CommandQueueFull`] with `.fail_fast()` and no free command slot;
+/// - [`RuntimeError::ResourceLimitReached`] (`"controller_identity_operations"`) with a
+///   controller whose `identity_operation_capacity` forwarded operations are in flight.
+///
+/// With a controller installed, queued or capacity-waiting controller work with this id is
+/// removed directly (`Rejected { RemovedFromQueue }`, `true`, no termination wait; R§17).
 #[must_use = "a cancel does nothing until awaited or executed"]
 pub struct CancelOperation {
     handle: SupervisorHandle,

@@ -45,6 +45,8 @@ pub(crate) struct Runtime {
     /// The `pg` group (default scope) whose members receive every event.
     pub(crate) event_group: String,
     pub(crate) sink_state: Arc<crate::events::SinkState>,
+    /// The event counters as the relay closed at shutdown (with each lane's drain result).
+    pub(crate) final_event_stats: std::sync::OnceLock<crate::events::EventStats>,
     /// In-flight registry commands (`registry_queue_capacity`): the bound that ractor's
     /// unbounded mailbox lacks. A permit is held from send until reply.
     pub(crate) commands: Arc<Semaphore>,
@@ -83,6 +85,7 @@ impl Runtime {
         let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?;
         let sink_state = relay_args.sink_state();
         let event_port = relay_args.port();
+        let lanes = relay_args.lanes();
         let (relay, _) = ractor::ActorRuntime::<RelayActor>::spawn_instant(
             Some(format!("{name}.relay")),
             RelayActor,
@@ -90,6 +93,9 @@ impl Runtime {
         )
         .map_err(|_| RuntimeError::SupervisorNameTaken { name: name.clone() })?;
         let events = EventSink::new(relay.clone(), sink_state.clone());
+        if let Some(lanes) = lanes {
+            lanes.connect(events.clone());
+        }
 
         let root_token = CancellationToken::new();
         let permits = config
@@ -178,6 +184,7 @@ impl Runtime {
             event_port,
             event_group,
             sink_state,
+            final_event_stats: std::sync::OnceLock::new(),
             admission_closed: AtomicBool::new(false),
             shutdown_started: CancellationToken::new(),
             root_token,

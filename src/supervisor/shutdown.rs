@@ -118,13 +118,19 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
 
     // Common tail: cancel whatever is left, drain subscriber lanes, stop the actors.
     runtime.root_token.cancel();
-    let lanes_clean =
+    runtime
+        .sink_state
+        .closed
+        .store(true, std::sync::atomic::Ordering::Release);
+    let final_stats =
         crate::events::close_relay(&runtime.relay, runtime.config.subscriber_shutdown_timeout())
             .await;
+    if let Some(stats) = final_stats {
+        let _ = runtime.final_event_stats.set(stats);
+    }
     #[cfg(feature = "controller")]
     super::submit::stop_controller(runtime).await;
     runtime.registry.stop(None);
-    let _ = lanes_clean;
     if let Some(link) = &runtime.parent_link {
         // The parent's supervision event: the supervisor has terminated.
         link.stop(Some("supervisor shut down".to_owned()));

@@ -1,0 +1,146 @@
+//! Handing an owner to the registry: the add command with its release hook, the wait for
+//! registry command capacity, and the retirement of an accepted owner.
+
+use std::sync::Arc;
+
+use ractor::{ActorRef, RpcReplyPort};
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
+
+use super::{ControllerState, Owner};
+use crate::controller::messages::{CommandKind, ControllerMessage, Submission, command};
+use crate::error::RuntimeError;
+use crate::events::{Event, EventKind, RejectionKind};
+use crate::identity::TaskId;
+use crate::outcome::TaskOutcome;
+use crate::registry::{AddRequest, Command, CommandKind as RegistryCommand, RegistryMessage};
+
+impl ControllerState {
+    /// Sends the owner's add to the registry. Returns false (after rejecting it
+    /// `AdmissionFailed`) when it cannot be sent.
+    pub(super) fn hand(
+        &mut self,
+        myself: &ActorRef<ControllerMessage>,
+        key: &Arc<str>,
+        id: TaskId,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> bool {
+        let Some(submission) = self.take_staged(key, id) else {
+            return false;
+        };
+        let Some(permit) = permit.or_else(|| self.commands.clone().try_acquire_owned().ok()) else {
+            let reason = format!("add_failed: {}", RuntimeError::CommandQueueFull);
+            self.reject(submission, key, RejectionKind::AdmissionFailed, &reason);
+            return false;
+        };
+        let Submission {
+            spec,
+            outcome,
+            unit,
+            ..
+        } = *submission;
+        let controller = myself.clone();
+        let slot = key.clone();
+        let release: Box<dyn FnOnce() + Send> = Box::new(move || {
+            let _ = controller.cast(command(CommandKind::Released { slot, id }));
+        });
+        let request = AddRequest {
+            id,
+            spec: spec.into_task_spec(),
+            outcome,
+            unit,
+            release: Some(release),
+        };
+        let (tx, rx) = oneshot::channel();
+        let add = RegistryCommand::Add(Box::new(request), RpcReplyPort::from(tx));
+        match self.registry.cast(RegistryMessage::Command(Command(add))) {
+            Ok(()) => {
+                let controller = myself.clone();
+                let slot = key.clone();
+                tokio::spawn(async move {
+                    let accepted = matches!(rx.await, Ok(Ok(())));
+                    drop(permit);
+                    let _ = controller.cast(command(CommandKind::Decided { slot, id, accepted }));
+                });
+                true
+            }
+            Err(error) => {
+                // The registry is gone: the command comes back with the watcher's channel.
+                let reason = format!("add_failed: {}", RuntimeError::ShuttingDown);
+                let reason: Arc<str> = reason.into();
+                let kind = RejectionKind::AdmissionFailed;
+                self.publish(|| {
+                    Event::new(EventKind::ControllerRejected)
+                        .with_id(id)
+                        .with_task(key.clone())
+                        .with_rejection_kind(kind)
+                        .with_reason(reason.clone())
+                });
+                if let ractor::MessagingErr::SendErr(RegistryMessage::Command(Command(
+                    RegistryCommand::Add(request, _),
+                ))) = error
+                    && let Some(tx) = request.outcome
+                {
+                    let _ = tx.send(TaskOutcome::rejected(kind, reason));
+                }
+                false
+            }
+        }
+    }
+
+    /// Lets owner `id` wait for a registry command permit (R§17: registry queue full at
+    /// handoff). The permit arrives as a `Granted` message.
+    pub(super) fn await_capacity(
+        &mut self,
+        myself: &ActorRef<ControllerMessage>,
+        key: &Arc<str>,
+        id: TaskId,
+    ) {
+        let commands = self.commands.clone();
+        let controller = myself.clone();
+        let slot = key.clone();
+        let task = tokio::spawn(async move {
+            if let Ok(permit) = commands.acquire_owned().await {
+                let _ = controller.cast(command(CommandKind::Granted { slot, id, permit }));
+            }
+        });
+        if let Some(owner) = self.owner_mut(key, id) {
+            owner.wait = Some(task.abort_handle());
+            self.waiting += 1;
+            self.pending += 1;
+            self.located.insert(id, key.clone());
+        } else {
+            task.abort();
+        }
+    }
+
+    /// Takes the owner's submission out (it is being handed over or rejected) and ends its
+    /// capacity wait, if any.
+    pub(super) fn take_staged(&mut self, key: &Arc<str>, id: TaskId) -> Option<Box<Submission>> {
+        let owner = self.owner_mut(key, id)?;
+        let staged = owner.staged.take();
+        if let Some(wait) = owner.wait.take() {
+            wait.abort();
+            self.waiting -= 1;
+            self.pending -= 1;
+            self.located.remove(&id);
+        }
+        staged
+    }
+
+    pub(super) fn owner_mut(&mut self, key: &Arc<str>, id: TaskId) -> Option<&mut Owner> {
+        self.slots
+            .get_mut(key)?
+            .owner
+            .as_mut()
+            .filter(|owner| owner.id == id)
+    }
+
+    /// Retires an accepted owner: a registry remove, cast so it follows the add (R§17).
+    pub(super) fn remove_owner(&self, id: TaskId) {
+        let (tx, _ignored) = oneshot::channel();
+        let remove = RegistryCommand::Remove(id.into(), RpcReplyPort::from(tx));
+        let _ = self
+            .registry
+            .cast(RegistryMessage::Command(Command(remove)));
+    }
+}
