@@ -65,6 +65,10 @@ enum RootMessage {
     Report,
 }
 
+// With the `cluster` feature ractor has no blanket `Message` impl: local-only message.
+#[cfg(feature = "cluster")]
+impl ractor::Message for RootMessage {}
+
 /// The application's root actor: owns the supervisor.
 struct Root;
 

@@ -33,6 +33,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "cluster")]
+pub mod cluster;
 pub mod config;
 #[cfg(feature = "controller")]
 pub mod controller;

@@ -492,6 +492,10 @@ enum PortMsg {
     Event(Event),
 }
 
+// With the `cluster` feature ractor has no blanket `Message` impl: local-only message.
+#[cfg(feature = "cluster")]
+impl ractor::Message for PortMsg {}
+
 /// Counts the events it receives from the port.
 struct PortCounter;
 

@@ -155,3 +155,28 @@ impl Mix {
             .join(" ")
     }
 }
+
+/// With `COMPARE_MARKS=1`, prints `MARK <what> <monotonic seconds>` to stderr, so a profile
+/// recorded with `perf record -k CLOCK_MONOTONIC` can be cut to the timed phase.
+pub fn mark(what: &str) {
+    use std::sync::OnceLock;
+    static ON: OnceLock<bool> = OnceLock::new();
+    if !*ON.get_or_init(|| std::env::var_os("COMPARE_MARKS").is_some()) {
+        return;
+    }
+    // `Instant`'s Debug output on Linux is the CLOCK_MONOTONIC timespec.
+    let now = format!("{:?}", std::time::Instant::now());
+    let num = |key: &str| -> u64 {
+        now.split(key)
+            .nth(1)
+            .and_then(|r| {
+                r.trim_start_matches([':', ' '])
+                    .split([',', ' ', '}'])
+                    .next()
+            })
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let secs = num("tv_sec") as f64 + num("tv_nsec") as f64 / 1e9;
+    eprintln!("MARK {what} {secs:.6}");
+}

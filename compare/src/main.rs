@@ -94,7 +94,7 @@ impl Workload {
 
     fn implementations(self) -> Vec<Imp> {
         match self {
-            Workload::W1 | Workload::W6 => {
+            Workload::W1 | Workload::W5 | Workload::W6 => {
                 vec![Imp::Tokio, Imp::Ractor, Imp::Taskvisor, Imp::Ours]
             }
             Workload::W3 => vec![
@@ -125,6 +125,7 @@ fn run_one(rt: &tokio::runtime::Runtime, workload: Workload, imp: Imp) -> Option
         (Workload::W1, Imp::Ractor) => on_worker(rt, raw::w1(N)),
         (Workload::W3, Imp::Ractor) => on_worker(rt, raw::w3_respawn()),
         (Workload::W3, Imp::RactorInPlace) => on_worker(rt, raw::w3_in_place()),
+        (Workload::W5, Imp::Ractor) => on_worker(rt, raw::w5(N)),
         (_, Imp::Ractor | Imp::RactorInPlace) => return None,
         (Workload::W1, Imp::Tokio) => on_worker(rt, floor::w1(N)),
         (Workload::W1, Imp::Taskvisor) => on_worker(rt, taskvisor_impl::w1(N)),

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use ractor::actor::messages::BoxedState;
@@ -234,4 +234,128 @@ pub async fn w3_in_place() -> Sample {
     let _ = Actor::spawn(None, InPlace, tx).await.expect("spawn");
     rx.await.expect("done");
     Sample::per(start.elapsed(), K as usize)
+}
+
+/// A resident child: counts its start, waits in `post_start` for its token, then stops
+/// (W5; the same shape as a task actor running a cooperative body).
+struct Resident;
+
+type ResidentArgs = (tokio_util::sync::CancellationToken, Arc<AtomicUsize>);
+
+impl Actor for Resident {
+    type Msg = ();
+    type State = ResidentArgs;
+    type Arguments = ResidentArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(args)
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        (token, started): &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        started.fetch_add(1, Ordering::Relaxed);
+        token.cancelled().await;
+        myself.stop(None);
+        Ok(())
+    }
+}
+
+enum ParentMsg {
+    Spawn(ResidentArgs, RpcReplyPort<()>),
+    Shutdown(RpcReplyPort<()>),
+}
+
+struct Parent;
+
+struct ParentState {
+    live: HashMap<ActorId, tokio_util::sync::CancellationToken>,
+    done: Option<RpcReplyPort<()>>,
+}
+
+impl Actor for Parent {
+    type Msg = ParentMsg;
+    type State = ParentState;
+    type Arguments = ();
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        _args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(ParentState {
+            live: HashMap::new(),
+            done: None,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ParentMsg::Spawn((token, started), reply) => {
+                let _ = reply.send(());
+                let (child, _) = Actor::spawn_linked(
+                    None,
+                    Resident,
+                    (token.clone(), started),
+                    myself.get_cell(),
+                )
+                .await?;
+                state.live.insert(child.get_id(), token);
+            }
+            ParentMsg::Shutdown(reply) => {
+                for token in state.live.values() {
+                    token.cancel();
+                }
+                state.done = Some(reply);
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ActorTerminated(cell, _, _) = event {
+            state.live.remove(&cell.get_id());
+            if state.live.is_empty()
+                && let Some(done) = state.done.take()
+            {
+                let _ = done.send(());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// W5 on bare ractor: N linked resident actors under one parent, each with a child token of
+/// one root; time from the shutdown request (the parent cancels every child's token) until
+/// the parent has seen every exit.
+pub async fn w5(n: usize) -> Sample {
+    let (parent, _) = Actor::spawn(None, Parent, ()).await.expect("spawn parent");
+    let root = tokio_util::sync::CancellationToken::new();
+    let started = Arc::new(AtomicUsize::new(0));
+    for _ in 0..n {
+        let args = (root.child_token(), started.clone());
+        ractor::call!(parent, |port| ParentMsg::Spawn(args, port)).expect("spawn child");
+    }
+    crate::floor::wait_until(|| started.load(Ordering::Relaxed) == n).await;
+    let start = Instant::now();
+    ractor::call!(parent, ParentMsg::Shutdown).expect("shutdown");
+    let elapsed = start.elapsed();
+    parent.stop(None);
+    Sample::per(elapsed, n)
 }

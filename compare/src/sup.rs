@@ -151,7 +151,9 @@ macro_rules! supervisor_workloads {
             }
             wait_until(|| started.load(Ordering::Relaxed) == n).await;
             let start = Instant::now();
+            crate::common::mark("W5 shutdown start");
             handle.shutdown().await.expect("shutdown");
+            crate::common::mark("W5 shutdown end");
             Sample::per(start.elapsed(), n)
         }
 

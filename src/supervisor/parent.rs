@@ -26,6 +26,10 @@ pub(crate) struct ParentLinkState {
 /// The link takes no messages.
 pub(crate) enum ParentLinkMessage {}
 
+// Local-only under `cluster` (ractor then has no blanket `Message` impl); see src/cluster/local.rs.
+#[cfg(feature = "cluster")]
+impl ractor::Message for ParentLinkMessage {}
+
 impl Actor for ParentLink {
     type Msg = ParentLinkMessage;
     type State = ParentLinkState;

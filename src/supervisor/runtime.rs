@@ -61,6 +61,9 @@ pub(crate) struct Runtime {
     pub(crate) shutdown: ShutdownCell,
     /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
     pub(crate) parent_link: Option<ractor::ActorCell>,
+    /// The remotable query actor (SPEC §6), linked under the registry: it stops with it.
+    #[cfg(feature = "cluster")]
+    pub(crate) query: ActorRef<crate::cluster::QueryMessage>,
 }
 
 impl Runtime {
@@ -167,6 +170,21 @@ impl Runtime {
                 }
             }
         };
+        #[cfg(feature = "cluster")]
+        let query = match crate::cluster::spawn_query(
+            &name,
+            &registry,
+            &relay,
+            #[cfg(feature = "controller")]
+            controller.as_ref().map(|link| link.actor.clone()),
+        ) {
+            Ok(query) => query,
+            Err(_) => {
+                registry.stop(None);
+                relay.stop(None);
+                return Err(RuntimeError::SupervisorNameTaken { name });
+            }
+        };
         let ownership_limit = config
             .ownership_capacity()
             .map(|n| n.get().saturating_sub(subscribers.len()).min(MAX_CAPACITY));
@@ -190,6 +208,8 @@ impl Runtime {
             root_token,
             shutdown: ShutdownCell::default(),
             parent_link: parent_link.as_ref().map(|(link, _)| link.get_cell()),
+            #[cfg(feature = "cluster")]
+            query,
         });
         if let Some((_, gone)) = parent_link {
             // The parent stopped (or was killed): shut down gracefully, as if asked to. The

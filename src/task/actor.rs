@@ -118,6 +118,10 @@ struct HostState<A: Actor> {
 /// The host takes no messages.
 enum HostMessage {}
 
+// Local-only under `cluster` (ractor then has no blanket `Message` impl); see src/cluster/local.rs.
+#[cfg(feature = "cluster")]
+impl ractor::Message for HostMessage {}
+
 impl<A: Actor> Actor for AttemptHost<A> {
     type Msg = HostMessage;
     type State = HostState<A>;

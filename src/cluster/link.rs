@@ -1,0 +1,310 @@
+//! The link actor: keeps one [`RemoteSupervisor`](super::RemoteSupervisor) connected.
+//!
+//! Owns: the connection status of one (node address, supervisor name) pair, published on a
+//! `tokio::sync::watch` channel that the client's RPC methods read.
+//! Takes: node-session callbacks of the local `NodeServer` (opened, ready, disconnected; for
+//! sessions to the watched address only), `pg` changes of the supervisor's query group (as
+//! supervision events), and its own reconnect ticks.
+//! Sends: `client_connect` attempts, at most one per `reconnect_interval`, while there is
+//! no session to the address.
+//!
+//! "Up" means: a remote member named [`query_name`] is in the query group. ractor_cluster
+//! joins remote shims into the group while the session synchronises, before the session is
+//! reported ready, so "session ready and no member" means the node runs no such supervisor
+//! ([`Link::NotFound`]). Supervisor names must be unique across connected nodes (`pg` groups
+//! are cluster-wide): with two nodes serving the same name, the first member found is used.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
+use ractor_cluster::node::NodeServerSessionInformation;
+use ractor_cluster::{NodeEventSubscription, NodeServerMessage};
+use tokio::sync::watch;
+
+use super::query::{QueryMessage, query_name};
+
+/// Source of unique node-event subscription ids.
+static NEXT_SUBSCRIPTION: AtomicU64 = AtomicU64::new(1);
+
+/// Where the link stands.
+#[derive(Clone, Debug)]
+pub(crate) enum Link {
+    /// No session to the address yet (or any more); reconnecting.
+    Down,
+    /// The supervisor's query actor is reachable.
+    Up(ActorRef<QueryMessage>),
+    /// A session to the address is ready, but it runs no supervisor of that name.
+    NotFound,
+}
+
+/// What the client reads.
+#[derive(Clone, Debug)]
+pub(crate) struct Status {
+    pub(crate) link: Link,
+    /// Why the latest attempt failed, if it did.
+    pub(crate) last_error: Option<String>,
+}
+
+/// Messages of the link actor (local only).
+pub(crate) enum LinkMessage {
+    /// A session to the watched address opened, became ready, or went away.
+    Session(SessionChange, ractor_cluster::NodeId),
+    /// Time for a connection attempt, if still needed.
+    Tick,
+    /// A connection attempt ended.
+    Attempted(Result<(), String>),
+}
+
+impl ractor::Message for LinkMessage {}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum SessionChange {
+    Opened,
+    Ready,
+    Down,
+}
+
+/// Forwards the `NodeServer`'s callbacks for sessions to the watched address.
+struct Subscription {
+    link: ActorRef<LinkMessage>,
+    addresses: Vec<String>,
+}
+
+impl Subscription {
+    fn forward(&self, session: &NodeServerSessionInformation, change: SessionChange) {
+        if self.addresses.contains(&session.peer_addr) {
+            let _ = self
+                .link
+                .cast(LinkMessage::Session(change, session.node_id));
+        }
+    }
+}
+
+impl NodeEventSubscription for Subscription {
+    fn node_session_opened(&self, session: NodeServerSessionInformation) {
+        self.forward(&session, SessionChange::Opened);
+    }
+
+    fn node_session_disconnected(&self, session: NodeServerSessionInformation) {
+        self.forward(&session, SessionChange::Down);
+    }
+
+    fn node_session_authenticated(&self, _session: NodeServerSessionInformation) {}
+
+    fn node_session_ready(&self, session: NodeServerSessionInformation) {
+        self.forward(&session, SessionChange::Ready);
+    }
+}
+
+/// The link actor.
+pub(crate) struct LinkActor;
+
+/// Spawn arguments.
+pub(crate) struct LinkArgs {
+    pub(crate) node: ActorRef<NodeServerMessage>,
+    pub(crate) addr: String,
+    pub(crate) resolved: Vec<SocketAddr>,
+    pub(crate) supervisor: String,
+    pub(crate) reconnect_interval: Duration,
+    pub(crate) status: watch::Sender<Status>,
+}
+
+pub(crate) struct LinkState {
+    args: LinkArgs,
+    query_group: String,
+    subscription: String,
+    up: Option<ActorRef<QueryMessage>>,
+    /// The session to the address, and whether it is ready.
+    session: Option<(ractor_cluster::NodeId, bool)>,
+    attempting: bool,
+    tick_pending: bool,
+    last_attempt: Option<Instant>,
+    last_error: Option<String>,
+}
+
+/// The remote member of `group` named `name`, if any.
+pub(crate) fn remote_member(group: &str, name: &str) -> Option<ActorCell> {
+    ractor::pg::get_members(&group.to_owned())
+        .into_iter()
+        .find(|cell| !cell.get_id().is_local() && cell.get_name().as_deref() == Some(name))
+}
+
+impl LinkState {
+    fn publish(&self) {
+        let link = match (&self.up, self.session) {
+            (Some(query), _) => Link::Up(query.clone()),
+            (None, Some((_, true))) => Link::NotFound,
+            (None, _) => Link::Down,
+        };
+        let status = Status {
+            link,
+            last_error: self.last_error.clone(),
+        };
+        self.args.status.send_replace(status);
+    }
+
+    fn refresh_member(&mut self) {
+        self.up = remote_member(&self.query_group, &self.query_group).map(ActorRef::from);
+    }
+
+    /// Schedules a connection attempt when one is needed: no member, no session, no attempt
+    /// in flight or scheduled. Attempts are at least `reconnect_interval` apart.
+    fn want_connection(&mut self, myself: &ActorRef<LinkMessage>) {
+        if self.up.is_some() || self.session.is_some() || self.attempting || self.tick_pending {
+            return;
+        }
+        let delay = self
+            .last_attempt
+            .map(|at| (at + self.args.reconnect_interval).saturating_duration_since(Instant::now()))
+            .unwrap_or_default();
+        self.tick_pending = true;
+        if delay.is_zero() {
+            let _ = myself.cast(LinkMessage::Tick);
+        } else {
+            myself.send_after(delay, || LinkMessage::Tick);
+        }
+    }
+}
+
+impl Actor for LinkActor {
+    type Msg = LinkMessage;
+    type State = LinkState;
+    type Arguments = LinkArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let subscription = format!(
+            "taskvisor.link.{}",
+            NEXT_SUBSCRIPTION.fetch_add(1, Ordering::Relaxed)
+        );
+        args.node.cast(NodeServerMessage::SubscribeToEvents {
+            id: subscription.clone(),
+            subscription: Box::new(Subscription {
+                link: myself.clone(),
+                addresses: args.resolved.iter().map(ToString::to_string).collect(),
+            }),
+        })?;
+        // Sessions to the address that already exist (another client connected earlier).
+        let sessions = ractor::call_t!(args.node, NodeServerMessage::GetSessions, 1_000)?;
+        let mut session = None;
+        for info in sessions.values() {
+            if args
+                .resolved
+                .iter()
+                .any(|a| a.to_string() == info.peer_addr)
+            {
+                let ready = ractor::call_t!(
+                    info.actor,
+                    ractor_cluster::NodeSessionMessage::GetReadyState,
+                    1_000
+                )
+                .unwrap_or(false);
+                session = Some((info.node_id, ready));
+            }
+        }
+        Ok(LinkState {
+            query_group: query_name(&args.supervisor),
+            args,
+            subscription,
+            up: None,
+            session,
+            attempting: false,
+            tick_pending: false,
+            last_attempt: None,
+            last_error: None,
+        })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        ractor::pg::monitor(state.query_group.clone(), myself.get_cell());
+        state.refresh_member();
+        state.publish();
+        state.want_connection(&myself);
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        ractor::pg::demonitor(state.query_group.clone(), myself.get_id());
+        let _ = state.args.node.cast(NodeServerMessage::UnsubscribeToEvents(
+            state.subscription.clone(),
+        ));
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ProcessGroupChanged(change) = event
+            && change.get_group() == state.query_group
+        {
+            state.refresh_member();
+            state.publish();
+            state.want_connection(&myself);
+        }
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            LinkMessage::Session(change, node_id) => {
+                match change {
+                    SessionChange::Opened => state.session = Some((node_id, false)),
+                    SessionChange::Ready => state.session = Some((node_id, true)),
+                    SessionChange::Down => {
+                        if state.session.is_some_and(|(id, _)| id == node_id) {
+                            state.session = None;
+                        }
+                    }
+                }
+                state.refresh_member();
+                state.publish();
+                state.want_connection(&myself);
+            }
+            LinkMessage::Tick => {
+                state.tick_pending = false;
+                if state.up.is_some() || state.session.is_some() || state.attempting {
+                    return Ok(());
+                }
+                state.attempting = true;
+                state.last_attempt = Some(Instant::now());
+                let node = state.args.node.clone();
+                let addr = state.args.addr.clone();
+                let link = myself.clone();
+                tokio::spawn(async move {
+                    let result = ractor_cluster::client_connect(&node, addr.as_str())
+                        .await
+                        .map_err(|error| error.to_string());
+                    let _ = link.cast(LinkMessage::Attempted(result));
+                });
+            }
+            LinkMessage::Attempted(result) => {
+                state.attempting = false;
+                state.last_error = result.err();
+                state.publish();
+                state.want_connection(&myself);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,21 @@
+//! Local-only `ractor::Message` impls for the supervisor's own actors.
+//!
+//! With `ractor/cluster` on, ractor drops its blanket `impl<T: Any + Send> Message for T`,
+//! so every message type needs an explicit impl. These are the empty ones: `serializable()`
+//! stays `false`, so a node session never advertises the registry, the relay, the
+//! controller or a task actor to other nodes. That matters for cost as much as for safety:
+//! remotable actors are announced to every connected node, and task actors come and go at
+//! up to 100k/s (see `reference/ractor-notes.md` §5 on the pid fan-out).
+//!
+//! Two private message types get their impl next to their definition instead
+//! (`supervisor/parent.rs`, `task/actor.rs`), because they are not visible here.
+//!
+//! The remotable types are [`Event`](crate::Event) (through `BytesConvertable`, see
+//! [`wire`](super::wire)), [`QueryMessage`](super::QueryMessage) and the remote
+//! watcher's message.
+
+impl ractor::Message for crate::registry::RegistryMessage {}
+impl ractor::Message for crate::events::RelayMessage {}
+#[cfg(feature = "controller")]
+impl ractor::Message for crate::controller::ControllerMessage {}
+impl ractor::Message for crate::task_actor::actor::TaskActorMessage {}

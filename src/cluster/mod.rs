@@ -1,0 +1,73 @@
+//! Cluster-aware monitoring over `ractor_cluster` (feature `cluster`, SPEC §6).
+//!
+//! A supervisor on node A can be watched from node B:
+//!
+//! | on node A (watched) | on node B (watching) |
+//! |---|---|
+//! | a `ractor_cluster::NodeServer` with a cookie | a `NodeServer` with the same cookie |
+//! | any supervisor, named with `with_name("demo")` | [`RemoteSupervisor::connect`]`(&node, "127.0.0.1:7100", "demo", timeout)` |
+//! | its relay casts every event to the members of `"taskvisor.demo.events"` | [`RemoteSupervisor::events`] joins that group and yields [`WatchItem`]s |
+//! | its [`QueryActor`], `"taskvisor.demo.query"`, answers [`QueryMessage`] RPCs | `list`, `alive_snapshot`, `is_alive`, `task_info`, `controller_snapshot`, `event_stats` |
+//!
+//! Pieces:
+//! - [`wire`]: the versioned envelope every value crosses nodes in; `Event`, `TaskInfo`,
+//!   `EventStats`, `ControllerSnapshot` and `SlotView` implement ractor's
+//!   `BytesConvertable` with it, so they are ractor cluster messages.
+//! - [`QueryActor`]/[`QueryMessage`]: the per-supervisor remotable query actor (spawned by
+//!   `serve` when the feature is on, stopped with the registry at shutdown).
+//! - [`RemoteSupervisor`], [`RemoteError`], [`RemoteOptions`]: the client, with bounded
+//!   typed queries and reconnection.
+//! - [`EventStream`]/[`WatchItem`]: remote events, with loss made visible
+//!   (`Disconnected`/`Reconnected`, `Lagged`, `Undecodable`).
+//!
+//! # What the feature changes for the whole program
+//! `cluster` turns on `ractor/cluster`, which removes ractor's blanket `Message` impl: every
+//! message type in the program needs an explicit `impl ractor::Message` (empty for
+//! local-only types, or ractor_cluster's `#[derive(RactorMessage)]`). That includes the
+//! actors a user hosts with `TaskSpec::actor`. The supervisor's own actors are local-only
+//! (see `local.rs`), except the query actor. With a node connected, ractor_cluster also
+//! sends every local actor spawn and exit to each node session (its pid-registry monitor),
+//! which makes task-actor churn measurably more expensive (about 2.5× per spawn+exit with
+//! one peer, see the crate's research notes); task actors are never advertised to peers.
+//!
+//! If some crate in the build enables `ractor/blanket_serde`, ractor implements
+//! `BytesConvertable` for every serde type and this module's impls conflict; that feature
+//! is not supported together with `cluster`.
+//!
+//! # Guarantees
+//! Best effort, like ractor_cluster itself: events are at-most-once, in order per session;
+//! events in flight when a session drops, and events published while disconnected, are
+//! lost — the stream reports the gap. Queries never hang: each is bounded by its timeout.
+//! Authentication is ractor_cluster's shared-cookie handshake (no encryption unless the
+//! `NodeServer` is given TLS); bind `NodeServer`s to loopback or a trusted network.
+
+mod client;
+mod link;
+mod local;
+mod query;
+mod watch;
+pub mod wire;
+
+use ractor::ActorRef;
+
+pub use client::{RemoteError, RemoteOptions, RemoteSupervisor};
+pub(crate) use query::spawn as spawn_query;
+pub use query::{
+    DEFAULT_LOCAL_TIMEOUT, QueryActor, QueryArgs, QueryError, QueryMessage, QueryResult, query_name,
+};
+pub use watch::{EventStream, WatchItem};
+
+/// The `pg` event group of the supervisor named `supervisor` (default scope):
+/// `"taskvisor.<supervisor>.events"`, the same string as
+/// [`SupervisorHandle::event_group`](crate::SupervisorHandle::event_group).
+pub fn event_group(supervisor: &str) -> String {
+    format!("taskvisor.{supervisor}.events")
+}
+
+impl crate::SupervisorHandle {
+    /// The supervisor's [`QueryActor`] (feature `cluster`), for `ractor::call!` from local
+    /// actors; remote nodes reach it through its `pg` group [`query_name`]`(name)`.
+    pub fn query_actor(&self) -> ActorRef<QueryMessage> {
+        self.runtime().query.clone()
+    }
+}

@@ -1,0 +1,500 @@
+//! The query actor: one per supervisor, the remotable face of its read-only queries.
+//!
+//! Owns: nothing but references to the supervisor's registry, relay and controller.
+//! Takes: [`QueryMessage`] RPCs, from local actors (typed) or from other nodes (serialized).
+//! Sends: the matching local RPC to the registry, controller or relay, on a task of its own
+//! per request, so a slow answer never blocks the next request; the reply goes back on the
+//! caller's port.
+//!
+//! Name and discovery: the actor is registered under [`query_name`]`(supervisor)` =
+//! `"taskvisor.<supervisor>.query"` in ractor's local name registry, and is the only member
+//! of the `pg` group of the same name (default scope). ractor_cluster does not replicate
+//! names to other nodes, but it does replicate `pg` groups: a node connected to ours finds
+//! the actor's remote shim with `ractor::pg::get_members(&query_name(supervisor))` (this is
+//! what [`RemoteSupervisor`](super::RemoteSupervisor) does).
+//!
+//! Lifetime: spawned with the supervisor's other actors and linked under the registry, so it
+//! stops when the registry stops at the end of the shutdown (after the relay has delivered
+//! the last events), and dies with the registry if the registry dies. Remote watchers see
+//! its departure from the group as "disconnected".
+//!
+//! Wire format of a remote call (see [`wire`](super::wire) for the envelope): the variant
+//! name is the stable label in [`QueryMessage::label`]; the arguments are the enveloped
+//! argument (`()` when there is none); the reply is the enveloped [`QueryResult`]. A request
+//! the serving node does not know is answered [`QueryError::Unsupported`] at once instead of
+//! being dropped, so the caller never waits for its timeout.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::message::{BoxedDowncastErr, SerializedMessage};
+use ractor::rpc::CallResult;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+
+use super::wire::{self, WireError};
+#[cfg(feature = "controller")]
+use crate::controller::{ControllerMessage, ControllerSnapshot};
+use crate::events::{EventStats, RelayMessage};
+use crate::identity::{TaskId, TaskTarget};
+use crate::registry::{RegistryMessage, TaskInfo};
+
+/// How long the query actor waits for the registry, controller or relay when the caller's
+/// port carries no timeout of its own.
+pub const DEFAULT_LOCAL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The registered name (and `pg` group) of the query actor of `supervisor`:
+/// `"taskvisor.<supervisor>.query"`.
+pub fn query_name(supervisor: &str) -> String {
+    format!("taskvisor.{supervisor}.query")
+}
+
+/// The answer to one query: the value, or why the supervisor did not give it.
+pub type QueryResult<T> = Result<T, QueryError>;
+
+/// Why a query got no value. Travels on the wire inside [`QueryResult`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The supervisor's registry, controller or relay did not answer in time or is gone:
+    /// the supervisor is shutting down, has stopped, or is overloaded.
+    #[error("the supervisor did not answer (shutting down, stopped or overloaded)")]
+    Unavailable,
+    /// The serving node does not know this query: it runs an older version of this crate
+    /// or was built without the feature the query needs (`controller`).
+    #[error("query `{query}` is not supported by the serving node")]
+    Unsupported {
+        /// The query's wire label.
+        query: String,
+    },
+    /// The request or the reply could not be decoded (incompatible versions).
+    #[error("undecodable query payload: {0}")]
+    Wire(WireError),
+}
+
+/// Messages of the [`QueryActor`]: one RPC per read-only query, each answered with a
+/// [`QueryResult`]. Usable locally with `ractor::call!` and remotely through the actor's
+/// shim on another node (every variant is serializable).
+///
+/// Reach it with [`SupervisorHandle::query_actor`](crate::SupervisorHandle::query_actor)
+/// locally, or through [`RemoteSupervisor`](super::RemoteSupervisor) from another node.
+///
+/// ```no_run
+/// # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), Box<dyn std::error::Error>> {
+/// use ractor_taskvisor::cluster::QueryMessage;
+/// let tasks = ractor::call_t!(handle.query_actor(), QueryMessage::List, 1_000)??;
+/// println!("{} registered tasks", tasks.len());
+/// # Ok(()) }
+/// ```
+#[non_exhaustive]
+pub enum QueryMessage {
+    /// Every registration, sorted ascending by id (as
+    /// [`SupervisorHandle::list`](crate::SupervisorHandle::list)).
+    List(RpcReplyPort<QueryResult<Vec<(TaskId, Arc<str>)>>>),
+    /// Names with an attempt physically in progress, sorted and deduplicated (as
+    /// [`SupervisorHandle::alive_snapshot`](crate::SupervisorHandle::alive_snapshot)).
+    AliveSnapshot(RpcReplyPort<QueryResult<Vec<Arc<str>>>>),
+    /// Whether the name has an attempt physically in progress (as
+    /// [`SupervisorHandle::is_alive`](crate::SupervisorHandle::is_alive)).
+    IsAlive(Arc<str>, RpcReplyPort<QueryResult<bool>>),
+    /// One registration's record by id or name, `None` when not registered (as
+    /// [`SupervisorHandle::task_info`](crate::SupervisorHandle::task_info)).
+    TaskInfo(TaskTarget, RpcReplyPort<QueryResult<Option<TaskInfo>>>),
+    /// The controller's slots, `None` when the supervisor has no controller (as
+    /// `SupervisorHandle::controller_snapshot`).
+    #[cfg(feature = "controller")]
+    ControllerSnapshot(RpcReplyPort<QueryResult<Option<ControllerSnapshot>>>),
+    /// The event path's counters (as
+    /// [`SupervisorHandle::event_stats`](crate::SupervisorHandle::event_stats)).
+    EventStats(RpcReplyPort<QueryResult<EventStats>>),
+}
+
+impl QueryMessage {
+    /// The stable wire label of the variant (`list`, `alive_snapshot`, `is_alive`,
+    /// `task_info`, `controller_snapshot`, `event_stats`).
+    pub fn label(&self) -> &'static str {
+        match self {
+            QueryMessage::List(_) => LIST,
+            QueryMessage::AliveSnapshot(_) => ALIVE_SNAPSHOT,
+            QueryMessage::IsAlive(..) => IS_ALIVE,
+            QueryMessage::TaskInfo(..) => TASK_INFO,
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSnapshot(_) => CONTROLLER_SNAPSHOT,
+            QueryMessage::EventStats(_) => EVENT_STATS,
+        }
+    }
+}
+
+impl std::fmt::Debug for QueryMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueryMessage::IsAlive(name, _) => write!(f, "QueryMessage::IsAlive({name:?})"),
+            QueryMessage::TaskInfo(target, _) => write!(f, "QueryMessage::TaskInfo({target:?})"),
+            other => write!(f, "QueryMessage::{}", other.label()),
+        }
+    }
+}
+
+const LIST: &str = "list";
+const ALIVE_SNAPSHOT: &str = "alive_snapshot";
+const IS_ALIVE: &str = "is_alive";
+const TASK_INFO: &str = "task_info";
+const CONTROLLER_SNAPSHOT: &str = "controller_snapshot";
+const EVENT_STATS: &str = "event_stats";
+
+/// Caller side of a remote call: the typed port is kept here, the wire gets a byte port, and
+/// a task decodes the reply bytes into the typed port. A reply that does not decode becomes
+/// `Err(QueryError::Wire(..))`; a port dropped by the session (peer gone) drops the typed
+/// port too, so the caller sees a closed channel, never a hang beyond its timeout.
+fn outgoing<T, A>(
+    variant: &str,
+    argument: &A,
+    reply: RpcReplyPort<QueryResult<T>>,
+) -> SerializedMessage
+where
+    T: DeserializeOwned + Send + 'static,
+    A: Serialize + ?Sized,
+{
+    let (bytes_tx, bytes_rx) = oneshot::channel::<Vec<u8>>();
+    let timeout = reply.get_timeout();
+    tokio::spawn(async move {
+        let bytes = match timeout {
+            Some(limit) => tokio::time::timeout(limit, bytes_rx)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            None => bytes_rx.await.ok(),
+        };
+        if let Some(bytes) = bytes {
+            let answer = wire::decode::<QueryResult<T>>(&bytes)
+                .unwrap_or_else(|error| Err(QueryError::Wire(error)));
+            let _ = reply.send(answer);
+        }
+    });
+    SerializedMessage::Call {
+        variant: variant.to_owned(),
+        args: wire::encode(argument),
+        reply: with_timeout(bytes_tx, timeout),
+        metadata: None,
+    }
+}
+
+/// Serving side of a remote call: a typed port whose value a task encodes onto the wire's
+/// byte port.
+fn incoming<T: Serialize + Send + 'static>(
+    bytes: RpcReplyPort<Vec<u8>>,
+) -> RpcReplyPort<QueryResult<T>> {
+    let (typed_tx, typed_rx) = oneshot::channel::<QueryResult<T>>();
+    let timeout = bytes.get_timeout();
+    tokio::spawn(async move {
+        let answer = match timeout {
+            Some(limit) => tokio::time::timeout(limit, typed_rx)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            None => typed_rx.await.ok(),
+        };
+        if let Some(answer) = answer {
+            let _ = bytes.send(wire::encode(&answer));
+        }
+    });
+    with_timeout(typed_tx, timeout)
+}
+
+fn with_timeout<T>(sender: oneshot::Sender<T>, timeout: Option<Duration>) -> RpcReplyPort<T> {
+    match timeout {
+        Some(limit) => RpcReplyPort::from((sender, limit)),
+        None => RpcReplyPort::from(sender),
+    }
+}
+
+/// Answers a request that cannot become a message (unknown variant, bad argument) at once,
+/// with an error that decodes as any `QueryResult<T>`.
+fn refuse(bytes: RpcReplyPort<Vec<u8>>, error: QueryError) -> BoxedDowncastErr {
+    let _ = bytes.send(wire::encode(&QueryResult::<()>::Err(error)));
+    BoxedDowncastErr
+}
+
+/// Decodes the argument of a call, or refuses the call.
+fn argument<T: DeserializeOwned>(
+    args: &[u8],
+    bytes: RpcReplyPort<Vec<u8>>,
+) -> Result<(T, RpcReplyPort<Vec<u8>>), BoxedDowncastErr> {
+    match wire::decode::<T>(args) {
+        Ok(value) => Ok((value, bytes)),
+        Err(error) => Err(refuse(bytes, QueryError::Wire(error))),
+    }
+}
+
+impl ractor::Message for QueryMessage {
+    fn serializable() -> bool {
+        true
+    }
+
+    fn serialize(self) -> Result<SerializedMessage, BoxedDowncastErr> {
+        let variant = self.label();
+        Ok(match self {
+            QueryMessage::List(reply) => outgoing(variant, &(), reply),
+            QueryMessage::AliveSnapshot(reply) => outgoing(variant, &(), reply),
+            QueryMessage::IsAlive(name, reply) => outgoing(variant, &name, reply),
+            QueryMessage::TaskInfo(target, reply) => outgoing(variant, &target, reply),
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSnapshot(reply) => outgoing(variant, &(), reply),
+            QueryMessage::EventStats(reply) => outgoing(variant, &(), reply),
+        })
+    }
+
+    fn deserialize(message: SerializedMessage) -> Result<Self, BoxedDowncastErr> {
+        // Only calls exist; a cast (or a reply) addressed here is not ours: drop it.
+        let SerializedMessage::Call {
+            variant,
+            args,
+            reply,
+            ..
+        } = message
+        else {
+            return Err(BoxedDowncastErr);
+        };
+        Ok(match variant.as_str() {
+            LIST => QueryMessage::List(incoming(reply)),
+            ALIVE_SNAPSHOT => QueryMessage::AliveSnapshot(incoming(reply)),
+            IS_ALIVE => {
+                let (name, reply) = argument::<Arc<str>>(&args, reply)?;
+                QueryMessage::IsAlive(name, incoming(reply))
+            }
+            TASK_INFO => {
+                let (target, reply) = argument::<TaskTarget>(&args, reply)?;
+                QueryMessage::TaskInfo(target, incoming(reply))
+            }
+            #[cfg(feature = "controller")]
+            CONTROLLER_SNAPSHOT => QueryMessage::ControllerSnapshot(incoming(reply)),
+            EVENT_STATS => QueryMessage::EventStats(incoming(reply)),
+            other => {
+                return Err(refuse(
+                    reply,
+                    QueryError::Unsupported {
+                        query: other.to_owned(),
+                    },
+                ));
+            }
+        })
+    }
+}
+
+/// The query actor. See the module documentation.
+pub struct QueryActor;
+
+/// What the query actor forwards to (opaque).
+pub struct QueryArgs {
+    registry: ActorRef<RegistryMessage>,
+    relay: ActorRef<RelayMessage>,
+    #[cfg(feature = "controller")]
+    controller: Option<ActorRef<ControllerMessage>>,
+    group: String,
+}
+
+/// Spawns the query actor of `supervisor`, linked under the registry, without awaiting
+/// (`serve` is synchronous).
+///
+/// # Errors
+/// [`SpawnErr::ActorAlreadyRegistered`] when the name is taken (another live supervisor
+/// with the same name).
+pub(crate) fn spawn(
+    supervisor: &str,
+    registry: &ActorRef<RegistryMessage>,
+    relay: &ActorRef<RelayMessage>,
+    #[cfg(feature = "controller")] controller: Option<ActorRef<ControllerMessage>>,
+) -> Result<ActorRef<QueryMessage>, SpawnErr> {
+    let name = query_name(supervisor);
+    let args = QueryArgs {
+        registry: registry.clone(),
+        relay: relay.clone(),
+        #[cfg(feature = "controller")]
+        controller,
+        group: name.clone(),
+    };
+    let (actor, _) = ractor::ActorRuntime::<QueryActor>::spawn_linked_instant(
+        Some(name),
+        QueryActor,
+        args,
+        registry.get_cell(),
+    )?;
+    Ok(actor)
+}
+
+/// Calls `target` with the caller's timeout and answers `reply` on a task of its own.
+fn forward<M, T, U>(
+    target: &ActorRef<M>,
+    request: impl FnOnce(RpcReplyPort<T>) -> M + Send + 'static,
+    reply: RpcReplyPort<QueryResult<U>>,
+    convert: impl FnOnce(T) -> U + Send + 'static,
+) where
+    M: ractor::Message,
+    T: Send + 'static,
+    U: Send + 'static,
+{
+    if reply.is_closed() {
+        return;
+    }
+    let target = target.clone();
+    let timeout = reply.get_timeout().unwrap_or(DEFAULT_LOCAL_TIMEOUT);
+    tokio::spawn(async move {
+        let answer = match target.call(request, Some(timeout)).await {
+            Ok(CallResult::Success(value)) => Ok(convert(value)),
+            _ => Err(QueryError::Unavailable),
+        };
+        let _ = reply.send(answer);
+    });
+}
+
+impl Actor for QueryActor {
+    type Msg = QueryMessage;
+    type State = QueryArgs;
+    type Arguments = QueryArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(args)
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // Joining announces the actor to connected nodes (and to nodes connecting later).
+        ractor::pg::join(state.group.clone(), vec![myself.get_cell()]);
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            QueryMessage::List(reply) => {
+                forward(&state.registry, RegistryMessage::List, reply, |v| v);
+            }
+            QueryMessage::AliveSnapshot(reply) => {
+                forward(
+                    &state.registry,
+                    RegistryMessage::AliveSnapshot,
+                    reply,
+                    |v| v,
+                );
+            }
+            QueryMessage::IsAlive(name, reply) => forward(
+                &state.registry,
+                move |port| RegistryMessage::IsAlive(name, port),
+                reply,
+                |v| v,
+            ),
+            QueryMessage::TaskInfo(target, reply) => forward(
+                &state.registry,
+                move |port| RegistryMessage::TaskInfo(target, port),
+                reply,
+                |v| v,
+            ),
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSnapshot(reply) => match &state.controller {
+                None => {
+                    let _ = reply.send(Ok(None));
+                }
+                Some(controller) => {
+                    forward(controller, ControllerMessage::Snapshot, reply, Some);
+                }
+            },
+            QueryMessage::EventStats(reply) => {
+                forward(&state.relay, RelayMessage::Stats, reply, |v| v);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ractor::Message;
+
+    use super::*;
+
+    /// Serializes `message` as a remote send would and returns what the wire carries.
+    fn wire_call(message: QueryMessage) -> (String, Vec<u8>, RpcReplyPort<Vec<u8>>) {
+        match message.serialize() {
+            Ok(SerializedMessage::Call {
+                variant,
+                args,
+                reply,
+                ..
+            }) => (variant, args, reply),
+            other => panic!("expected a call, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_serialized_call_round_trips_to_a_typed_reply() {
+        let (tx, rx) = oneshot::channel();
+        let target = TaskTarget::from("job");
+        let (variant, args, bytes_port) = wire_call(QueryMessage::TaskInfo(
+            target.clone(),
+            RpcReplyPort::from(tx),
+        ));
+        assert_eq!(variant, "task_info");
+
+        // The serving node decodes the same bytes into a typed message and answers it.
+        let decoded = QueryMessage::deserialize(SerializedMessage::Call {
+            variant,
+            args,
+            reply: bytes_port,
+            metadata: None,
+        })
+        .unwrap_or_else(|_| panic!("decodes"));
+        let QueryMessage::TaskInfo(got, reply) = decoded else {
+            panic!("wrong variant");
+        };
+        assert_eq!(got, target);
+        reply.send(Ok(None)).unwrap();
+        assert_eq!(rx.await.unwrap(), Ok(None));
+    }
+
+    #[tokio::test]
+    async fn an_unknown_query_is_refused_at_once() {
+        let (tx, rx) = oneshot::channel::<Vec<u8>>();
+        let result = QueryMessage::deserialize(SerializedMessage::Call {
+            variant: "from_the_future".into(),
+            args: wire::encode(&()),
+            reply: RpcReplyPort::from(tx),
+            metadata: None,
+        });
+        assert!(result.is_err());
+        let bytes = rx.await.unwrap();
+        let answer: QueryResult<Vec<u32>> = wire::decode(&bytes).unwrap();
+        assert_eq!(
+            answer,
+            Err(QueryError::Unsupported {
+                query: "from_the_future".into()
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn an_undecodable_reply_becomes_a_wire_error() {
+        let (tx, rx) = oneshot::channel();
+        let (_, _, bytes_port) = wire_call(QueryMessage::EventStats(RpcReplyPort::from(tx)));
+        bytes_port.send(b"tv\x07{}".to_vec()).unwrap();
+        assert_eq!(
+            rx.await.unwrap(),
+            Err(QueryError::Wire(WireError::UnsupportedVersion {
+                found: 7,
+                supported: 1
+            }))
+        );
+    }
+}
