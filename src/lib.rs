@@ -10,6 +10,12 @@
 //! attempt's supervision event. The semantics follow taskvisor 0.8.1 (see `SPEC.md` and
 //! `ARCHITECTURE.md` in the repository).
 //!
+//! Documentation cites the rules it implements: `R§n` is section n of the behaviour of
+//! taskvisor 0.8.1 that this crate rebuilds (its documented semantics: §5 policies, §12
+//! attempts, §13 registry, §14 shutdown, §15 events, §16 subscribers, §17 controller);
+//! `SPEC §n` is this crate's own contract where it goes beyond that; OTP rules cite the
+//! Erlang/OTP `supervisor` manual.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use ractor_taskvisor::prelude::*;

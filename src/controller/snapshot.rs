@@ -17,7 +17,9 @@ pub enum SlotStatusKind {
     /// No owner. Idle slots with empty queues are dropped from the controller, so they
     /// rarely appear in a snapshot.
     Idle,
-    /// The owner waits for registry command capacity or for the registry's decision.
+    /// The owner waits for registry command capacity or for the registry's decision. The
+    /// decision reaches the controller a moment after the registry made it, so the owner's
+    /// first attempt may already be running while a snapshot still says `Admitting`.
     Admitting,
     /// The registry accepted the owner and no replacement is pending.
     Running,
