@@ -27,6 +27,10 @@ pub enum Imp {
     Ractor,
     /// W3 only: attempts re-run inside one ractor actor (self-cast, no respawn).
     RactorInPlace,
+    /// W6 only: a bare idle actor linked under a parent.
+    RactorLinked,
+    /// W7 only: ours running W1 in the same round, for a paired W7 − W1 difference.
+    OursW1Paired,
 }
 
 impl Imp {
@@ -37,6 +41,8 @@ impl Imp {
             Imp::Ours => "ours",
             Imp::Ractor => "ractor",
             Imp::RactorInPlace => "ractor-in-place",
+            Imp::RactorLinked => "ractor-linked",
+            Imp::OursW1Paired => "ours-W1-paired",
         }
     }
 
@@ -47,6 +53,8 @@ impl Imp {
             Imp::Ours,
             Imp::Ractor,
             Imp::RactorInPlace,
+            Imp::RactorLinked,
+            Imp::OursW1Paired,
         ]
         .into_iter()
         .find(|i| i.label() == s)

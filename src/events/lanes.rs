@@ -364,6 +364,8 @@ impl Lane {
             if counted {
                 queue.unreported_full += 1;
                 self.dropped.fetch_add(1, Ordering::Relaxed);
+            } else {
+                queue.unreported_full += carried_loss(std::slice::from_ref(event));
             }
             return Offer::Dropped;
         }
@@ -399,6 +401,9 @@ impl Lane {
             queue.unreported_full += lost;
             self.dropped.fetch_add(lost, Ordering::Relaxed);
         }
+        // A loss report that does not fit must not take its count with it: the events it
+        // reports are carried into this lane's next `full` report instead.
+        queue.unreported_full += carried_loss(rest);
         let wake = queue.worker_parked && !fits.is_empty();
         drop(queue);
         if wake {
@@ -543,6 +548,16 @@ fn run_worker(shared: &Shared, index: usize, subscriber: Arc<dyn Subscribe>) {
     // destructor is the user's, and must not hold up `close`.
     drop(done);
     drop_guarded(subscriber);
+}
+
+/// The losses reported by the `SubscriberOverflow` events among `dropped` (diagnostics a
+/// full lane could not take).
+fn carried_loss(dropped: &[Arc<Event>]) -> u64 {
+    dropped
+        .iter()
+        .filter(|e| e.kind == super::EventKind::SubscriberOverflow)
+        .filter_map(|e| e.dropped)
+        .sum()
 }
 
 /// Runs the callback, turning an unwinding panic into its message.

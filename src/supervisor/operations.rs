@@ -175,7 +175,7 @@ pub(crate) async fn add(
     } else {
         (None, None)
     };
-    let name = spec.name().to_owned();
+    let name = spec.name_arc().clone();
     runtime.events.publish(|| {
         Event::new(EventKind::TaskAddRequested)
             .with_id(id)

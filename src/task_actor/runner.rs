@@ -113,7 +113,15 @@ pub(crate) async fn run_attempt(
             .with_attempt(attempt)
     });
 
-    let attempt_token = shared.token.child_token();
+    // A separate attempt scope is needed only where something can cancel the attempt
+    // without cancelling the registration: its timeout, or user code holding the token
+    // through `cancellation_token()` (R§3). Otherwise the registration's token serves, and
+    // the attempt saves a token node and its locking.
+    let attempt_token = if shared.timeout.is_some() || cfg!(feature = "tokio-util-interop") {
+        shared.token.child_token()
+    } else {
+        shared.token.clone()
+    };
     let ctx = TaskContext::for_actor(attempt_token.clone(), actor);
     let started = Instant::now();
 

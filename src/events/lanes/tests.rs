@@ -300,7 +300,9 @@ fn internal_diagnostics_are_never_counted_or_reported_as_lost() {
         vec![first.seq, queued[0].seq, queued[1].seq]
     );
     assert_eq!(got[3].kind, EventKind::SubscriberOverflow);
-    assert_eq!(got[3].dropped, Some(1));
+    // The one ordinary event lost here, plus the 3 that the dropped `lagged(3)` report
+    // stood for (the diagnostic itself is not counted, but its loss is not hidden).
+    assert_eq!(got[3].dropped, Some(4));
 
     // With room, a diagnostic is delivered, but only ordinary events count as delivered.
     let diagnostic = Arc::new(Event::runtime_failure("registry", "z"));
@@ -583,4 +585,30 @@ fn lanes_and_events_can_live_in_actor_state() {
     assert_send_sync::<Lanes>();
     assert_send_sync::<Event>();
     assert_send_sync::<Arc<dyn Subscribe>>();
+}
+
+#[test]
+fn a_loss_report_that_does_not_fit_carries_its_count_into_the_next_full_report() {
+    const CAP: usize = 2;
+    let (sub, handles) = gated("slow", CAP);
+    let lanes = Lanes::start(vec![sub]).unwrap();
+
+    let first = block_in_callback(&lanes, &handles);
+    let queued: Vec<Arc<Event>> = (0..CAP).map(|_| ordinary()).collect();
+    lanes.dispatch_batch(&queued);
+    // The relay's `lagged(5)` report arrives at a full lane, with one more ordinary event.
+    let lagged =
+        Arc::new(Event::subscriber_overflow("subscriber_listener", "lagged(5)").with_dropped(5));
+    lanes.dispatch_batch(&[lagged, ordinary()]);
+    // Only the ordinary event counts as this lane's own loss.
+    assert_eq!(lanes.stats()[0].dropped, 1);
+
+    drop(handles.release);
+    let delivered = recv_n(&handles.seen, CAP + 1);
+    assert_eq!(delivered[0].seq, first.seq);
+    let report = recv(&handles.seen);
+    assert_eq!(report.reason.as_deref(), Some("full"));
+    // 1 event lost here plus the 5 the dropped report stood for: nothing goes unreported.
+    assert_eq!(report.dropped, Some(6));
+    assert!(lanes.close(far_deadline()).is_complete());
 }
