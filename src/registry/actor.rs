@@ -549,6 +549,9 @@ fn begin_drain(
         let _ = reply.send(Vec::new());
         return;
     }
+    // One cancellation of the runtime token reaches every registration's token at once;
+    // the claims below then find their tokens already cancelled.
+    state.settings.root_token.cancel();
     let ids: Vec<TaskId> = state.entries.keys().copied().collect();
     for id in ids {
         if claim(state, id)
