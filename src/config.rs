@@ -3,7 +3,7 @@
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
-use crate::error::{BuildError, ConfigError, MAX_CAPACITY};
+use crate::error::{BuildError, ConfigError, MAX_CAPACITY, check_capacity};
 
 /// The longest duration a setting keeps: 30 years of 365 days (R§6). Longer values are
 /// clamped to it so that `Instant + duration` can never overflow anywhere in the runtime;
@@ -21,26 +21,6 @@ const fn clamp_duration(d: Duration) -> Duration {
         MAX_DURATION
     } else {
         d
-    }
-}
-
-/// Checks a `try_with_*` capacity: not zero, and, where `bounded`, not above Tokio's
-/// semaphore limit.
-const fn check_capacity(
-    field: &'static str,
-    value: usize,
-    bounded: bool,
-) -> Result<NonZeroUsize, ConfigError> {
-    if bounded && value > MAX_CAPACITY {
-        return Err(ConfigError::TooLarge {
-            field,
-            value,
-            max: MAX_CAPACITY,
-        });
-    }
-    match NonZeroUsize::new(value) {
-        Some(v) => Ok(v),
-        None => Err(ConfigError::Zero { field }),
     }
 }
 

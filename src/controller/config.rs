@@ -2,29 +2,10 @@
 
 use std::num::NonZeroUsize;
 
-use crate::error::{BuildError, ConfigError, MAX_CAPACITY};
+use crate::error::{BuildError, ConfigError, MAX_CAPACITY, check_capacity};
 
 const DEFAULT_CAPACITY: NonZeroUsize = NonZeroUsize::new(1024).expect("1024 is not zero");
 const DEFAULT_MAX_SLOT_QUEUE: usize = 100;
-
-/// Checks a `try_*` value: not zero and, where `bounded`, not above Tokio's semaphore limit.
-const fn check(
-    field: &'static str,
-    value: usize,
-    bounded: bool,
-) -> Result<NonZeroUsize, ConfigError> {
-    if bounded && value > MAX_CAPACITY {
-        return Err(ConfigError::TooLarge {
-            field,
-            value,
-            max: MAX_CAPACITY,
-        });
-    }
-    match NonZeroUsize::new(value) {
-        Some(v) => Ok(v),
-        None => Err(ConfigError::Zero { field }),
-    }
-}
 
 /// Bounds of the controller installed with
 /// [`SupervisorBuilder::with_controller`](crate::SupervisorBuilder::with_controller) (R§17).
@@ -91,7 +72,7 @@ impl ControllerConfig {
         queue_capacity: usize,
         max_slot_queue: usize,
     ) -> Result<Self, ConfigError> {
-        match check("controller_queue_capacity", queue_capacity, true) {
+        match check_capacity("controller_queue_capacity", queue_capacity, true) {
             Ok(v) => Ok(Self::new(v, max_slot_queue)),
             Err(e) => Err(e),
         }
@@ -117,7 +98,7 @@ impl ControllerConfig {
     /// [`ConfigError::Zero`] / [`ConfigError::TooLarge`] with field
     /// `"controller_queue_capacity"`.
     pub const fn try_with_queue_capacity(self, capacity: usize) -> Result<Self, ConfigError> {
-        match check("controller_queue_capacity", capacity, true) {
+        match check_capacity("controller_queue_capacity", capacity, true) {
             Ok(v) => Ok(self.with_queue_capacity(v)),
             Err(e) => Err(e),
         }
@@ -140,7 +121,7 @@ impl ControllerConfig {
     /// # Errors
     /// [`ConfigError::Zero`] with field `"controller_admission_capacity"`.
     pub const fn try_with_admission_capacity(self, capacity: usize) -> Result<Self, ConfigError> {
-        match check("controller_admission_capacity", capacity, false) {
+        match check_capacity("controller_admission_capacity", capacity, false) {
             Ok(v) => Ok(self.with_admission_capacity(v)),
             Err(e) => Err(e),
         }
@@ -168,7 +149,7 @@ impl ControllerConfig {
         self,
         capacity: usize,
     ) -> Result<Self, ConfigError> {
-        match check("controller_identity_operation_capacity", capacity, false) {
+        match check_capacity("controller_identity_operation_capacity", capacity, false) {
             Ok(v) => Ok(self.with_identity_operation_capacity(v)),
             Err(e) => Err(e),
         }
@@ -205,7 +186,7 @@ impl ControllerConfig {
     /// # Errors
     /// [`ConfigError::Zero`] with field `"max_controller_slots"`.
     pub const fn try_with_max_controller_slots(self, limit: usize) -> Result<Self, ConfigError> {
-        match check("max_controller_slots", limit, false) {
+        match check_capacity("max_controller_slots", limit, false) {
             Ok(v) => Ok(self.with_max_controller_slots(Some(v))),
             Err(e) => Err(e),
         }
@@ -230,7 +211,7 @@ impl ControllerConfig {
     /// # Errors
     /// [`ConfigError::Zero`] with field `"max_total_pending"`.
     pub const fn try_with_max_total_pending(self, limit: usize) -> Result<Self, ConfigError> {
-        match check("max_total_pending", limit, false) {
+        match check_capacity("max_total_pending", limit, false) {
             Ok(v) => Ok(self.with_max_total_pending(Some(v))),
             Err(e) => Err(e),
         }

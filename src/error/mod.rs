@@ -19,6 +19,7 @@ mod controller;
 mod runtime;
 
 use std::error::Error as StdError;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 pub use build::{BuildError, ConfigError};
@@ -111,5 +112,25 @@ mod tests {
         check::<RuntimeError>();
         check::<BuildError>();
         check::<ConfigError>();
+    }
+}
+
+/// Checks a `try_with_*` capacity: not zero, and, where `bounded`, not above Tokio's
+/// semaphore limit.
+pub(crate) const fn check_capacity(
+    field: &'static str,
+    value: usize,
+    bounded: bool,
+) -> Result<NonZeroUsize, ConfigError> {
+    if bounded && value > MAX_CAPACITY {
+        return Err(ConfigError::TooLarge {
+            field,
+            value,
+            max: MAX_CAPACITY,
+        });
+    }
+    match NonZeroUsize::new(value) {
+        Some(v) => Ok(v),
+        None => Err(ConfigError::Zero { field }),
     }
 }
