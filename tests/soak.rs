@@ -75,6 +75,7 @@ async fn two_hundred_thousand_tasks_with_retries_leave_nothing_behind() {
     assert!(counter.0.load(Ordering::Relaxed) >= lanes.delivered);
 }
 
+#[cfg(feature = "controller")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "soak: 50k controller submissions over 100 slots; run with --ignored"]
 async fn fifty_thousand_submissions_over_a_hundred_slots_all_resolve() {

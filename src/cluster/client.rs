@@ -5,17 +5,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
-use ractor::{Actor, ActorRef, RpcReplyPort};
+use ractor::{Actor, ActorRef, ActorStatus, RpcReplyPort};
 use ractor_cluster::NodeServerMessage;
 use tokio::sync::{mpsc, watch};
 
 use super::link::{Link, LinkActor, LinkArgs, LinkMessage, Status};
-use super::query::{QueryError, QueryMessage, QueryResult, query_name};
+use super::query::{QueryError, QueryMessage, QueryResult, TaskList, query_name};
 use super::watch::{EventStream, WatchActor, WatchArgs};
 #[cfg(feature = "controller")]
 use crate::controller::ControllerSnapshot;
 use crate::events::EventStats;
-use crate::identity::{TaskId, TaskTarget};
+use crate::identity::TaskTarget;
 use crate::registry::TaskInfo;
 
 /// Why a [`RemoteSupervisor`] operation failed. Every operation is bounded in time: none
@@ -329,7 +329,17 @@ impl RemoteSupervisor {
 
     /// Whether the supervisor's query actor is reachable now.
     pub fn is_connected(&self) -> bool {
-        matches!(self.inner.status.borrow().link, Link::Up(_))
+        self.reachable().is_ok()
+    }
+
+    /// The query actor's shim if the link is up. The shim stops as soon as its session
+    /// ends, which can be a moment before the link actor hears of it: check it too.
+    fn reachable(&self) -> Result<ActorRef<QueryMessage>, RemoteError> {
+        match &self.inner.status.borrow().link {
+            Link::Up(query) if query.get_status() <= ActorStatus::Running => Ok(query.clone()),
+            Link::Up(_) | Link::Down => Err(self.disconnected()),
+            Link::NotFound => Err(self.not_found()),
+        }
     }
 
     /// Sends one query and maps every failure to a [`RemoteError`]; bounded by
@@ -339,11 +349,7 @@ impl RemoteSupervisor {
         operation: &'static str,
         request: impl FnOnce(RpcReplyPort<QueryResult<T>>) -> QueryMessage,
     ) -> Result<T, RemoteError> {
-        let query = match &self.inner.status.borrow().link {
-            Link::Up(query) => query.clone(),
-            Link::NotFound => return Err(self.not_found()),
-            Link::Down => return Err(self.disconnected()),
-        };
+        let query = self.reachable()?;
         let timeout = self.inner.options.query_timeout;
         match query.call(request, Some(timeout)).await {
             Ok(CallResult::Success(Ok(value))) => Ok(value),
@@ -362,7 +368,7 @@ impl RemoteSupervisor {
     /// # Errors
     /// [`RemoteError::Disconnected`], [`RemoteError::NotFound`], [`RemoteError::Timeout`]
     /// (`"list"`), or [`RemoteError::Query`] when the supervisor could not answer.
-    pub async fn list(&self) -> Result<Vec<(TaskId, Arc<str>)>, RemoteError> {
+    pub async fn list(&self) -> Result<TaskList, RemoteError> {
         self.query("list", QueryMessage::List).await
     }
 

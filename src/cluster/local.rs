@@ -4,8 +4,8 @@
 //! so every message type needs an explicit impl. These are the empty ones: `serializable()`
 //! stays `false`, so a node session never advertises the registry, the relay, the
 //! controller or a task actor to other nodes. That matters for cost as much as for safety:
-//! remotable actors are announced to every connected node, and task actors come and go at
-//! up to 100k/s (see `reference/ractor-notes.md` §5 on the pid fan-out).
+//! remotable actors are announced to every connected node (a spawn and a terminate
+//! message per actor), and task actors come and go at up to 100k/s.
 //!
 //! Two private message types get their impl next to their definition instead
 //! (`supervisor/parent.rs`, `task/actor.rs`), because they are not visible here.

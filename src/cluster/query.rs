@@ -13,10 +13,10 @@
 //! the actor's remote shim with `ractor::pg::get_members(&query_name(supervisor))` (this is
 //! what [`RemoteSupervisor`](super::RemoteSupervisor) does).
 //!
-//! Lifetime: spawned with the supervisor's other actors and linked under the registry, so it
-//! stops when the registry stops at the end of the shutdown (after the relay has delivered
-//! the last events), and dies with the registry if the registry dies. Remote watchers see
-//! its departure from the group as "disconnected".
+//! Lifetime: spawned with the supervisor's other actors; stopped in the shutdown's common
+//! tail right after the relay has delivered the last events, so remote watchers get those
+//! events before they see the actor leave the group ("disconnected"). If the registry or
+//! relay dies first, the queries that need it answer [`QueryError::Unavailable`].
 //!
 //! Wire format of a remote call (see [`wire`](super::wire) for the envelope): the variant
 //! name is the stable label in [`QueryMessage::label`]; the arguments are the enveloped
@@ -50,6 +50,10 @@ pub const DEFAULT_LOCAL_TIMEOUT: Duration = Duration::from_secs(5);
 pub fn query_name(supervisor: &str) -> String {
     format!("taskvisor.{supervisor}.query")
 }
+
+/// The registrations of a supervisor, `(id, name)` sorted ascending by id: the shape of
+/// [`SupervisorHandle::list`](crate::SupervisorHandle::list).
+pub type TaskList = Vec<(TaskId, Arc<str>)>;
 
 /// The answer to one query: the value, or why the supervisor did not give it.
 pub type QueryResult<T> = Result<T, QueryError>;
@@ -92,7 +96,7 @@ pub enum QueryError {
 pub enum QueryMessage {
     /// Every registration, sorted ascending by id (as
     /// [`SupervisorHandle::list`](crate::SupervisorHandle::list)).
-    List(RpcReplyPort<QueryResult<Vec<(TaskId, Arc<str>)>>>),
+    List(RpcReplyPort<QueryResult<TaskList>>),
     /// Names with an attempt physically in progress, sorted and deduplicated (as
     /// [`SupervisorHandle::alive_snapshot`](crate::SupervisorHandle::alive_snapshot)).
     AliveSnapshot(RpcReplyPort<QueryResult<Vec<Arc<str>>>>),
@@ -141,6 +145,7 @@ const LIST: &str = "list";
 const ALIVE_SNAPSHOT: &str = "alive_snapshot";
 const IS_ALIVE: &str = "is_alive";
 const TASK_INFO: &str = "task_info";
+#[cfg(feature = "controller")]
 const CONTROLLER_SNAPSHOT: &str = "controller_snapshot";
 const EVENT_STATS: &str = "event_stats";
 
@@ -295,8 +300,7 @@ pub struct QueryArgs {
     group: String,
 }
 
-/// Spawns the query actor of `supervisor`, linked under the registry, without awaiting
-/// (`serve` is synchronous).
+/// Spawns the query actor of `supervisor` without awaiting (`serve` is synchronous).
 ///
 /// # Errors
 /// [`SpawnErr::ActorAlreadyRegistered`] when the name is taken (another live supervisor
@@ -315,12 +319,10 @@ pub(crate) fn spawn(
         controller,
         group: name.clone(),
     };
-    let (actor, _) = ractor::ActorRuntime::<QueryActor>::spawn_linked_instant(
-        Some(name),
-        QueryActor,
-        args,
-        registry.get_cell(),
-    )?;
+    // Not linked under the registry: the registry's children are its task actors (and the
+    // controller), and tests and tools reason about them.
+    let (actor, _) =
+        ractor::ActorRuntime::<QueryActor>::spawn_instant(Some(name), QueryActor, args)?;
     Ok(actor)
 }
 

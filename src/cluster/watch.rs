@@ -31,18 +31,25 @@
 //! # Ordering
 //! Events arrive in the relay's delivery order (one TCP session, per-sender FIFO).
 //! `Disconnected` comes after every event that had reached this node before the link was
-//! lost; `Reconnected` comes before the first event of the new session (the query actor's
-//! group join travels on the same session ahead of the events, and the watcher handles
-//! group changes with supervision priority).
+//! lost. When the watched supervisor shuts down gracefully, its shutdown first flushes the
+//! events already sent to each remote watcher (a round trip behind them, at most 500 ms)
+//! and only then stops its query actor, so its last events come before `Disconnected`.
+//! When the node dies, what was in flight is lost. `Reconnected` comes before the first
+//! event of the new session (the query actor's group join travels on the same session
+//! ahead of the events, and the watcher handles group changes with supervision priority).
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures_util::Stream;
 use ractor::message::{BoxedDowncastErr, SerializedMessage};
-use ractor::{Actor, ActorProcessingErr, ActorRef, BytesConvertable, SupervisionEvent};
-use tokio::sync::mpsc;
+use ractor::{
+    Actor, ActorCell, ActorProcessingErr, ActorRef, BytesConvertable, RpcReplyPort,
+    SupervisionEvent,
+};
+use tokio::sync::{mpsc, oneshot};
 
 use super::link::remote_member;
 use super::wire::{self, WireError};
@@ -70,14 +77,19 @@ pub enum WatchItem {
     Undecodable(WireError),
 }
 
+/// The wire label of the flush call (see [`flush_remote_watchers`]).
+const FLUSH: &str = "taskvisor.flush";
+
 /// The watcher's messages. Remotable: a serialized cast decodes into `Event` or
-/// `Undecodable`; `LinkDown` is local only.
+/// `Undecodable`, the flush call into `Flush`; `LinkDown` is local only.
 pub(crate) enum WatchMessage {
     Event(Event),
     Undecodable(WireError),
     /// Sent to itself when the query actor left, so the notice is queued behind the events
     /// that arrived before.
     LinkDown,
+    /// The watched node's shutdown asks: answered once every event sent before it is here.
+    Flush(RpcReplyPort<Vec<u8>>),
 }
 
 impl ractor::Message for WatchMessage {
@@ -92,7 +104,9 @@ impl ractor::Message for WatchMessage {
                 args: event.into_bytes(),
                 metadata: None,
             }),
-            WatchMessage::Undecodable(_) | WatchMessage::LinkDown => Err(BoxedDowncastErr),
+            WatchMessage::Undecodable(_) | WatchMessage::LinkDown | WatchMessage::Flush(_) => {
+                Err(BoxedDowncastErr)
+            }
         }
     }
 
@@ -102,6 +116,9 @@ impl ractor::Message for WatchMessage {
                 Ok(event) => WatchMessage::Event(event),
                 Err(error) => WatchMessage::Undecodable(error),
             }),
+            SerializedMessage::Call { variant, reply, .. } if variant == FLUSH => {
+                Ok(WatchMessage::Flush(reply))
+            }
             _ => Err(BoxedDowncastErr),
         }
     }
@@ -268,12 +285,45 @@ impl Actor for WatchActor {
                     true
                 }
             }
+            WatchMessage::Flush(reply) => {
+                let _ = reply.send(wire::encode(&()));
+                true
+            }
         };
         if !delivered {
             myself.stop(None);
         }
         Ok(())
     }
+}
+
+/// Makes sure every remote watcher of `event_group` has received the events sent to it so
+/// far, waiting at most `timeout` (all members at once).
+///
+/// ractor_cluster forwards group changes ahead of the messages still queued in a node
+/// session, so without this a watcher could see the query actor leave ("disconnected")
+/// before the supervisor's last events. A flush call travels behind those events through
+/// the same shim and session, and the watcher answers it from its mailbox, after them.
+/// Members that are not this crate's watchers (an actor with `Msg = Event`) drop the call;
+/// they only cost the timeout.
+pub(crate) async fn flush_remote_watchers(event_group: &str, timeout: Duration) {
+    let members: Vec<ActorCell> = ractor::pg::get_members(&event_group.to_owned())
+        .into_iter()
+        .filter(|cell| !cell.get_id().is_local())
+        .collect();
+    let flushes = members.into_iter().map(|cell| async move {
+        let (tx, rx) = oneshot::channel();
+        let call = SerializedMessage::Call {
+            variant: FLUSH.to_owned(),
+            args: wire::encode(&()),
+            reply: RpcReplyPort::from((tx, timeout)),
+            metadata: None,
+        };
+        if cell.send_serialized(call).is_ok() {
+            let _ = tokio::time::timeout(timeout, rx).await;
+        }
+    });
+    futures_util::future::join_all(flushes).await;
 }
 
 /// Live events of a remote supervisor, with link notices; see [`WatchItem`].

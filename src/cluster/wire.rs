@@ -18,8 +18,8 @@
 //! guessing. An enum value a node does not know (for example an [`EventKind`](crate::EventKind)
 //! added later) does not decode: [`WireError::Malformed`].
 //!
-//! Cost, measured on the 2-core CI machine (release build): encoding a typical event
-//! (~250 bytes) takes about 1 µs, decoding about 1.5 µs.
+//! Cost, measured on the 2-core CI machine (release build): a typical event is about 340
+//! bytes; encoding it takes about 0.35 µs, decoding about 0.85 µs.
 //!
 //! Under the `cluster` feature the types listed above implement ractor's
 //! [`BytesConvertable`], so they are ractor cluster messages (ractor's blanket impl makes
@@ -228,14 +228,14 @@ mod tests {
 
     #[test]
     fn newer_optional_fields_are_ignored_and_missing_ones_are_none() {
-        let event = Event::new(EventKind::TaskStarting).with_task("t");
+        let event = Event::new(EventKind::TaskAdded).with_task("t");
         let mut value = serde_json::to_value(&event).unwrap();
         let object = value.as_object_mut().unwrap();
         object.insert("added_in_a_later_version".into(), 1.into());
         object.remove("task");
         let bytes = encode(&value);
         let back: Event = decode(&bytes).unwrap();
-        assert_eq!(back.kind, EventKind::TaskStarting);
+        assert_eq!(back.kind, EventKind::TaskAdded);
         assert_eq!(back.task, None);
     }
 

@@ -71,6 +71,26 @@ impl Error {
     }
 }
 
+/// Checks a `try_with_*` capacity: not zero, and, where `bounded`, not above Tokio's
+/// semaphore limit.
+pub(crate) const fn check_capacity(
+    field: &'static str,
+    value: usize,
+    bounded: bool,
+) -> Result<NonZeroUsize, ConfigError> {
+    if bounded && value > MAX_CAPACITY {
+        return Err(ConfigError::TooLarge {
+            field,
+            value,
+            max: MAX_CAPACITY,
+        });
+    }
+    match NonZeroUsize::new(value) {
+        Some(v) => Ok(v),
+        None => Err(ConfigError::Zero { field }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,25 +132,5 @@ mod tests {
         check::<RuntimeError>();
         check::<BuildError>();
         check::<ConfigError>();
-    }
-}
-
-/// Checks a `try_with_*` capacity: not zero, and, where `bounded`, not above Tokio's
-/// semaphore limit.
-pub(crate) const fn check_capacity(
-    field: &'static str,
-    value: usize,
-    bounded: bool,
-) -> Result<NonZeroUsize, ConfigError> {
-    if bounded && value > MAX_CAPACITY {
-        return Err(ConfigError::TooLarge {
-            field,
-            value,
-            max: MAX_CAPACITY,
-        });
-    }
-    match NonZeroUsize::new(value) {
-        Some(v) => Ok(v),
-        None => Err(ConfigError::Zero { field }),
     }
 }

@@ -61,7 +61,7 @@ pub(crate) struct Runtime {
     pub(crate) shutdown: ShutdownCell,
     /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
     pub(crate) parent_link: Option<ractor::ActorCell>,
-    /// The remotable query actor (SPEC §6), linked under the registry: it stops with it.
+    /// The remotable query actor (SPEC §6); stopped in the shutdown tail after the relay.
     #[cfg(feature = "cluster")]
     pub(crate) query: ActorRef<crate::cluster::QueryMessage>,
 }

@@ -128,6 +128,10 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     if let Some(stats) = final_stats {
         let _ = runtime.final_event_stats.set(stats);
     }
+    // After the relay's last delivery: remote watchers see the query actor leave (their
+    // "disconnected") only after the final events (SPEC §6).
+    #[cfg(feature = "cluster")]
+    crate::cluster::close(runtime).await;
     #[cfg(feature = "controller")]
     super::submit::stop_controller(runtime).await;
     runtime.registry.stop(None);

@@ -1,0 +1,344 @@
+//! Cluster-aware monitoring (SPEC §6) across two real processes on 127.0.0.1.
+//!
+//! This test binary re-executes itself as node A (a supervisor with retrying jobs and a
+//! `Replace` controller slot, on a cookie-authenticated `NodeServer`); the test process is
+//! node B: it connects with `RemoteSupervisor`, watches events and queries snapshots, kills
+//! node A and checks the typed error, starts node A again on the same port and checks that
+//! the watcher reconnects on its own, then shuts node A down gracefully and checks that its
+//! last events arrive before the disconnection.
+#![cfg(all(feature = "cluster", feature = "controller"))]
+
+use std::io::{BufRead, BufReader};
+use std::net::{IpAddr, Ipv4Addr};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+
+use ractor::{Actor, ActorRef};
+use ractor_cluster::{NodeServer, NodeServerMessage};
+use ractor_taskvisor::TaskState;
+use ractor_taskvisor::cluster::{EventStream, RemoteError, RemoteSupervisor, WatchItem};
+use ractor_taskvisor::prelude::*;
+use tokio::sync::mpsc;
+
+const ROLE: &str = "TASKVISOR_CLUSTER_NODE";
+const COOKIE: &str = "cluster-test-cookie";
+const SUPERVISOR: &str = "cluster-it";
+const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+const TEST: &str = "a_remote_node_watches_queries_sees_the_node_die_and_reconnects";
+
+/// Starts a `NodeServer` on 127.0.0.1. Port 0 picks a free port (retried if another process
+/// takes it between the probe and the bind).
+async fn start_node(port: u16, name: &str) -> (ActorRef<NodeServerMessage>, u16) {
+    for _ in 0..10 {
+        let port = match port {
+            0 => std::net::TcpListener::bind((LOOPBACK, 0))
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port(),
+            fixed => fixed,
+        };
+        let server = NodeServer::new(
+            port,
+            COOKIE.into(),
+            name.into(),
+            LOOPBACK.to_string(),
+            None,
+            None,
+        )
+        .with_listen_addr(LOOPBACK);
+        if let Ok((node, _)) = Actor::spawn(None, server, ()).await {
+            return (node, port);
+        }
+    }
+    panic!("no free port for the node server");
+}
+
+/// Node A: one task that runs until cancelled, a job every 2 ms whose first attempt fails
+/// (so every job is retried once after a backoff), and a `Replace` submission on slot
+/// `tenant` every 20 ms. Prints `LISTENING <port>`; shuts the supervisor down gracefully
+/// when its stdin closes, and by itself after 60 s.
+fn node_a(port: u16) {
+    let (stdin_closed, mut stop) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+        let _ = stdin_closed.send(());
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let (_node, port) = start_node(port, "node-a").await;
+        let supervisor = Supervisor::builder(SupervisorConfig::default())
+            .with_name(SUPERVISOR)
+            .with_controller(ControllerConfig::default())
+            .build();
+        let handle = supervisor.serve().unwrap();
+        let steady = TaskFn::arc(|ctx: TaskContext| async move {
+            ctx.cancelled().await;
+            Ok(())
+        });
+        handle.add(TaskSpec::once("steady", steady)).await.unwrap();
+        println!("LISTENING {port}");
+
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let mut n = 0_u64;
+        while tokio::time::Instant::now() < deadline && stop.try_recv().is_err() {
+            n += 1;
+            let failed_once = Arc::new(AtomicBool::new(false));
+            let job = TaskFn::arc(move |_ctx| {
+                let failed_once = failed_once.clone();
+                async move {
+                    if failed_once.swap(true, Ordering::Relaxed) {
+                        Ok(())
+                    } else {
+                        Err(TaskError::fail("first attempt fails"))
+                    }
+                }
+            });
+            let spec = TaskSpec::restartable(format!("job-{n}"), job)
+                .with_backoff(BackoffPolicy::constant(Duration::from_millis(1)));
+            let _ = handle.add(spec).await;
+            if n.is_multiple_of(10) {
+                let sync = TaskFn::arc(|ctx: TaskContext| async move {
+                    ctx.cancelled().await;
+                    Ok(())
+                });
+                let spec = ControllerSpec::new(
+                    AdmissionPolicy::Replace,
+                    TaskSpec::once(format!("sync-{n}"), sync),
+                )
+                .with_slot("tenant");
+                let _ = handle.submit(spec).await;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        handle.shutdown().await.unwrap();
+    });
+    runtime.shutdown_timeout(Duration::from_millis(100));
+}
+
+/// A child process running [`node_a`]; killed when dropped, so a failing assertion never
+/// leaks it.
+struct NodeA {
+    child: Child,
+    port: u16,
+}
+
+impl NodeA {
+    /// Starts node A (port 0: a free one) and waits for its `LISTENING` line.
+    async fn start(port: u16) -> NodeA {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([TEST, "--exact", "--nocapture", "--test-threads=1"])
+            .env(ROLE, port.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        // Reads (and so drains) the child's stdout until it exits.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(at) = line.find("LISTENING ") {
+                    let _ = tx.send(line[at + "LISTENING ".len()..].trim().to_owned());
+                }
+            }
+        });
+        let line = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("node A prints LISTENING within 30 s")
+            .expect("node A exited before listening");
+        NodeA {
+            child,
+            port: line.parse().unwrap(),
+        }
+    }
+
+    fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// Closes node A's stdin: its supervisor shuts down gracefully and the process exits.
+    fn shut_down(&mut self) {
+        drop(self.child.stdin.take());
+    }
+}
+
+impl Drop for NodeA {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The next item of `events` that satisfies `want`, skipping the others; panics after 20 s.
+async fn next_matching(events: &mut EventStream, want: impl Fn(&WatchItem) -> bool) -> WatchItem {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let item = events.recv().await.expect("the stream stays open");
+            if want(&item) {
+                return item;
+            }
+        }
+    })
+    .await
+    .expect("the expected item arrives within 20 s")
+}
+
+async fn scenario() {
+    let mut node_a = NodeA::start(0).await;
+    let (node_b, _) = start_node(0, "node-b").await;
+    let remote =
+        RemoteSupervisor::connect(&node_b, &node_a.addr(), SUPERVISOR, Duration::from_secs(10))
+            .await
+            .expect("connects to node A");
+    assert!(remote.is_connected());
+
+    // A name node A does not serve.
+    let missing =
+        RemoteSupervisor::connect(&node_b, &node_a.addr(), "nobody", Duration::from_secs(5)).await;
+    assert!(
+        matches!(missing, Err(RemoteError::NotFound { ref supervisor, .. }) if supervisor == "nobody"),
+        "{missing:?}"
+    );
+
+    // ≥ 100 events, including retries and controller activity.
+    let mut events = remote.events().await.unwrap();
+    let mut received = Vec::new();
+    let mut latencies = Vec::new();
+    while received.len() < 300 {
+        match next_matching(&mut events, |_| true).await {
+            WatchItem::Event(event) => {
+                latencies.push(
+                    SystemTime::now()
+                        .duration_since(event.at)
+                        .unwrap_or_default(),
+                );
+                received.push(event);
+            }
+            other => panic!("unexpected item while connected: {other:?}"),
+        }
+    }
+    let count = |kind: EventKind| received.iter().filter(|e| e.kind == kind).count();
+    assert!(count(EventKind::AttemptFailed) > 0, "retries seen");
+    assert!(count(EventKind::BackoffScheduled) > 0, "backoff seen");
+    assert!(count(EventKind::AttemptSucceeded) > 0, "successes seen");
+    let mut seqs: Vec<u64> = received.iter().map(|e| e.seq).collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    assert_eq!(seqs.len(), received.len(), "no event arrives twice");
+    latencies.sort_unstable();
+    eprintln!(
+        "{} events over loopback, median latency {:?}",
+        received.len(),
+        latencies[latencies.len() / 2]
+    );
+
+    // A snapshot of every kind.
+    let listed = remote.list().await.unwrap();
+    assert!(listed.windows(2).all(|w| w[0].0 < w[1].0), "sorted by id");
+    assert!(listed.iter().any(|(_, name)| &**name == "steady"));
+    assert!(remote.is_alive("steady").await.unwrap());
+    assert!(
+        remote
+            .alive_snapshot()
+            .await
+            .unwrap()
+            .iter()
+            .any(|n| &**n == "steady")
+    );
+    let info = remote
+        .task_info("steady")
+        .await
+        .unwrap()
+        .expect("registered");
+    assert_eq!((&*info.name, info.state), ("steady", TaskState::Running));
+    assert_eq!(remote.task_info("no-such-task").await.unwrap(), None);
+    let controller = remote
+        .controller_snapshot()
+        .await
+        .unwrap()
+        .expect("has a controller");
+    assert!(controller.slot("tenant").is_some(), "{controller:?}");
+    let stats = remote.event_stats().await.unwrap();
+    assert!(stats.published >= received.len() as u64);
+    assert!(stats.group_delivered >= received.len() as u64);
+
+    // Node A dies: the stream says so, and a query fails with the typed error at once.
+    node_a.kill();
+    next_matching(&mut events, |item| matches!(item, WatchItem::Disconnected)).await;
+    let started = std::time::Instant::now();
+    let error = remote.list().await.unwrap_err();
+    assert!(
+        matches!(error, RemoteError::Disconnected { ref supervisor } if supervisor == SUPERVISOR),
+        "{error:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(1), "no hang");
+    assert!(!remote.is_connected());
+
+    // Node A comes back on the same port: the client reconnects by itself and the same
+    // stream goes on, after saying that events were lost in between.
+    let mut node_a = NodeA::start(node_a.port).await;
+    next_matching(&mut events, |item| matches!(item, WatchItem::Reconnected)).await;
+    let after = next_matching(&mut events, |item| matches!(item, WatchItem::Event(_))).await;
+    assert!(matches!(after, WatchItem::Event(_)));
+    remote
+        .wait_connected(Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(remote.list().await.is_ok());
+
+    // A graceful shutdown loses nothing: the supervisor's last events (its shutdown
+    // request and verdict) arrive before the stream says it is gone.
+    node_a.shut_down();
+    let mut tail = Vec::new();
+    loop {
+        match next_matching(&mut events, |_| true).await {
+            WatchItem::Event(event) => tail.push(event.kind),
+            WatchItem::Disconnected => break,
+            other => panic!("unexpected item during the shutdown: {other:?}"),
+        }
+    }
+    assert!(tail.contains(&EventKind::ShutdownRequested), "{tail:?}");
+    assert!(
+        tail.iter().any(|kind| matches!(
+            kind,
+            EventKind::AllStoppedWithinGrace | EventKind::GraceExceeded
+        )),
+        "the verdict arrives before the disconnection: {tail:?}"
+    );
+
+    drop(events);
+    drop(remote);
+    node_b.stop(None);
+}
+
+#[test]
+fn a_remote_node_watches_queries_sees_the_node_die_and_reconnects() {
+    if let Ok(port) = std::env::var(ROLE) {
+        return node_a(port.parse().unwrap());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // Driven from a worker thread, and bounded as a whole.
+    runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(90), tokio::spawn(scenario()))
+            .await
+            .expect("the scenario finishes within 90 s")
+            .unwrap();
+    });
+}
