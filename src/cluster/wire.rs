@@ -159,29 +159,11 @@ envelope_bytes!(
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
-    use std::time::Duration;
 
     use super::*;
-    use crate::events::{EventKind, RejectionKind};
+    use crate::events::EventKind;
     use crate::identity::TaskId;
-    use crate::outcome::TaskOutcomeKind;
     use crate::registry::TaskState;
-
-    fn full_event() -> Event {
-        Event::new(EventKind::BackoffScheduled)
-            .with_timeout(Duration::from_millis(10))
-            .with_delay(Duration::from_millis(20))
-            .with_duration(Duration::from_millis(30))
-            .with_dropped(7)
-            .with_reason("retry \"quoted\" ✓")
-            .with_rejection_kind(RejectionKind::QueueFull)
-            .with_outcome_kind(TaskOutcomeKind::Failed)
-            .with_attempt(4)
-            .with_task("worker")
-            .with_id(TaskId::next())
-            .with_exit_code(-2)
-            .with_backoff_failure()
-    }
 
     #[test]
     fn envelope_starts_with_magic_and_version() {
@@ -193,7 +175,7 @@ mod tests {
 
     #[test]
     fn event_round_trips_through_bytes_convertable() {
-        let event = full_event();
+        let event = crate::events::event_tests::every_field_set();
         let back = Event::from_bytes(event.clone().into_bytes());
         assert_eq!(format!("{back:?}"), format!("{event:?}"));
         assert_eq!((back.seq, back.at), (event.seq, event.at));

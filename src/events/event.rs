@@ -287,7 +287,7 @@ impl fmt::Debug for Event {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -387,7 +387,8 @@ mod tests {
         assert!(!Event::new(EventKind::TaskFinished).is_internal_diagnostic());
     }
 
-    fn every_field_set() -> Event {
+    /// An event with every optional field set, shared with other modules' tests.
+    pub(crate) fn every_field_set() -> Event {
         Event::new(EventKind::BackoffScheduled)
             .with_timeout(Duration::from_millis(10))
             .with_delay(Duration::from_millis(20))

@@ -21,6 +21,8 @@ pub use builtin::LogWriter;
 #[cfg(feature = "tracing")]
 pub use builtin::TracingSubscriber;
 pub use event::Event;
+#[cfg(test)]
+pub(crate) use event::tests as event_tests;
 pub use kind::{BackoffSource, EventKind, RejectionKind};
 pub use relay::{EventStats, RelayActor, RelayCommand, RelayMessage, RelayState, SubscriberStats};
 pub(crate) use relay::{RelayArgs, RelayCommandKind, close_relay};
