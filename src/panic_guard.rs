@@ -10,9 +10,14 @@
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+/// Drops `value` inside a panic boundary; returns the payload if its destructor panicked.
+pub(crate) fn try_drop<T>(value: T) -> Result<(), Box<dyn Any + Send>> {
+    catch_unwind(AssertUnwindSafe(move || drop(value)))
+}
+
 /// Drops `value`; returns the panic message if its destructor panicked.
 pub(crate) fn drop_contained<T>(value: T) -> Option<String> {
-    match catch_unwind(AssertUnwindSafe(move || drop(value))) {
+    match try_drop(value) {
         Ok(()) => None,
         Err(payload) => {
             let message = panic_message(&*payload);
@@ -22,9 +27,17 @@ pub(crate) fn drop_contained<T>(value: T) -> Option<String> {
     }
 }
 
+/// Drops `value`, containing a panic from its destructor; that panic's payload gets one more
+/// guarded drop and is leaked if it panics too.
+pub(crate) fn drop_quietly<T>(value: T) {
+    if let Err(payload) = try_drop(value) {
+        dispose(payload);
+    }
+}
+
 /// Drops a panic payload whose own destructor might panic again; leaks it in that case.
 pub(crate) fn dispose(payload: Box<dyn Any + Send>) {
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+    if let Err(again) = try_drop(payload) {
         std::mem::forget(again);
     }
 }

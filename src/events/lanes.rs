@@ -547,7 +547,7 @@ fn run_worker(shared: &Shared, index: usize, subscriber: Arc<dyn Subscribe>) {
     // Report the lane finished before dropping the subscriber: a slow or panicking
     // destructor is the user's, and must not hold up `close`.
     drop(done);
-    drop_guarded(subscriber);
+    crate::panic_guard::drop_quietly(subscriber);
 }
 
 /// The losses reported by the `SubscriberOverflow` events among `dropped` (diagnostics a
@@ -566,21 +566,9 @@ fn call(subscriber: &dyn Subscribe, event: &Event) -> Result<(), Arc<str>> {
         Ok(()) => Ok(()),
         Err(payload) => {
             let message: Arc<str> = crate::panic_guard::panic_message(&*payload).into();
-            drop_guarded(payload);
+            crate::panic_guard::drop_quietly(payload);
             Err(message)
         }
-    }
-}
-
-/// Drops `value`, containing a panic from its destructor (BUG-18). The payload of that
-/// second panic may itself panic when dropped, and so on without end; after one more guarded
-/// attempt it is leaked, which is safe and bounded, where letting it unwind would kill the
-/// worker.
-fn drop_guarded<T>(value: T) {
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(value)))
-        && let Err(nested) = catch_unwind(AssertUnwindSafe(move || drop(payload)))
-    {
-        std::mem::forget(nested);
     }
 }
 

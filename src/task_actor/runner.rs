@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{Event, EventKind, EventSink};
 use crate::identity::TaskId;
-use crate::panic_guard::{dispose, panic_message};
+use crate::panic_guard::{dispose, panic_message, try_drop};
 use crate::task::{TaskContext, TaskError, TaskRef};
 
 /// What stays the same for every attempt of one registration.
@@ -145,7 +145,7 @@ pub(crate) async fn run_attempt(
             // Timed out: cancel only this attempt's token, then drop the body synchronously.
             attempt_token.cancel();
             let limit = shared.timeout.unwrap_or_default();
-            if let Err(payload) = guarded_drop(future) {
+            if let Err(payload) = try_drop(future) {
                 return cleanup_panicked(shared, attempt, started, payload);
             }
             let elapsed = started.elapsed();
@@ -160,14 +160,14 @@ pub(crate) async fn run_attempt(
             AttemptVerdict::TimedOut { timeout: limit }
         }
         Some(Err(payload)) => {
-            if let Err(second) = guarded_drop(future) {
+            if let Err(second) = try_drop(future) {
                 dispose(payload);
                 return cleanup_panicked(shared, attempt, started, second);
             }
             failed_by_panic(shared, attempt, started, payload)
         }
         Some(Ok(result)) => {
-            if let Err(payload) = guarded_drop(future) {
+            if let Err(payload) = try_drop(future) {
                 return cleanup_panicked(shared, attempt, started, payload);
             }
             let elapsed = started.elapsed();
@@ -218,7 +218,7 @@ fn failed_by_panic(
     payload: Box<dyn Any + Send>,
 ) -> AttemptVerdict {
     let message = panic_message(&*payload);
-    if let Err(second) = guarded_drop(payload) {
+    if let Err(second) = try_drop(payload) {
         dispose(second);
         return cleanup_panicked(
             shared,
@@ -255,9 +255,4 @@ fn cleanup_panicked(
             .with_reason(reason.clone())
     });
     AttemptVerdict::CleanupPanicked { reason }
-}
-
-/// Drops `value` inside a panic boundary, returning the payload if its destructor panicked.
-fn guarded_drop<T>(value: T) -> Result<(), Box<dyn Any + Send>> {
-    catch_unwind(AssertUnwindSafe(move || drop(value)))
 }
