@@ -365,3 +365,39 @@ async fn remove_during_backoff_ends_canceled_promptly() {
     assert!(handle.task_info(id).await.is_none());
     handle.shutdown().await.unwrap();
 }
+
+/// A cancel that is waiting for the terminal commit when the registry dies must not report
+/// success: the commit never happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_waiting_when_the_registry_dies_reports_shutting_down() {
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_grace(std::time::Duration::from_secs(60))
+        .build();
+    let handle = supervisor.serve().unwrap();
+    let ignores_cancel = TaskFn::arc(|_ctx: TaskContext| async {
+        std::future::pending::<()>().await;
+        Ok(())
+    });
+    let id = handle
+        .add(TaskSpec::once("stubborn", ignores_cancel))
+        .await
+        .unwrap();
+    let cancel = tokio::spawn(handle.cancel(id).into_future());
+    // Wait until the cancel has claimed the task (it is then waiting for the commit).
+    loop {
+        let info = handle.task_info(id).await.expect("still registered");
+        if info.state == TaskState::Removing {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    handle.registry_actor().kill();
+    let result = tokio::time::timeout(std::time::Duration::from_secs(5), cancel)
+        .await
+        .expect("the cancel returns")
+        .unwrap();
+    assert!(
+        matches!(result, Err(RuntimeError::ShuttingDown)),
+        "{result:?}"
+    );
+}

@@ -202,6 +202,37 @@ pub(crate) async fn add(
     }
 }
 
+/// Sends one command to the registry while holding a command-queue slot (waiting for one,
+/// or failing fast with [`RuntimeError::CommandQueueFull`]); `before_send` runs once the
+/// slot is held. A registry that is gone gives [`RuntimeError::ShuttingDown`].
+async fn call_registry<T: Send + 'static>(
+    runtime: &Runtime,
+    fail_fast: bool,
+    before_send: impl FnOnce(),
+    command: impl FnOnce(ractor::RpcReplyPort<T>) -> CommandKind,
+) -> Result<T, RuntimeError> {
+    let slot = acquire(
+        runtime,
+        &runtime.commands,
+        fail_fast,
+        RuntimeError::CommandQueueFull,
+    )
+    .await?;
+    before_send();
+    let reply = runtime
+        .registry
+        .call(
+            |port| RegistryMessage::Command(Command(command(port))),
+            None,
+        )
+        .await;
+    drop(slot);
+    match reply {
+        Ok(CallResult::Success(value)) => Ok(value),
+        _ => Err(RuntimeError::ShuttingDown),
+    }
+}
+
 /// Builder returned by [`SupervisorHandle::remove`]. Awaits to `Result<bool, RuntimeError>`.
 ///
 /// `true`: this call claimed the task and requested its cancellation; it returns before the
@@ -258,32 +289,23 @@ impl RemoveOperation {
             submit::Routed::Removed => return Ok(true),
             submit::Routed::Forward(permit) => permit,
         };
-        let slot = acquire(
-            runtime,
-            &runtime.commands,
-            self.fail_fast,
-            RuntimeError::CommandQueueFull,
-        )
-        .await?;
-        if let TaskTarget::Id(id) = &self.target {
-            // Published before the command is committed, even for unknown ids (R§13).
-            runtime
-                .events
-                .publish(|| Event::new(EventKind::TaskRemoveRequested).with_id(*id));
-        }
         let target = self.target;
-        let reply = runtime
-            .registry
-            .call(
-                |port| RegistryMessage::Command(Command(CommandKind::Remove(target, port))),
-                None,
-            )
-            .await;
-        drop(slot);
-        match reply {
-            Ok(CallResult::Success(claimed)) => Ok(claimed),
-            _ => Err(RuntimeError::ShuttingDown),
-        }
+        let id = match &target {
+            TaskTarget::Id(id) => Some(*id),
+            TaskTarget::Name(_) => None,
+        };
+        let announce = || {
+            if let Some(id) = id {
+                // Published before the command is committed, even for unknown ids (R§13).
+                runtime
+                    .events
+                    .publish(|| Event::new(EventKind::TaskRemoveRequested).with_id(id));
+            }
+        };
+        call_registry(runtime, self.fail_fast, announce, |port| {
+            CommandKind::Remove(target, port)
+        })
+        .await
     }
 }
 
@@ -359,36 +381,26 @@ impl CancelOperation {
                 submit::Routed::Removed => return Ok(true),
                 submit::Routed::Forward(permit) => permit,
             };
-        let slot = acquire(
+        let target = self.target;
+        let ticket: CancelTicket = call_registry(
             runtime,
-            &runtime.commands,
             self.fail_fast,
-            RuntimeError::CommandQueueFull,
+            || {},
+            |port| CommandKind::Cancel(target, port),
         )
         .await?;
-        let target = self.target;
-        let reply = runtime
-            .registry
-            .call(
-                |port| RegistryMessage::Command(Command(CommandKind::Cancel(target, port))),
-                None,
-            )
-            .await;
-        drop(slot);
-        let ticket: CancelTicket = match reply {
-            Ok(CallResult::Success(ticket)) => ticket,
-            _ => return Err(RuntimeError::ShuttingDown),
-        };
         if let (Some(done), Some(id)) = (ticket.done, ticket.id) {
-            match self.termination_timeout {
-                None => {
-                    let _ = done.await;
-                }
-                Some(timeout) => {
-                    if tokio::time::timeout(timeout, done).await.is_err() {
-                        return Err(RuntimeError::TaskTerminationTimeout { id, timeout });
-                    }
-                }
+            // The registry signals the terminal commit with a value; a channel that only
+            // closes means the registry went away before committing.
+            let committed = match self.termination_timeout {
+                None => done.await,
+                Some(timeout) => match tokio::time::timeout(timeout, done).await {
+                    Ok(committed) => committed,
+                    Err(_) => return Err(RuntimeError::TaskTerminationTimeout { id, timeout }),
+                },
+            };
+            if committed.is_err() {
+                return Err(RuntimeError::ShuttingDown);
             }
         }
         Ok(ticket.claimed)
