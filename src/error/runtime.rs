@@ -128,6 +128,19 @@ pub enum RuntimeError {
         period: Duration,
     },
 
+    /// The registry actor died (it was killed, or one of its handlers panicked) instead of
+    /// being stopped by a shutdown. Every task body was cancelled at once and every waiter
+    /// resolved; the supervisor shut down and admits nothing more. Returned by `shutdown`
+    /// and `run*` (SPEC §1: registry death is fatal); other operations return
+    /// [`ShuttingDown`](Self::ShuttingDown). `reason` is the panic message, or
+    /// `"registry actor was killed"`.
+    #[error("registry actor failed: {reason}")]
+    #[non_exhaustive]
+    RegistryFailed {
+        /// What ended the registry.
+        reason: Arc<str>,
+    },
+
     /// `serve` found another live supervisor in this process using the name given to
     /// `SupervisorBuilder::with_name`. Names must be unique because they name the
     /// supervisor's actors and event group in ractor's process-global registry (SPEC §4).
@@ -157,6 +170,7 @@ impl RuntimeError {
             Self::AlreadyRunning => "runtime_already_running",
             Self::RestartIntensityExceeded { .. } => "runtime_restart_intensity_exceeded",
             Self::SupervisorNameTaken { .. } => "runtime_supervisor_name_taken",
+            Self::RegistryFailed { .. } => "runtime_registry_failed",
         }
     }
 
@@ -202,6 +216,9 @@ impl RuntimeError {
                 period: *period,
             },
             Self::SupervisorNameTaken { name } => Self::SupervisorNameTaken { name: name.clone() },
+            Self::RegistryFailed { reason } => Self::RegistryFailed {
+                reason: reason.clone(),
+            },
         }
     }
 }
@@ -366,6 +383,13 @@ mod tests {
                 RuntimeError::SupervisorNameTaken { name: "sup".into() },
                 "runtime_supervisor_name_taken",
                 "supervisor name 'sup' is already in use".into(),
+            ),
+            (
+                RuntimeError::RegistryFailed {
+                    reason: "registry actor was killed".into(),
+                },
+                "runtime_registry_failed",
+                "registry actor failed: registry actor was killed".into(),
             ),
         ]
     }

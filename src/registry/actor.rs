@@ -12,12 +12,18 @@
 //! the relay; `kill()` to attempts whose grace expired.
 //!
 //! Never awaits user code: handlers await only the trivial `pre_start` of a spawn.
+//!
+//! A handler that panics (a bug of ours: user code never runs here unguarded) is caught,
+//! recorded as the registry's failure reason and turned into an actor failure; the
+//! [`LifeGuard`](super::life::LifeGuard) in the state then cancels every task and the
+//! runtime shuts down with [`RuntimeError::RegistryFailed`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use ractor::actor::messages::BoxedState;
-use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
+use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
@@ -28,7 +34,7 @@ use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskOutcome;
-use crate::panic_guard::drop_contained;
+use crate::panic_guard::{dispose, drop_contained, panic_message};
 use crate::task_actor::{AttemptVerdict, TaskActor, TaskActorArgs, TaskActorState};
 
 /// Reason text for a rejected duplicate name (R§19).
@@ -41,6 +47,10 @@ const BATCH_REASON: &str = "another item rejected the all-or-nothing batch";
 /// Users reach it through [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor)
 /// and its query messages; it is spawned by [`Supervisor::serve`](crate::Supervisor::serve).
 pub struct RegistryActor;
+
+/// Query replies up to this many items are sorted inside the handler; longer ones on the
+/// blocking pool, so a query over a huge registry does not hold up every other command.
+const INLINE_SORT_LIMIT: usize = 4096;
 
 /// How an attempt actor left, as its supervision event reports it.
 enum Exit {
@@ -67,25 +77,10 @@ impl Actor for RegistryActor {
         message: Self::Msg,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        match message {
-            RegistryMessage::List(reply) => {
-                let _ = reply.send(state.list());
-            }
-            RegistryMessage::AliveSnapshot(reply) => {
-                let _ = reply.send(state.alive());
-            }
-            RegistryMessage::IsAlive(name, reply) => {
-                let _ = reply.send(state.is_alive(&name));
-            }
-            RegistryMessage::TaskInfo(target, reply) => {
-                let info = state.resolve(&target).and_then(|id| state.info(id));
-                let _ = reply.send(info);
-            }
-            RegistryMessage::Command(Command(command)) => {
-                handle_command(&myself, state, command).await;
-            }
-        }
-        Ok(())
+        let handled = std::panic::AssertUnwindSafe(handle_message(&myself, state, message))
+            .catch_unwind()
+            .await;
+        contain(state, handled, "message handler")
     }
 
     async fn handle_supervisor_evt(
@@ -94,23 +89,10 @@ impl Actor for RegistryActor {
         event: SupervisionEvent,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        // Overridden on purpose: ractor's default stops the parent when any child ends.
-        match event {
-            SupervisionEvent::ActorTerminated(cell, boxed, _reason) => {
-                on_exit(&myself, state, cell.get_id(), Exit::Terminated(boxed)).await;
-            }
-            SupervisionEvent::ActorFailed(cell, error) => {
-                on_exit(
-                    &myself,
-                    state,
-                    cell.get_id(),
-                    Exit::Failed(error.to_string()),
-                )
-                .await;
-            }
-            _ => {}
-        }
-        Ok(())
+        let handled = std::panic::AssertUnwindSafe(handle_supervision(&myself, state, event))
+            .catch_unwind()
+            .await;
+        contain(state, handled, "supervision handler")
     }
 
     async fn post_stop(
@@ -118,11 +100,98 @@ impl Actor for RegistryActor {
         _myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        // Whatever is still registered sees cancellation; ractor kills the linked attempt
-        // actors right after this, and dropping the state closes every waiter's channel.
-        state.settings.root_token.cancel();
+        // Asked to stop (the end of the shutdown workflow): not a failure. Whatever is still
+        // registered sees cancellation when the guard drops with the state; ractor kills the
+        // linked attempt actors right after this.
+        state.life.stopping_gracefully();
         Ok(())
     }
+}
+
+/// Turns a caught handler panic into the registry's recorded failure and an actor error.
+fn contain(
+    state: &mut RegistryState,
+    handled: Result<(), Box<dyn std::any::Any + Send>>,
+    site: &str,
+) -> Result<(), ActorProcessingErr> {
+    match handled {
+        Ok(()) => Ok(()),
+        Err(payload) => {
+            let reason = format!("registry {site} panicked: {}", panic_message(&*payload));
+            dispose(payload);
+            state.life.life().fail(reason.clone());
+            Err(reason.into())
+        }
+    }
+}
+
+/// Sorts `items` and sends them, off the actor's thread when there are many.
+fn reply_sorted<T: Send + 'static>(
+    mut items: Vec<T>,
+    reply: RpcReplyPort<Vec<T>>,
+    sort: fn(&mut Vec<T>),
+) {
+    if items.len() <= INLINE_SORT_LIMIT {
+        sort(&mut items);
+        let _ = reply.send(items);
+    } else {
+        tokio::task::spawn_blocking(move || {
+            sort(&mut items);
+            let _ = reply.send(items);
+        });
+    }
+}
+
+async fn handle_message(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    message: RegistryMessage,
+) {
+    match message {
+        RegistryMessage::List(reply) => {
+            reply_sorted(state.list_unsorted(), reply, |all| {
+                all.sort_unstable_by_key(|(id, _)| *id)
+            });
+        }
+        RegistryMessage::AliveSnapshot(reply) => {
+            reply_sorted(state.alive_unsorted(), reply, |names| {
+                names.sort_unstable();
+                names.dedup();
+            });
+        }
+        RegistryMessage::IsAlive(name, reply) => {
+            let _ = reply.send(state.is_alive(&name));
+        }
+        RegistryMessage::TaskInfo(target, reply) => {
+            let info = state.resolve(&target).and_then(|id| state.info(id));
+            let _ = reply.send(info);
+        }
+        RegistryMessage::Command(Command(command)) => {
+            handle_command(myself, state, command).await;
+        }
+    }
+}
+
+/// Overridden on purpose: ractor's default stops the parent when any child ends.
+async fn handle_supervision(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    event: SupervisionEvent,
+) {
+    let (actor, exit) = match event {
+        SupervisionEvent::ActorTerminated(cell, boxed, _reason) => {
+            (cell.get_id(), Exit::Terminated(boxed))
+        }
+        SupervisionEvent::ActorFailed(cell, error) => {
+            (cell.get_id(), Exit::Failed(error.to_string()))
+        }
+        _ => return,
+    };
+    if !state.reaped(actor) {
+        on_exit(myself, state, actor, exit).await;
+    }
+    // The attempt that ended gave its permit back: start whoever waits for one.
+    start_waiting(myself, state).await;
 }
 
 async fn handle_command(
@@ -208,8 +277,9 @@ async fn handle_command(
         CommandKind::Shutdown {
             grace,
             verdict,
+            window_cap,
             reply,
-        } => begin_drain(myself, state, grace, verdict, reply),
+        } => begin_drain(myself, state, grace, verdict, window_cap, reply),
         CommandKind::DrainDeadline => drain_deadline_passed(state),
         CommandKind::ForceAbortAll => {
             let ids: Vec<TaskId> = state.entries.keys().copied().collect();
@@ -342,12 +412,46 @@ fn admit_batch(state: &mut RegistryState, requests: Vec<AddRequest>) -> Result<(
     Ok(())
 }
 
-/// Spawns the next attempt of `id` as a linked task actor.
+/// The next attempt of `id` is due: start it, or queue it for a `max_concurrent` permit.
 async fn spawn_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, id: TaskId) {
     let Some(entry) = state.entries.get_mut(&id) else {
         return;
     };
+    if state.permits.acquire_or_queue(id) {
+        start_attempt(myself, state, id).await;
+    } else {
+        entry.phase = Phase::Waiting;
+    }
+}
+
+/// Starts the registrations waiting for a permit, oldest first, while permits are free.
+async fn start_waiting(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState) {
+    loop {
+        let entries = &state.entries;
+        let ready = state.permits.next_ready(|id| {
+            entries
+                .get(&id)
+                .is_some_and(|e| matches!(e.phase, Phase::Waiting))
+        });
+        let Some(id) = ready else {
+            return;
+        };
+        start_attempt(myself, state, id).await;
+    }
+}
+
+/// Spawns the next attempt of `id` as a linked task actor; its permit (if the supervisor
+/// has a limit) is already taken.
+async fn start_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, id: TaskId) {
+    let limited = state.permits.limited();
+    let Some(entry) = state.entries.get_mut(&id) else {
+        if limited {
+            state.permits.release();
+        }
+        return;
+    };
     entry.attempt = entry.attempt.saturating_add(1);
+    entry.permit = limited;
     let args = TaskActorArgs {
         shared: entry.shared.clone(),
         attempt: entry.attempt,
@@ -360,13 +464,25 @@ async fn spawn_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryS
                 entry.phase = Phase::Attempt(cell);
             }
         }
-        Err(error) => state.finish(
-            id,
-            Finish {
-                outcome: TaskOutcome::Panicked,
-                event_reason: Some(format!("failed to spawn task actor: {error}").into()),
-            },
-        ),
+        Err(error) => {
+            give_back_permit(state, id);
+            state.finish(
+                id,
+                Finish {
+                    outcome: TaskOutcome::Panicked,
+                    event_reason: Some(format!("failed to spawn task actor: {error}").into()),
+                },
+            );
+        }
+    }
+}
+
+/// The attempt of `id` is physically over: its permit (if it held one) is free again.
+fn give_back_permit(state: &mut RegistryState, id: TaskId) {
+    if let Some(entry) = state.entries.get_mut(&id)
+        && std::mem::take(&mut entry.permit)
+    {
+        state.permits.release();
     }
 }
 
@@ -377,12 +493,10 @@ async fn on_exit(
     actor: ActorId,
     exit: Exit,
 ) {
-    if state.reaped(actor) {
-        return;
-    }
     let Some(id) = state.by_actor.remove(&actor) else {
         return;
     };
+    give_back_permit(state, id);
     let Some(entry) = state.entries.get_mut(&id) else {
         return;
     };
@@ -486,7 +600,7 @@ fn claim(state: &mut RegistryState, id: TaskId) -> bool {
     }
     entry.removing = true;
     entry.shared.token.cancel();
-    if matches!(entry.phase, Phase::Backoff(_)) {
+    if matches!(entry.phase, Phase::Backoff(_) | Phase::Waiting) {
         state.finish(id, Finish::plain(TaskOutcome::Canceled));
     }
     true
@@ -524,7 +638,7 @@ fn force_abort(state: &mut RegistryState, id: TaskId) {
     };
     match &entry.phase {
         Phase::Attempt(cell) => cell.kill(),
-        Phase::Backoff(_) | Phase::Pending => {
+        Phase::Backoff(_) | Phase::Waiting | Phase::Pending => {
             state.finish(id, Finish::plain(TaskOutcome::Canceled));
             return;
         }
@@ -541,6 +655,7 @@ fn begin_drain(
     state: &mut RegistryState,
     grace: Duration,
     verdict: bool,
+    window_cap: Option<Duration>,
     reply: ractor::RpcReplyPort<Vec<Arc<str>>>,
 ) {
     state.closed = true;
@@ -559,6 +674,7 @@ fn begin_drain(
                 .entries
                 .get(&id)
                 .and_then(|e| e.policy.shutdown_timeout)
+                .map(|own| window_cap.map_or(own, |cap| own.min(cap)))
         {
             // A task's own stop window replaces the grace for it (OTP child `shutdown`).
             let timer = send_later(myself, own, CommandKind::ForceAbort(id));

@@ -62,6 +62,8 @@ pub(crate) enum CommandKind {
     Shutdown {
         grace: Duration,
         verdict: bool,
+        /// No task's own shutdown timeout may exceed this (last-owner drop: nobody waits).
+        window_cap: Option<Duration>,
         reply: RpcReplyPort<Vec<Arc<str>>>,
     },
     /// Force-abort everything still registered now (second signal, owner drop fallback).
@@ -97,8 +99,8 @@ pub struct CancelTicket {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum TaskState {
-    /// An attempt actor exists but has not started its body yet: it waits for a
-    /// `max_concurrent` permit (or is about to start).
+    /// The next attempt has not started its body yet: it waits for a `max_concurrent`
+    /// permit (no attempt actor exists meanwhile), or its actor is about to start.
     WaitingForPermit,
     /// An attempt body is running.
     Running,

@@ -4,14 +4,19 @@
 //! - `actor`: the actor and its message handlers.
 //! - `state`: indexes, claims and the terminal commit (synchronous).
 //! - `decision`: the restart decision, a pure function.
+//! - `permits`: the `max_concurrent` count and the FIFO of registrations waiting for it.
+//! - `life`: how the registry's end (graceful, killed, panicked) reaches the runtime.
 //! - `messages`: the public message enum and query records.
 
 pub(crate) mod actor;
 pub(crate) mod decision;
+pub(crate) mod life;
 pub(crate) mod messages;
+pub(crate) mod permits;
 pub(crate) mod state;
 
 pub use actor::RegistryActor;
+pub(crate) use life::RegistryLife;
 pub(crate) use messages::{AddRequest, CommandKind};
 pub use messages::{CancelTicket, Command, RegistryMessage, TaskInfo, TaskState};
 pub(crate) use state::RegistrySettings;

@@ -20,12 +20,14 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ractor::{ActorCell, ActorId, RpcReplyPort};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::decision::Finish;
+use super::life::{LifeGuard, RegistryLife};
 use super::messages::{TaskInfo, TaskState};
+use super::permits::Permits;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskOutcome;
@@ -36,8 +38,8 @@ use crate::task_actor::runner::TaskShared;
 /// Reason text of a force-aborted registration's `TaskFinished` event (R§19).
 pub(crate) const FORCE_ABORT_REASON: &str = "task did not stop within grace; force-aborted";
 
-/// Fixed settings the registry needs from the supervisor configuration.
-/// Spawn arguments of the registry actor (opaque).
+/// Spawn arguments of the registry actor (opaque): the fixed settings it needs from the
+/// supervisor configuration.
 pub struct RegistrySettings {
     /// Cooperative stop window of remove, cancel and shutdown.
     pub(crate) grace: Duration,
@@ -46,7 +48,10 @@ pub struct RegistrySettings {
     pub(crate) events: EventSink,
     /// Parent of every registration's token; cancelled when the runtime ends.
     pub(crate) root_token: CancellationToken,
-    pub(crate) permits: Option<Arc<Semaphore>>,
+    /// `max_concurrent`: attempts physically in progress at once.
+    pub(crate) max_concurrent: Option<NonZeroUsize>,
+    /// Told when the registry's life ends (see [`super::life`]).
+    pub(crate) life: Arc<RegistryLife>,
     /// Supervisor-wide restart intensity `(max_restarts, period)`, OTP style.
     pub(crate) intensity: Option<(u32, Duration)>,
     /// Fired once when the restart intensity is exceeded; the runtime then shuts down.
@@ -55,8 +60,11 @@ pub struct RegistrySettings {
 
 /// Where a registration's current incarnation is.
 pub(crate) enum Phase {
-    /// An attempt actor exists (waiting for a permit or running the body).
+    /// An attempt actor exists (starting or running the body).
     Attempt(ActorCell),
+    /// The next attempt is due but every `max_concurrent` permit is taken: the registration
+    /// waits in the permit queue, with no actor.
+    Waiting,
     /// Between attempts; the timer casts `Restart` when the delay ends.
     Backoff(AbortHandle),
     /// Accepted, first attempt not spawned yet (only inside one handler run).
@@ -83,6 +91,8 @@ pub(crate) struct Entry {
     /// Ownership unit (R§18), returned when the entry is dropped at terminal commit.
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
     pub(crate) release: Option<ReleaseHook>,
+    /// The current attempt holds a `max_concurrent` permit.
+    pub(crate) permit: bool,
     /// Recent failure restarts, for the task's own restart intensity (allocated only when
     /// the task has one).
     pub(crate) restart_log: Option<std::collections::VecDeque<tokio::time::Instant>>,
@@ -97,10 +107,10 @@ pub(crate) struct Drain {
     pub(crate) verdict: bool,
 }
 
-/// The registry actor's state.
 /// The registry actor's state (opaque).
 pub struct RegistryState {
     pub(crate) settings: RegistrySettings,
+    pub(crate) permits: Permits,
     pub(crate) entries: HashMap<TaskId, Entry>,
     pub(crate) names: HashMap<Arc<str>, TaskId>,
     pub(crate) by_actor: HashMap<ActorId, TaskId>,
@@ -114,6 +124,8 @@ pub struct RegistryState {
     pub(crate) closed: bool,
     /// When recent failure restarts happened, for the restart intensity window.
     pub(crate) restart_log: std::collections::VecDeque<tokio::time::Instant>,
+    /// Cancels every task and tells the runtime when this state is dropped.
+    pub(crate) life: LifeGuard,
 }
 
 /// Records a restart now in `log` and tells whether more than `max_restarts` restarts fall
@@ -143,6 +155,8 @@ pub(crate) struct Reaping {
     /// The ownership unit stays taken while the attempt (and the task object it uses)
     /// is physically alive (R§18).
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
+    /// The attempt still holds its `max_concurrent` permit.
+    pub(crate) permit: bool,
 }
 
 /// Called once when a registration is entirely gone: terminal commit done **and** its last
@@ -157,7 +171,10 @@ pub(crate) enum AddRefusal {
 
 impl RegistryState {
     pub(crate) fn new(settings: RegistrySettings) -> Self {
+        let life = LifeGuard::new(settings.life.clone(), settings.root_token.clone());
         RegistryState {
+            permits: Permits::new(settings.max_concurrent),
+            life,
             settings,
             entries: HashMap::new(),
             names: HashMap::new(),
@@ -245,7 +262,6 @@ impl RegistryState {
             task: spec.task().clone(),
             timeout: policy.timeout,
             token: self.settings.root_token.child_token(),
-            permits: self.settings.permits.clone(),
             events: self.settings.events.clone(),
             running: Default::default(),
         });
@@ -266,6 +282,7 @@ impl RegistryState {
                 cancel_waiters: Vec::new(),
                 _unit: unit,
                 release,
+                permit: false,
                 restart_log: policy.restart_intensity.map(|_| Default::default()),
             },
         );
@@ -324,12 +341,14 @@ impl RegistryState {
                             name: name.clone(),
                             release,
                             _unit: entry._unit.take(),
+                            permit: std::mem::take(&mut entry.permit),
                         },
                     );
                     *self.reserved.entry(name.clone()).or_insert(0) += 1;
                 }
             }
-            Phase::Pending => {}
+            // Its slot in the permit queue is skipped when it reaches the front.
+            Phase::Waiting | Phase::Pending => {}
         }
         let Finish {
             outcome,
@@ -363,6 +382,13 @@ impl RegistryState {
             }
             event
         });
+        // A controller slot is freed before the outcome is sent: its `Released` is then in
+        // the controller's mailbox before the watcher can learn the outcome and submit to
+        // the same slot again. (A force-aborted attempt that is still running moved its hook
+        // to `reaping` above: the slot waits for the physical exit.)
+        if let Some(release) = entry.release.take() {
+            release();
+        }
         // An outcome nobody receives is dropped here: its error source is user code.
         let undelivered = match entry.outcome.take() {
             Some(tx) => tx.send(outcome).err(),
@@ -380,7 +406,6 @@ impl RegistryState {
         for waiter in entry.cancel_waiters.drain(..) {
             let _ = waiter.send(());
         }
-        let release = entry.release.take();
         // The entry may hold the last reference to the user's task object.
         panics.extend(drop_contained(entry));
         for panic in panics {
@@ -390,17 +415,23 @@ impl RegistryState {
                     .with_task(name.clone())
             });
         }
-        if let Some(release) = release {
-            release();
-        }
         self.after_membership_change();
     }
 
     /// Releases the reservation of a force-aborted attempt that has physically exited.
     pub(crate) fn reaped(&mut self, actor: ActorId) -> bool {
-        let Some(Reaping { name, release, .. }) = self.reaping.remove(&actor) else {
+        let Some(Reaping {
+            name,
+            release,
+            permit,
+            ..
+        }) = self.reaping.remove(&actor)
+        else {
             return false;
         };
+        if permit {
+            self.permits.release();
+        }
         if let Some(release) = release {
             release();
         }
@@ -469,18 +500,19 @@ impl RegistryState {
         })
     }
 
-    /// Names with an attempt physically in progress, sorted and deduplicated.
-    pub(crate) fn alive(&self) -> Vec<Arc<str>> {
-        let mut names: Vec<Arc<str>> = self
-            .entries
+    /// Names with an attempt physically in progress, unsorted and possibly repeated (a
+    /// name can be running and reaping at once): callers sort and deduplicate.
+    ///
+    /// Visits only the registrations that have an attempt actor, never the whole registry:
+    /// a million registrations waiting for a permit or in backoff cost nothing here.
+    pub(crate) fn alive_unsorted(&self) -> Vec<Arc<str>> {
+        self.by_actor
             .values()
+            .filter_map(|id| self.entries.get(id))
             .filter(|e| e.shared.running.load(Ordering::Acquire))
             .map(|e| e.shared.name.clone())
             .chain(self.reaping.values().map(|r| r.name.clone()))
-            .collect();
-        names.sort();
-        names.dedup();
-        names
+            .collect()
     }
 
     pub(crate) fn is_alive(&self, name: &str) -> bool {
@@ -492,13 +524,11 @@ impl RegistryState {
         running || self.reserved.contains_key(name)
     }
 
-    pub(crate) fn list(&self) -> Vec<(TaskId, Arc<str>)> {
-        let mut all: Vec<(TaskId, Arc<str>)> = self
-            .entries
+    /// Every registration as `(id, name)`, in no particular order: callers sort.
+    pub(crate) fn list_unsorted(&self) -> Vec<(TaskId, Arc<str>)> {
+        self.entries
             .iter()
             .map(|(id, e)| (*id, e.shared.name.clone()))
-            .collect();
-        all.sort_by_key(|(id, _)| *id);
-        all
+            .collect()
     }
 }

@@ -96,8 +96,25 @@ impl SupervisorHandle {
         CancelOperation::new(self.clone(), target.into())
     }
 
+    /// Whether the supervisor still runs: `true` until a shutdown starts (any trigger,
+    /// including the last owner's drop) or the registry actor dies; `false` after.
+    ///
+    /// The queries below ([`list`](Self::list), [`alive_snapshot`](Self::alive_snapshot),
+    /// [`is_alive`](Self::is_alive), [`task_info`](Self::task_info)) answer empty / `false`
+    /// / `None` once the registry is gone, which reads like an empty supervisor: check
+    /// `is_running()` to tell the two apart. After a registry failure,
+    /// [`shutdown`](Self::shutdown) returns [`RuntimeError::RegistryFailed`] with the reason.
+    pub fn is_running(&self) -> bool {
+        !self.runtime.admission_closed()
+    }
+
     /// Every registration (registered, in backoff, running or being removed), sorted
-    /// ascending by id. Empty once the supervisor has shut down.
+    /// ascending by id. Empty once the supervisor has shut down or its registry died (see
+    /// [`is_running`](Self::is_running)).
+    ///
+    /// The registry copies the `(id, name)` pairs; with more than a few thousand of them
+    /// the sort happens off the registry's thread, so the query does not hold up other
+    /// commands.
     pub async fn list(&self) -> Vec<(TaskId, Arc<str>)> {
         self.query(RegistryMessage::List).await.unwrap_or_default()
     }
@@ -150,6 +167,8 @@ impl SupervisorHandle {
     /// - [`RuntimeError::SignalSetupFailed`] when joining a shutdown caused by a failed
     ///   signal setup; [`RuntimeError::RestartIntensityExceeded`] when joining a shutdown
     ///   caused by the restart intensity;
+    /// - [`RuntimeError::RegistryFailed`] when the registry actor died (killed or a handler
+    ///   panicked) before or during the shutdown;
     /// - [`RuntimeError::ShuttingDown`] when the registry actor was already gone.
     pub async fn shutdown(self) -> Result<(), RuntimeError> {
         shutdown::join(&self.runtime, Trigger::Requested).await

@@ -2,8 +2,11 @@
 //!
 //! R§14: if no shutdown operation is installed, the last owner's drop closes admission,
 //! fires the shutdown-started signal and cancels every task; with a Tokio runtime around,
-//! it also runs the shutdown workflow detached (grace drain, then the actors stop), so
-//! nothing is leaked. It cannot wait or report, and it never panics without a runtime.
+//! it also runs the shutdown workflow detached, so nothing is leaked. Its drain gives tasks
+//! at most [`OWNER_DROP_STOP_WINDOW`](super::shutdown::OWNER_DROP_STOP_WINDOW) to stop
+//! (nobody is left to wait for a longer grace), then force-aborts the rest, so every
+//! watched task resolves `Canceled` or `ForceAborted` promptly. It cannot wait or report,
+//! and it never panics without a runtime (then every task is force-aborted at once).
 
 use std::sync::{Arc, Mutex};
 
@@ -32,7 +35,7 @@ impl Drop for OwnerLease {
         runtime.close_admission();
         runtime.root_token.cancel();
         if tokio::runtime::Handle::try_current().is_ok() {
-            drop(shutdown::install(&runtime, Trigger::Natural));
+            drop(shutdown::install(&runtime, Trigger::OwnerDropped));
         } else {
             let _ = runtime.registry.cast(RegistryMessage::Command(Command(
                 CommandKind::ForceAbortAll,

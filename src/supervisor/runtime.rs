@@ -17,7 +17,7 @@ use crate::controller::{
 };
 use crate::error::{MAX_CAPACITY, RuntimeError};
 use crate::events::{EventSink, RelayActor, RelayArgs, RelayMessage};
-use crate::registry::{RegistryActor, RegistryMessage, RegistrySettings};
+use crate::registry::{RegistryActor, RegistryLife, RegistryMessage, RegistrySettings};
 use crate::task::TaskDefaults;
 
 /// Source of generated supervisor names (`taskvisor-<n>`).
@@ -35,6 +35,8 @@ pub(crate) struct Runtime {
     pub(crate) config: SupervisorConfig,
     pub(crate) defaults: TaskDefaults,
     pub(crate) registry: ActorRef<RegistryMessage>,
+    /// Whether (and why) the registry's life ended; its failure is fatal (SPEC §1).
+    pub(crate) registry_life: Arc<RegistryLife>,
     pub(crate) relay: ActorRef<RelayMessage>,
     /// The keyed-admission controller, when built with `with_controller` (R§17).
     #[cfg(feature = "controller")]
@@ -101,9 +103,7 @@ impl Runtime {
         }
 
         let root_token = CancellationToken::new();
-        let permits = config
-            .max_concurrent()
-            .map(|n| Arc::new(Semaphore::new(n.get().min(MAX_CAPACITY))));
+        let registry_life = Arc::new(RegistryLife::default());
         let (meltdown, melted) = tokio::sync::oneshot::channel();
         let settings = RegistrySettings {
             grace: config.grace(),
@@ -111,7 +111,8 @@ impl Runtime {
             defaults: defaults.clone(),
             events: events.clone(),
             root_token: root_token.clone(),
-            permits,
+            max_concurrent: config.max_concurrent(),
+            life: registry_life.clone(),
             intensity: config.restart_intensity(),
             meltdown: Some(meltdown),
         };
@@ -195,6 +196,7 @@ impl Runtime {
             config,
             defaults,
             registry,
+            registry_life,
             relay,
             #[cfg(feature = "controller")]
             controller,
@@ -220,6 +222,22 @@ impl Runtime {
                 drop(super::shutdown::install(&owner, Trigger::Requested));
             });
         }
+        {
+            // Registry death is fatal (SPEC §1): its state's guard has already cancelled
+            // every task; here admission closes and the shutdown tail runs. Holds the
+            // runtime only while the registry lives (at the latest until shutdown ends).
+            let owner = runtime.clone();
+            tokio::spawn(async move {
+                owner.registry_life.gone().cancelled().await;
+                if let Some(reason) = owner.registry_life.failure() {
+                    owner.close_admission();
+                    drop(super::shutdown::install(
+                        &owner,
+                        Trigger::RegistryFailed { reason },
+                    ));
+                }
+            });
+        }
         if let Some((max_restarts, period)) = runtime.config.restart_intensity() {
             // Holds the runtime only while the registry lives: the sender is dropped with
             // the registry's state, which ends this task.
@@ -237,8 +255,9 @@ impl Runtime {
         Ok(runtime)
     }
 
+    /// True once shutdown started, the owner dropped, or the registry is gone.
     pub(crate) fn admission_closed(&self) -> bool {
-        self.admission_closed.load(Ordering::Acquire)
+        self.admission_closed.load(Ordering::Acquire) || self.registry_life.is_gone()
     }
 
     /// Closes admission and fires the shutdown-started signal (R§14 step 1).

@@ -16,12 +16,25 @@ use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::registry::{Command, CommandKind, RegistryMessage};
 
+/// How long tasks get to stop cooperatively after the last owner was dropped without a
+/// shutdown (at most the configured grace, and it also caps per-task shutdown timeouts).
+/// Nobody is left to wait for the result, so a task that ignores cancellation is
+/// force-aborted soon instead of holding its waiter for the whole grace; a task that
+/// honours cancellation still ends `Canceled`.
+pub(crate) const OWNER_DROP_STOP_WINDOW: Duration = Duration::from_millis(100);
+
 /// What started a shutdown.
 pub(crate) enum Trigger {
     /// `shutdown()`, `run_until`'s future or an OS signal: publishes `ShutdownRequested`.
     Requested,
     /// `run` saw the registry empty: no `ShutdownRequested`, still a verdict event.
     Natural,
+    /// The last `Supervisor`/handle was dropped without a shutdown: like `Natural`, with
+    /// the stop window cut to [`OWNER_DROP_STOP_WINDOW`].
+    OwnerDropped,
+    /// The registry actor died (killed or panicked): no drain is possible; the tail still
+    /// runs and the result is `RegistryFailed`.
+    RegistryFailed { reason: Arc<str> },
     /// `run_with_os_signals` could not install its listeners: no grace drain, no verdict.
     SignalSetupFailed(std::io::Error),
     /// The restart intensity of the supervisor was exceeded (OTP `intensity`/`period`).
@@ -94,26 +107,38 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     #[cfg(feature = "controller")]
     super::submit::close_controller(runtime).await;
 
-    let (grace, verdict) = match &trigger {
-        Trigger::SignalSetupFailed(_) => (Duration::ZERO, false),
-        _ => (runtime.config.grace(), true),
+    let (grace, verdict, window_cap) = match &trigger {
+        Trigger::SignalSetupFailed(_) => (Duration::ZERO, false, None),
+        Trigger::OwnerDropped => {
+            let window = runtime.config.grace().min(OWNER_DROP_STOP_WINDOW);
+            (window, true, Some(window))
+        }
+        _ => (runtime.config.grace(), true, None),
     };
-    let drained = runtime
-        .registry
-        .call(
-            |reply| {
-                RegistryMessage::Command(Command(CommandKind::Shutdown {
-                    grace,
-                    verdict,
-                    reply,
-                }))
-            },
-            None,
-        )
-        .await;
-    let stuck = match drained {
-        Ok(CallResult::Success(stuck)) => Some(stuck),
-        _ => None,
+    let stuck = if let Trigger::RegistryFailed { reason } = &trigger {
+        runtime
+            .events
+            .publish(|| Event::runtime_failure("registry", reason.clone()));
+        None
+    } else {
+        let drained = runtime
+            .registry
+            .call(
+                |reply| {
+                    RegistryMessage::Command(Command(CommandKind::Shutdown {
+                        grace,
+                        verdict,
+                        window_cap,
+                        reply,
+                    }))
+                },
+                None,
+            )
+            .await;
+        match drained {
+            Ok(CallResult::Success(stuck)) => Some(stuck),
+            _ => None,
+        }
     };
 
     // Common tail: cancel whatever is left, drain subscriber lanes, stop the actors.
@@ -141,7 +166,12 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     }
 
     match (trigger, stuck) {
-        (_, None) => Err(RuntimeError::ShuttingDown),
+        (Trigger::RegistryFailed { reason }, _) => Err(RuntimeError::RegistryFailed { reason }),
+        // The registry died while draining: report why.
+        (_, None) => Err(match runtime.registry_life.failure() {
+            Some(reason) => RuntimeError::RegistryFailed { reason },
+            None => RuntimeError::ShuttingDown,
+        }),
         (Trigger::SignalSetupFailed(source), Some(_)) => {
             Err(RuntimeError::SignalSetupFailed { source })
         }

@@ -1,10 +1,21 @@
 //! One attempt of one registration, as a plain async function.
 //!
-//! The runner owns the rules of R§12 steps 1–6 that happen *inside* an attempt: the
-//! concurrency permit racing cancellation, the fresh per-attempt context, panic capture while
-//! creating and polling the user's future, the configured attempt timeout, and the guarded
-//! drop of everything the attempt owned. What happens *between* attempts (retry, backoff,
-//! terminal outcome) is the registry's decision, made from the returned [`AttemptVerdict`].
+//! The runner owns the rules of R§12 steps 1–6 that happen *inside* an attempt: the fresh
+//! per-attempt context, panic capture while creating and polling the user's future, the
+//! configured attempt timeout, and the guarded drop of everything the attempt owned. The
+//! `max_concurrent` permit is the registry's: it is taken before the attempt actor is
+//! spawned (a registration waiting for a permit costs its entry, not a parked actor) and
+//! given back when the actor's termination event proves that this future has been dropped.
+//! What happens *between* attempts (retry, backoff, terminal outcome) is the registry's
+//! decision, made from the returned [`AttemptVerdict`].
+//!
+//! # The attempt timeout rule
+//! The limit bounds the attempt's own elapsed time on the runtime clock
+//! (`tokio::time::Instant`, so paused test time applies), measured from just before the
+//! body's future is created to the moment its result is classified here. A result that is
+//! classified after more than the limit has elapsed counts as a timeout even when the body
+//! had already produced it: under CPU starvation the timer and the body can become ready in
+//! the same poll, and the limit, not the poll order, decides.
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -13,13 +24,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{Event, EventKind, EventSink};
 use crate::identity::TaskId;
-use crate::panic_guard::{dispose, panic_message, try_drop};
+use crate::panic_guard::{dispose, drop_quietly, panic_message, try_drop};
 use crate::task::{TaskContext, TaskError, TaskRef};
 
 /// What stays the same for every attempt of one registration.
@@ -34,8 +44,6 @@ pub(crate) struct TaskShared {
     pub(crate) timeout: Option<Duration>,
     /// The registration's token: cancelled by remove, cancel, shutdown and owner drop.
     pub(crate) token: CancellationToken,
-    /// The supervisor-wide `max_concurrent` semaphore, if configured.
-    pub(crate) permits: Option<Arc<Semaphore>>,
     pub(crate) events: EventSink,
     /// True while an attempt physically runs (permit held, body being polled). Read by the
     /// registry for `is_alive`/`alive_snapshot` and task info; an atomic because the actor
@@ -46,8 +54,8 @@ pub(crate) struct TaskShared {
 /// How one attempt ended, as the registry's restart decision sees it.
 #[derive(Debug)]
 pub(crate) enum AttemptVerdict {
-    /// Cancellation was observed before the attempt started (before or while waiting for a
-    /// permit): no attempt event was published.
+    /// Cancellation was observed before the attempt started: no attempt event was
+    /// published.
     NotStarted,
     /// The body returned `Ok(())` after `elapsed`.
     Succeeded { elapsed: Duration },
@@ -74,32 +82,13 @@ impl Drop for RunningGuard<'_> {
 
 /// Runs attempt number `attempt` (1-based) of `shared`'s registration.
 ///
-/// The permit (if any) is acquired before the attempt and released after the attempt's
-/// future has been dropped, so a blocking destructor extends the permit hold, as in R§12.
+/// Everything the attempt owns is dropped before this returns, so a blocking destructor
+/// extends the attempt (and the registry's permit hold), as in R§12.
 pub(crate) async fn run_attempt(
     shared: &TaskShared,
     attempt: u32,
     actor: ractor::ActorCell,
 ) -> AttemptVerdict {
-    if shared.token.is_cancelled() {
-        return AttemptVerdict::NotStarted;
-    }
-    let _permit = match &shared.permits {
-        None => None,
-        Some(sem) => {
-            let acquired = tokio::select! {
-                biased;
-                _ = shared.token.cancelled() => return AttemptVerdict::NotStarted,
-                permit = Arc::clone(sem).acquire_owned() => permit,
-            };
-            match acquired {
-                Ok(permit) => Some(permit),
-                // The semaphore is never closed while tasks run; treat a closed one as a
-                // cancellation rather than running without the configured bound.
-                Err(_) => return AttemptVerdict::NotStarted,
-            }
-        }
-    };
     if shared.token.is_cancelled() {
         return AttemptVerdict::NotStarted;
     }
@@ -136,13 +125,23 @@ pub(crate) async fn run_attempt(
     let mut future = AssertUnwindSafe(future).catch_unwind();
 
     let polled = match shared.timeout {
-        Some(limit) => tokio::time::timeout(limit, &mut future).await.ok(),
+        Some(limit) => match tokio::time::timeout(limit, &mut future).await {
+            // A result classified past the limit is a timeout too (module docs); the late
+            // result may own user values, so it is dropped under the panic guard.
+            Ok(late) if started.elapsed() > limit => {
+                drop_quietly(late);
+                None
+            }
+            Ok(result) => Some(result),
+            Err(_) => None,
+        },
         None => Some((&mut future).await),
     };
 
     match polled {
         None => {
-            // Timed out: cancel only this attempt's token, then drop the body synchronously.
+            // Timed out: cancel only this attempt's token, then drop the body (and a result
+            // that came too late) synchronously.
             attempt_token.cancel();
             let limit = shared.timeout.unwrap_or_default();
             if let Err(payload) = try_drop(future) {
