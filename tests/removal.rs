@@ -374,14 +374,26 @@ async fn a_cancel_waiting_when_the_registry_dies_reports_shutting_down() {
         .with_grace(std::time::Duration::from_secs(60))
         .build();
     let handle = supervisor.serve().unwrap();
-    let ignores_cancel = TaskFn::arc(|_ctx: TaskContext| async {
-        std::future::pending::<()>().await;
-        Ok(())
+    let (started_tx, started) = tokio::sync::oneshot::channel();
+    let started_tx = std::sync::Mutex::new(Some(started_tx));
+    let ignores_cancel = TaskFn::arc(move |_ctx: TaskContext| {
+        let started = started_tx.lock().unwrap().take();
+        async move {
+            if let Some(started) = started {
+                let _ = started.send(());
+            }
+            std::future::pending::<()>().await;
+            Ok(())
+        }
     });
     let id = handle
         .add(TaskSpec::once("stubborn", ignores_cancel))
         .await
         .unwrap();
+    // The body must be running before the cancel: a cancel that wins the race against the
+    // attempt's start ends the task `Canceled` at once (no attempt runs), and there would be
+    // nothing left to wait for when the registry dies.
+    started.await.unwrap();
     let cancel = tokio::spawn(handle.cancel(id).into_future());
     // Wait until the cancel has claimed the task (it is then waiting for the commit).
     loop {

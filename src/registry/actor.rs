@@ -731,3 +731,6 @@ fn send_later(
     })
     .abort_handle()
 }
+
+#[cfg(test)]
+mod tests;
