@@ -133,6 +133,81 @@ mod slots {
     }
 }
 
+#[cfg(feature = "controller")]
+mod exiting_owner {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// Sets its flag when dropped: the attempt that owns it has physically stopped.
+    struct ExitFlag(Arc<AtomicBool>);
+
+    impl Drop for ExitFlag {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
+    async fn after_a_force_abort_outcome_the_slot_admits_the_next_owner_and_starts_it_after_the_exit()
+     {
+        let supervisor = Supervisor::builder(SupervisorConfig::default())
+            .with_controller(ControllerConfig::default())
+            .build();
+        let handle = supervisor.serve().unwrap();
+        let exited = Arc::new(AtomicBool::new(false));
+        let (tx, mut started) = mpsc::unbounded_channel();
+        let flag = exited.clone();
+        // Blocks its worker thread in synchronous code, so a force-abort cannot stop it
+        // until the sleep ends: its outcome is committed while it still physically runs.
+        let blocking = TaskFn::arc(move |_ctx| {
+            let (flag, tx) = (flag.clone(), tx.clone());
+            async move {
+                let _exit = ExitFlag(flag);
+                let _ = tx.send(());
+                std::thread::sleep(Duration::from_secs(1));
+                std::future::pending::<()>().await;
+                Ok(())
+            }
+        });
+        let owner = TaskSpec::once("owner", blocking).with_shutdown_timeout(Duration::ZERO);
+        let (owner_id, owner_waiter) = handle
+            .submit_and_watch(ControllerSpec::drop_if_running(owner).with_slot("s"))
+            .await
+            .unwrap();
+        started.recv().await.unwrap();
+        assert!(handle.remove(owner_id).await.unwrap());
+        let outcome = owner_waiter.wait().await.unwrap();
+        assert!(matches!(outcome, TaskOutcome::ForceAborted), "{outcome:?}");
+        assert!(!exited.load(Ordering::SeqCst), "still physically running");
+
+        let saw_exit = Arc::new(AtomicBool::new(false));
+        let (seen, flag) = (saw_exit.clone(), exited.clone());
+        let next = TaskFn::arc(move |_ctx| {
+            let (seen, flag) = (seen.clone(), flag.clone());
+            async move {
+                seen.store(flag.load(Ordering::SeqCst), Ordering::SeqCst);
+                Ok(())
+            }
+        });
+        let (_, next_waiter) = handle
+            .submit_and_watch(
+                ControllerSpec::drop_if_running(TaskSpec::once("next", next)).with_slot("s"),
+            )
+            .await
+            .unwrap();
+        let view = handle.controller_snapshot().await.unwrap();
+        let slot = view.slots.iter().find(|v| &*v.slot == "s").unwrap();
+        assert_eq!(slot.status, SlotStatusKind::Terminating);
+        let outcome = next_waiter.wait().await.unwrap();
+        assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+        assert!(
+            saw_exit.load(Ordering::SeqCst),
+            "the next owner started before the previous attempt exited"
+        );
+        handle.shutdown().await.unwrap();
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Registry death is fatal: everything is cancelled at once, admission closes
 

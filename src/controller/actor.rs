@@ -6,7 +6,8 @@
 //!
 //! Takes: [`ControllerMessage`] — submissions and by-id remove/cancel from handles, the
 //! registry's decisions and capacity grants (cast back by small helper tasks), owner
-//! releases (cast by the registry's release hook), the snapshot query, and shutdown.
+//! commits and releases (cast by the registry's release hook, before the owner's outcome is
+//! sent), the snapshot query, and shutdown.
 //!
 //! Sends: add and remove commands to the registry by `cast` (so per-sender FIFO keeps a
 //! retirement behind the add it retires, and a forwarded by-id operation behind the add
@@ -162,6 +163,10 @@ impl Actor for ControllerActor {
                 }
                 CommandKind::Granted { slot, id, permit } => {
                     state.drive(&myself, &slot, Input::Granted { id }, Some(permit));
+                    state.settle(&myself, &slot);
+                }
+                CommandKind::Committed { slot, id } => {
+                    state.drive(&myself, &slot, Input::Committed { id }, None);
                     state.settle(&myself, &slot);
                 }
                 CommandKind::Released { slot, id } => {

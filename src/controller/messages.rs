@@ -61,6 +61,8 @@ pub(crate) enum CommandKind {
         id: TaskId,
         permit: OwnedSemaphorePermit,
     },
+    /// The outcome of owner `id` is committed while its force-aborted attempt still runs.
+    Committed { slot: Arc<str>, id: TaskId },
     /// The registration of owner `id` is entirely gone (terminal commit and physical exit).
     Released { slot: Arc<str>, id: TaskId },
     /// Controller shutdown (R§17): close intake, reject pending work, reply when done.

@@ -69,6 +69,16 @@ pub(crate) fn place(
             format!("controller pending limit reached: {pending}/{limit}"),
         )
     };
+    // The owner's outcome is committed and only its physical exit is pending: the slot is
+    // logically free, so the first submission, of any policy and whatever the queue depth
+    // bound, becomes the next owner and starts at the release.
+    if matches!(phase, Phase::Exiting { .. }) && depth == 0 {
+        return if pending_full {
+            pending_reject()
+        } else {
+            Placement::Append
+        };
+    }
     match policy {
         AdmissionPolicy::Queue => {
             if depth >= limits.max_slot_queue {
@@ -254,6 +264,37 @@ mod tests {
                 Placement::Start
             );
         }
+    }
+
+    #[test]
+    fn behind_an_exiting_owner_the_first_submission_of_any_policy_is_the_next_owner() {
+        let exiting = Phase::Exiting {
+            owner: TaskId::next(),
+        };
+        for policy in [Queue, Replace, DropIfRunning] {
+            assert_eq!(
+                place(policy, exiting, 0, 0, limits(0, None)),
+                Placement::Append,
+                "{policy:?}"
+            );
+            assert!(matches!(
+                place(policy, exiting, 0, 3, limits(0, Some(3))),
+                Placement::Reject(RejectionKind::ResourceLimit, _)
+            ));
+        }
+        // Behind that next owner, the slot is busy again.
+        assert!(matches!(
+            place(DropIfRunning, exiting, 1, 1, limits(5, None)),
+            Placement::Reject(RejectionKind::SlotBusy, _)
+        ));
+        assert_eq!(
+            place(Queue, exiting, 1, 1, limits(5, None)),
+            Placement::Append
+        );
+        assert_eq!(
+            place(Replace, exiting, 1, 1, limits(5, None)),
+            Placement::ReplaceHead
+        );
     }
 
     #[test]

@@ -8,11 +8,18 @@
 //!
 //! ```text
 //!          Start ──► Admitting ──Accepted──► Running ──Released──► Idle
-//!   Idle ◄─Refused──┘   │  ▲                  │
-//!                       │  └ Granted          Retire ─► Terminating ──Released──► Idle
-//!                 Retire▼                                   ▲
-//!          CancelPendingAdmission ──Accepted (remove owner)─┘   (Refused/Released ► Idle)
+//!   Idle ◄─Refused──┘   │  ▲                  │  │
+//!                       │  └ Granted          │  Retire ─► Terminating ──Released──► Idle
+//!                 Retire▼                     │                ▲   │
+//!          CancelPendingAdmission ──Accepted (remove owner)────┘   │
+//!                 (Refused/Released ► Idle)   │                   Committed
+//!                                      Committed ──► Exiting ◄─────┘
+//!                                                      └──Released──► Idle
 //! ```
+//!
+//! `Exiting` is the force-abort case: the owner's outcome is committed, its attempt is
+//! still physically running. The slot admits the next owner then (it is logically free),
+//! but starts it only at `Released`.
 //!
 //! Invariants enforced here:
 //! 1. A slot has at most one owner, and a new owner is started only from `Idle`.
@@ -41,6 +48,10 @@ pub(crate) enum Phase {
     Running { owner: TaskId },
     /// The owner is being retired after a replacement; waits for its physical release.
     Terminating { owner: TaskId },
+    /// The owner's terminal outcome is committed (it was force-aborted) but its attempt has
+    /// not physically exited: submissions are admitted as the next owner and start at the
+    /// release. Shown as `Terminating`.
+    Exiting { owner: TaskId },
 }
 
 impl Phase {
@@ -50,9 +61,9 @@ impl Phase {
         match self {
             Phase::Idle => SlotStatusKind::Idle,
             Phase::Admitting { .. } => SlotStatusKind::Admitting,
-            Phase::CancelPendingAdmission { .. } | Phase::Terminating { .. } => {
-                SlotStatusKind::Terminating
-            }
+            Phase::CancelPendingAdmission { .. }
+            | Phase::Terminating { .. }
+            | Phase::Exiting { .. } => SlotStatusKind::Terminating,
             Phase::Running { .. } => SlotStatusKind::Running,
         }
     }
@@ -64,7 +75,8 @@ impl Phase {
             Phase::Admitting { owner, .. }
             | Phase::CancelPendingAdmission { owner }
             | Phase::Running { owner }
-            | Phase::Terminating { owner } => Some(owner),
+            | Phase::Terminating { owner }
+            | Phase::Exiting { owner } => Some(owner),
         }
     }
 
@@ -100,6 +112,8 @@ pub(crate) enum Input {
     Withdraw { id: TaskId, kind: RejectionKind },
     /// A `Replace` submission asks the current owner to retire.
     Retire,
+    /// The outcome of `id` is committed while its force-aborted attempt still runs.
+    Committed { id: TaskId },
     /// The registration of `id` is entirely gone: terminal commit and physical exit.
     Released { id: TaskId },
 }
@@ -136,6 +150,7 @@ pub(crate) enum SlotTransition {
     RunningToTerminating,
     RunningToIdle,
     TerminatingToIdle,
+    RunningToExiting,
 }
 
 impl SlotTransition {
@@ -148,6 +163,7 @@ impl SlotTransition {
             SlotTransition::RunningToTerminating => "running→terminating (replace)",
             SlotTransition::RunningToIdle => "running→idle",
             SlotTransition::TerminatingToIdle => "terminating→idle",
+            SlotTransition::RunningToExiting => "running→terminating (force-aborted)",
         }
     }
 }
@@ -288,6 +304,36 @@ pub(crate) fn step(phase: Phase, input: Input) -> (Phase, Vec<Effect>) {
         (Phase::Terminating { owner }, Released { id }) if id == owner => {
             (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance])
         }
+        // The commit overtook the registry's decision: the owner was accepted.
+        (
+            Phase::Admitting {
+                owner,
+                waiting: false,
+            },
+            Committed { id },
+        ) if id == owner => (
+            Phase::Exiting { owner },
+            vec![
+                OwnerAccepted,
+                Transition(T::AdmittingToRunning),
+                Transition(T::RunningToExiting),
+            ],
+        ),
+        (Phase::CancelPendingAdmission { owner }, Committed { id }) if id == owner => {
+            (Phase::Exiting { owner }, vec![OwnerAccepted])
+        }
+        (Phase::Running { owner }, Committed { id }) if id == owner => (
+            Phase::Exiting { owner },
+            vec![Transition(T::RunningToExiting)],
+        ),
+        (Phase::Terminating { owner }, Committed { id }) if id == owner => {
+            (Phase::Exiting { owner }, Vec::new())
+        }
+        // Nothing is left to retire: the owner's outcome is already committed.
+        (Phase::Exiting { owner }, Retire) => (Phase::Exiting { owner }, Vec::new()),
+        (Phase::Exiting { owner }, Released { id }) if id == owner => {
+            (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance])
+        }
         (phase, _) => same(phase),
     }
 }
@@ -318,6 +364,7 @@ mod tests {
             Phase::CancelPendingAdmission { owner: a },
             Phase::Running { owner: a },
             Phase::Terminating { owner: a },
+            Phase::Exiting { owner: a },
         ]
     }
 
@@ -341,6 +388,7 @@ mod tests {
             },
             Input::Retire,
             Input::Released { id: who },
+            Input::Committed { id: who },
         ]
     }
 
@@ -352,6 +400,7 @@ mod tests {
         let cpa = Phase::CancelPendingAdmission { owner: a };
         let run = Phase::Running { owner: a };
         let term = Phase::Terminating { owner: a };
+        let exit = Phase::Exiting { owner: a };
         let ign = |p: Phase| (p, vec![Ignored]);
         let superseded = RejectionKind::SupersededByReplace;
         let removed = RejectionKind::RemovedFromQueue;
@@ -361,6 +410,7 @@ mod tests {
             vec![
                 (adm(false), vec![Hand(a)]),
                 (adm(true), vec![AwaitCapacity(a)]),
+                ign(Phase::Idle),
                 ign(Phase::Idle),
                 ign(Phase::Idle),
                 ign(Phase::Idle),
@@ -392,6 +442,7 @@ mod tests {
                     ],
                 ),
                 ign(adm(true)),
+                ign(adm(true)),
             ],
             // Admitting, handed to the registry
             vec![
@@ -411,6 +462,14 @@ mod tests {
                         Advance,
                     ],
                 ),
+                (
+                    exit,
+                    vec![
+                        OwnerAccepted,
+                        Transition(T::AdmittingToRunning),
+                        Transition(T::RunningToExiting),
+                    ],
+                ),
             ],
             // CancelPendingAdmission
             vec![
@@ -425,6 +484,7 @@ mod tests {
                     Phase::Idle,
                     vec![OwnerAccepted, Transition(T::TerminatingToIdle), Advance],
                 ),
+                (exit, vec![OwnerAccepted]),
             ],
             // Running
             vec![
@@ -439,6 +499,7 @@ mod tests {
                     vec![RemoveOwner(a), Transition(T::RunningToTerminating)],
                 ),
                 (Phase::Idle, vec![Transition(T::RunningToIdle), Advance]),
+                (exit, vec![Transition(T::RunningToExiting)]),
             ],
             // Terminating
             vec![
@@ -450,9 +511,24 @@ mod tests {
                 ign(term),
                 (term, vec![]),
                 (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance]),
+                (exit, vec![]),
+            ],
+            // Exiting
+            vec![
+                ign(exit),
+                ign(exit),
+                ign(exit),
+                ign(exit),
+                ign(exit),
+                ign(exit),
+                (exit, vec![]),
+                (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance]),
+                ign(exit),
             ],
         ];
+        assert_eq!(table.len(), phases(a).len());
         for (phase, row) in phases(a).into_iter().zip(table) {
+            assert_eq!(row.len(), inputs(a).len(), "row of {phase:?}");
             for (input, expected) in inputs(a).into_iter().zip(row) {
                 let (next, effects) = step(phase, input);
                 assert_eq!((next, effects), expected, "step({phase:?}, {input:?})");
@@ -499,7 +575,11 @@ mod tests {
     #[test]
     fn a_registered_owner_frees_the_slot_only_by_its_release() {
         let a = id();
-        for phase in [Phase::Running { owner: a }, Phase::Terminating { owner: a }] {
+        for phase in [
+            Phase::Running { owner: a },
+            Phase::Terminating { owner: a },
+            Phase::Exiting { owner: a },
+        ] {
             for input in inputs(a) {
                 let (next, _) = step(phase, input);
                 let released = matches!(input, Input::Released { .. });
@@ -538,6 +618,7 @@ mod tests {
             (SlotStatusKind::Terminating, Some(a), true, false),
             (SlotStatusKind::Running, Some(a), false, false),
             (SlotStatusKind::Terminating, Some(a), false, false),
+            (SlotStatusKind::Terminating, Some(a), false, false),
         ];
         for (phase, (status, owner, deciding, waiting)) in phases(a).into_iter().zip(expected) {
             assert_eq!(phase.status(), status);
@@ -561,5 +642,9 @@ mod tests {
         assert_eq!(T::AdmittingToIdle.text(), "admitting→idle");
         assert_eq!(T::RunningToIdle.text(), "running→idle");
         assert_eq!(T::TerminatingToIdle.text(), "terminating→idle");
+        assert_eq!(
+            T::RunningToExiting.text(),
+            "running→terminating (force-aborted)"
+        );
     }
 }

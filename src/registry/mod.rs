@@ -19,4 +19,4 @@ pub use actor::RegistryActor;
 pub(crate) use life::RegistryLife;
 pub(crate) use messages::{AddRequest, CommandKind};
 pub use messages::{CancelTicket, Command, RegistryMessage, TaskInfo, TaskState};
-pub(crate) use state::RegistrySettings;
+pub(crate) use state::{RegistrySettings, ReleaseHook, Stage};

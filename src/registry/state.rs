@@ -159,10 +159,23 @@ pub(crate) struct Reaping {
     pub(crate) permit: bool,
 }
 
-/// Called once when a registration is entirely gone: terminal commit done **and** its last
-/// attempt physically exited. The controller frees a slot with it (R§17: the next owner
-/// starts only after both).
-pub(crate) type ReleaseHook = Box<dyn FnOnce() + Send + 'static>;
+/// What a [`ReleaseHook`] is told about its registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// The terminal outcome is committed (and about to be sent) while a force-aborted
+    /// attempt is still physically running: the work is logically over, the slot is not
+    /// free yet. Always followed by `Exited`.
+    Committed,
+    /// The registration is entirely gone: terminal commit done **and** its last attempt
+    /// physically exited. Told before the watched outcome is sent.
+    Exited,
+}
+
+/// Told of a registration's end, at most once per [`Stage`], `Committed` first. The
+/// controller frees a slot with it (R§17: the next owner starts only after `Exited`), and
+/// hearing of it before the outcome means a watcher that resubmits after its outcome is
+/// never refused by the slot it just watched finish.
+pub(crate) type ReleaseHook = Box<dyn FnMut(Stage) + Send + 'static>;
 
 /// Why an add is refused before any entry is created.
 pub(crate) enum AddRefusal {
@@ -334,7 +347,10 @@ impl RegistryState {
                 // reserved until its termination event arrives (invariant 3).
                 let actor = cell.get_id();
                 if self.by_actor.remove(&actor).is_some() {
-                    let release = entry.release.take();
+                    let mut release = entry.release.take();
+                    if let Some(hook) = release.as_mut() {
+                        hook(Stage::Committed);
+                    }
                     self.reaping.insert(
                         actor,
                         Reaping {
@@ -386,8 +402,8 @@ impl RegistryState {
         // the controller's mailbox before the watcher can learn the outcome and submit to
         // the same slot again. (A force-aborted attempt that is still running moved its hook
         // to `reaping` above: the slot waits for the physical exit.)
-        if let Some(release) = entry.release.take() {
-            release();
+        if let Some(mut release) = entry.release.take() {
+            release(Stage::Exited);
         }
         // An outcome nobody receives is dropped here: its error source is user code.
         let undelivered = match entry.outcome.take() {
@@ -432,8 +448,8 @@ impl RegistryState {
         if permit {
             self.permits.release();
         }
-        if let Some(release) = release {
-            release();
+        if let Some(mut release) = release {
+            release(Stage::Exited);
         }
         if let Some(count) = self.reserved.get_mut(&name) {
             *count -= 1;

@@ -133,6 +133,15 @@ impl TaskSpec {
 
     /// Sets an explicit per-attempt timeout; `None` or zero becomes
     /// `Explicit(None)`, which disables an inherited timeout (R§20 item 8).
+    ///
+    /// The rule: an attempt times out when more than `timeout` has elapsed on the runtime
+    /// clock (`tokio::time::Instant`, so paused test time applies) between the creation of
+    /// its body's future and the classification of its result. A body that finishes late
+    /// times out even if its result was ready at the poll where the timer also fired (a
+    /// starved runtime thread): its result is dropped, the attempt's token is cancelled,
+    /// `AttemptTimedOut` is published and the attempt counts as a retryable
+    /// [`TaskError::Timeout`](crate::TaskError). A result classified at exactly `timeout`
+    /// still counts.
     pub fn with_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
         self.timeout = TaskSetting::Explicit(normalize_timeout(timeout.into()));
         self

@@ -12,7 +12,9 @@ use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
-use crate::registry::{AddRequest, Command, CommandKind as RegistryCommand, RegistryMessage};
+use crate::registry::{
+    AddRequest, Command, CommandKind as RegistryCommand, RegistryMessage, ReleaseHook, Stage,
+};
 
 impl ControllerState {
     /// Sends the owner's add to the registry. Returns false (after rejecting it
@@ -40,8 +42,13 @@ impl ControllerState {
         } = *submission;
         let controller = myself.clone();
         let slot = key.clone();
-        let release: Box<dyn FnOnce() + Send> = Box::new(move || {
-            let _ = controller.cast(command(CommandKind::Released { slot, id }));
+        let release: ReleaseHook = Box::new(move |stage| {
+            let slot = slot.clone();
+            let kind = match stage {
+                Stage::Committed => CommandKind::Committed { slot, id },
+                Stage::Exited => CommandKind::Released { slot, id },
+            };
+            let _ = controller.cast(command(kind));
         });
         let request = AddRequest {
             id,

@@ -52,7 +52,7 @@ async fn a_panicking_registry_handler_cancels_every_task_and_fails_the_shutdown(
         spec: TaskSpec::once("trigger", TaskFn::arc(|_ctx| async { Ok(()) })),
         outcome: None,
         unit: None,
-        release: Some(Box::new(|| {
+        release: Some(Box::new(|_stage| {
             panic!("release hook exploded (expected test panic)")
         })),
     };
