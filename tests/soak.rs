@@ -119,3 +119,171 @@ async fn fifty_thousand_submissions_over_a_hundred_slots_all_resolve() {
     assert_eq!(snapshot.running_count(), 0);
     handle.shutdown().await.unwrap();
 }
+
+/// Resident set size of this process in bytes (Linux `/proc/self/statm`; 0 elsewhere).
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "churn soak: 1M add_and_watch, RSS must stay flat; run with --release --ignored"]
+async fn a_million_watched_tasks_churn_with_flat_memory() {
+    const TOTAL: u64 = 1_000_000;
+    const BATCH: u64 = 10_000;
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_max_registered_tasks(None)
+        .with_ownership_capacity(None)
+        .build();
+    let handle = supervisor.serve().unwrap();
+    let started = std::time::Instant::now();
+    let mut warm = 0;
+    let mut peak_after_warmup = 0;
+    for round in 0..TOTAL / BATCH {
+        let mut waiters = Vec::with_capacity(BATCH as usize);
+        for i in 0..BATCH {
+            let task = TaskFn::arc(|_ctx| async { Ok(()) });
+            let spec = TaskSpec::once(format!("churn-{round}-{i}"), task);
+            waiters.push(handle.add_and_watch(spec).await.unwrap().1);
+        }
+        for waiter in waiters {
+            assert!(waiter.wait().await.unwrap().is_success());
+        }
+        // Warm-up: the first tenth fills allocator caches and tokio's task slabs.
+        if round == TOTAL / BATCH / 10 {
+            warm = rss_bytes();
+        } else if round > TOTAL / BATCH / 10 {
+            peak_after_warmup = peak_after_warmup.max(rss_bytes());
+        }
+    }
+    assert!(handle.list().await.is_empty());
+    let growth = peak_after_warmup.saturating_sub(warm);
+    println!(
+        "churn: {TOTAL} add_and_watch in {:.1?}; RSS after warm-up {:.1} MiB, peak {:.1} MiB, growth {:.1} MiB",
+        started.elapsed(),
+        mib(warm),
+        mib(peak_after_warmup),
+        mib(growth)
+    );
+    assert!(
+        growth <= 20 * 1024 * 1024,
+        "RSS grew {:.1} MiB",
+        mib(growth)
+    );
+    handle.shutdown().await.unwrap();
+}
+
+#[cfg(feature = "controller")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "churn soak: 100k submissions on unique slots, RSS must stay flat; run with --ignored"]
+async fn a_hundred_thousand_submissions_on_unique_slots_churn_with_flat_memory() {
+    const TOTAL: u64 = 100_000;
+    const BATCH: u64 = 5_000;
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_max_registered_tasks(None)
+        .with_ownership_capacity(None)
+        .with_controller(
+            ControllerConfig::default()
+                .with_max_controller_slots(None)
+                .with_max_total_pending(None),
+        )
+        .build();
+    let handle = supervisor.serve().unwrap();
+    let started = std::time::Instant::now();
+    let mut warm = 0;
+    let mut peak_after_warmup = 0;
+    for round in 0..TOTAL / BATCH {
+        let mut waiters = Vec::with_capacity(BATCH as usize);
+        for i in 0..BATCH {
+            let task = TaskFn::arc(|_ctx| async { Ok(()) });
+            let spec =
+                ControllerSpec::drop_if_running(TaskSpec::once(format!("job-{round}-{i}"), task))
+                    .with_slot(format!("slot-{round}-{i}"));
+            waiters.push(handle.submit_and_watch(spec).await.unwrap().1);
+        }
+        for waiter in waiters {
+            assert!(waiter.wait().await.unwrap().is_success());
+        }
+        if round == TOTAL / BATCH / 10 {
+            warm = rss_bytes();
+        } else if round > TOTAL / BATCH / 10 {
+            peak_after_warmup = peak_after_warmup.max(rss_bytes());
+        }
+    }
+    let snapshot = handle.controller_snapshot().await.unwrap();
+    assert_eq!(snapshot.running_count(), 0);
+    let growth = peak_after_warmup.saturating_sub(warm);
+    println!(
+        "controller churn: {TOTAL} submissions on unique slots in {:.1?}; {} slots tracked at the end; RSS after warm-up {:.1} MiB, peak {:.1} MiB, growth {:.1} MiB",
+        started.elapsed(),
+        snapshot.slots.len(),
+        mib(warm),
+        mib(peak_after_warmup),
+        mib(growth)
+    );
+    assert!(
+        growth <= 20 * 1024 * 1024,
+        "RSS grew {:.1} MiB",
+        mib(growth)
+    );
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "scale: 1M registrations waiting behind 4 permits; run with --release --ignored"]
+async fn a_million_registrations_waiting_for_permits_cost_their_data_and_queries_stay_short() {
+    const N: usize = 1_000_000;
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_max_registered_tasks(None)
+        .with_ownership_capacity(None)
+        .with_max_concurrent(std::num::NonZeroUsize::new(4))
+        .with_grace(std::time::Duration::from_secs(30))
+        .build();
+    let handle = supervisor.serve().unwrap();
+    let before = rss_bytes();
+    let started = std::time::Instant::now();
+    for i in 0..N {
+        let task = TaskFn::arc(|ctx: TaskContext| async move {
+            ctx.cancelled().await;
+            Ok(())
+        });
+        handle
+            .add(TaskSpec::once(format!("waiting-{i:07}"), task))
+            .await
+            .unwrap();
+    }
+    let added = started.elapsed();
+    let per_registration = rss_bytes().saturating_sub(before) / N as u64;
+
+    // A command issued while the big queries run must not wait for them.
+    let probe = handle.clone();
+    let list_started = std::time::Instant::now();
+    let list = tokio::spawn(async move {
+        let list = probe.list().await;
+        (list.len(), list_started.elapsed())
+    });
+    let info_started = std::time::Instant::now();
+    let info = handle.task_info("waiting-0000000").await;
+    let info_took = info_started.elapsed();
+    let (listed, list_took) = list.await.unwrap();
+    let alive_started = std::time::Instant::now();
+    let alive = handle.alive_snapshot().await;
+    let alive_took = alive_started.elapsed();
+
+    println!(
+        "scale: {N} adds in {added:.1?}; ~{per_registration} B RSS per waiting registration; \
+         list() of {listed} in {list_took:.1?}; task_info during it {info_took:.1?}; \
+         alive_snapshot() ({} alive) in {alive_took:.1?}",
+        alive.len()
+    );
+    assert_eq!(listed, N);
+    assert!(info.is_some());
+    assert!(alive.len() <= 4);
+    handle.shutdown().await.unwrap();
+}
