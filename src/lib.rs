@@ -83,5 +83,6 @@ pub use supervisor::{
     SupervisorHandle, WatchedAddOperation,
 };
 pub use task::{
-    Task, TaskContext, TaskDefaults, TaskError, TaskFn, TaskRef, TaskSetting, TaskSpec,
+    FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX, Task, TaskContext, TaskDefaults, TaskError, TaskFn,
+    TaskRef, TaskSetting, TaskSpec,
 };

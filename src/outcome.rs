@@ -18,6 +18,7 @@ use tokio::sync::oneshot;
 use crate::error::{RuntimeError, SharedError};
 use crate::events::RejectionKind;
 use crate::identity::TaskId;
+use crate::panic_guard::{dispose, drop_quietly};
 
 /// How one registered (or submitted) task ended, once and for all (R§10).
 ///
@@ -250,6 +251,58 @@ impl TaskWaiter {
     /// channel without sending (the supervisor is gone).
     pub async fn wait(self) -> Result<TaskOutcome, RuntimeError> {
         self.into_future().await
+    }
+
+    /// Delivers the outcome to `actor` as a message, in the background: when the task
+    /// ends, `map(id, outcome)` is cast to `actor`. Returns at once.
+    ///
+    /// The wait runs on the current Tokio runtime (or, outside one, on a small thread of
+    /// its own). Nothing is sent when the outcome becomes unavailable (the supervisor's
+    /// runtime is gone, see [`wait`](Self::wait)). If `actor` has stopped by then, or `map`
+    /// panics, the outcome is dropped (under a panic guard); nothing else is affected.
+    ///
+    /// ```no_run
+    /// # async fn demo(handle: ractor_taskvisor::SupervisorHandle,
+    /// #   dashboard: ractor::ActorRef<(ractor_taskvisor::TaskId, bool)>) {
+    /// use ractor_taskvisor::{TaskFn, TaskSpec};
+    /// let (_, waiter) = handle
+    ///     .add_and_watch(TaskSpec::once("job", TaskFn::arc(|_ctx| async { Ok(()) })))
+    ///     .await
+    ///     .unwrap();
+    /// waiter.forward_to(dashboard, |id, outcome| (id, outcome.is_success()));
+    /// # }
+    /// ```
+    pub fn forward_to<M, F>(self, actor: ractor::ActorRef<M>, map: F)
+    where
+        M: ractor::Message,
+        F: FnOnce(TaskId, TaskOutcome) -> M + Send + 'static,
+    {
+        let TaskWaiter { id, rx } = self;
+        let deliver = move |received: Result<TaskOutcome, oneshot::error::RecvError>| {
+            let Ok(outcome) = received else {
+                return;
+            };
+            let mapped =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| map(id, outcome)));
+            match mapped {
+                Ok(message) => {
+                    if let Err(unsent) = actor.cast(message) {
+                        drop_quietly(unsent);
+                    }
+                }
+                Err(payload) => dispose(payload),
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move { deliver(rx.await) });
+            }
+            Err(_) => {
+                let _ = std::thread::Builder::new()
+                    .name("ractor-taskvisor-forward".into())
+                    .spawn(move || deliver(rx.blocking_recv()));
+            }
+        }
     }
 }
 

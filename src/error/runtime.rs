@@ -6,7 +6,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::identity::TaskId;
+use crate::identity::{TaskId, TaskTarget};
 
 /// A failure of the supervisor runtime: starting it, managing tasks through the handle,
 /// waiting for an outcome, or shutting down (R§11).
@@ -128,6 +128,37 @@ pub enum RuntimeError {
         period: Duration,
     },
 
+    /// No registered task matches the target (unknown id or name, already finished, or
+    /// controller work that has not reached the registry yet). Returned by
+    /// [`SupervisorHandle::watch`](crate::SupervisorHandle::watch).
+    #[error("no registered task matches {target}")]
+    #[non_exhaustive]
+    TaskNotFound {
+        /// The target that matched nothing.
+        target: TaskTarget,
+    },
+
+    /// The spec cannot be admitted as given: e.g. `TaskSpec::with_actor_name` on a task
+    /// that does not host a ractor actor. `name` is the task's name; nothing was started.
+    #[error("task spec '{name}' is invalid: {reason}")]
+    #[non_exhaustive]
+    InvalidTaskSpec {
+        /// The task's name.
+        name: Arc<str>,
+        /// What is wrong with it.
+        reason: Arc<str>,
+    },
+
+    /// The ractor name given with `TaskSpec::with_actor_name` is held by another actor of
+    /// this process (ractor names are process-global) or by another registration of this
+    /// supervisor. Nothing was started.
+    #[error("actor name '{name}' is already in use")]
+    #[non_exhaustive]
+    ActorNameTaken {
+        /// The contested ractor name.
+        name: Arc<str>,
+    },
+
     /// The registry actor died (it was killed, or one of its handlers panicked) instead of
     /// being stopped by a shutdown. Every task body was cancelled at once and every waiter
     /// resolved; the supervisor shut down and admits nothing more. Returned by `shutdown`
@@ -171,6 +202,9 @@ impl RuntimeError {
             Self::RestartIntensityExceeded { .. } => "runtime_restart_intensity_exceeded",
             Self::SupervisorNameTaken { .. } => "runtime_supervisor_name_taken",
             Self::RegistryFailed { .. } => "runtime_registry_failed",
+            Self::TaskNotFound { .. } => "runtime_task_not_found",
+            Self::InvalidTaskSpec { .. } => "runtime_invalid_task_spec",
+            Self::ActorNameTaken { .. } => "runtime_actor_name_taken",
         }
     }
 
@@ -219,6 +253,14 @@ impl RuntimeError {
             Self::RegistryFailed { reason } => Self::RegistryFailed {
                 reason: reason.clone(),
             },
+            Self::TaskNotFound { target } => Self::TaskNotFound {
+                target: target.clone(),
+            },
+            Self::InvalidTaskSpec { name, reason } => Self::InvalidTaskSpec {
+                name: name.clone(),
+                reason: reason.clone(),
+            },
+            Self::ActorNameTaken { name } => Self::ActorNameTaken { name: name.clone() },
         }
     }
 }
@@ -390,6 +432,26 @@ mod tests {
                 },
                 "runtime_registry_failed",
                 "registry actor failed: registry actor was killed".into(),
+            ),
+            (
+                RuntimeError::TaskNotFound {
+                    target: "ghost".into(),
+                },
+                "runtime_task_not_found",
+                "no registered task matches 'ghost'".into(),
+            ),
+            (
+                RuntimeError::InvalidTaskSpec {
+                    name: "t".into(),
+                    reason: "bad".into(),
+                },
+                "runtime_invalid_task_spec",
+                "task spec 't' is invalid: bad".into(),
+            ),
+            (
+                RuntimeError::ActorNameTaken { name: "db".into() },
+                "runtime_actor_name_taken",
+                "actor name 'db' is already in use".into(),
             ),
         ]
     }

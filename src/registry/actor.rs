@@ -16,7 +16,7 @@
 //! A handler that panics (a bug of ours: user code never runs here unguarded) is caught,
 //! recorded as the registry's failure reason and turned into an actor failure; the
 //! [`LifeGuard`](super::life::LifeGuard) in the state then cancels every task and the
-//! runtime shuts down with [`RuntimeError::RegistryFailed`].
+//! runtime shuts down with [`RuntimeError::RegistryFailed`](crate::RuntimeError::RegistryFailed).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,20 +27,19 @@ use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, Supervi
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
+use super::admission::{admit_batch, admit_one};
 use super::decision::{Decision, Finish, decide};
-use super::messages::{AddRequest, CancelTicket, Command, CommandKind, RegistryMessage};
-use super::state::{AddRefusal, Drain, Phase, RegistrySettings, RegistryState, intensity_exceeded};
-use crate::error::RuntimeError;
-use crate::events::{Event, EventKind, RejectionKind};
+use super::messages::{CancelTicket, Command, CommandKind, RegistryMessage};
+use super::requests;
+use super::state::{
+    CancelWaiter, Drain, Phase, RegistrySettings, RegistryState, intensity_exceeded,
+};
+use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskOutcome;
-use crate::panic_guard::{dispose, drop_contained, panic_message};
+use crate::panic_guard::{dispose, panic_message};
+use crate::task::hosted_actor;
 use crate::task_actor::{AttemptVerdict, TaskActor, TaskActorArgs, TaskActorState};
-
-/// Reason text for a rejected duplicate name (R§19).
-const EXISTS_REASON: &str = "a registered task already uses this name";
-/// Reason text for the non-conflicting items of a rejected static batch (R§19).
-const BATCH_REASON: &str = "another item rejected the all-or-nothing batch";
 
 /// The registry actor. See the module documentation for what it owns and exchanges.
 ///
@@ -162,6 +161,28 @@ async fn handle_message(
         RegistryMessage::IsAlive(name, reply) => {
             let _ = reply.send(state.is_alive(&name));
         }
+        RegistryMessage::Snapshot(reply) => {
+            reply_sorted(state.snapshot_unsorted(), reply, |all| {
+                all.sort_unstable_by_key(|info| info.id)
+            });
+        }
+        RegistryMessage::ActorOf(target, reply) => {
+            let hosted = state
+                .resolve(&target)
+                .and_then(|id| state.entries.get(&id))
+                .and_then(|entry| match &entry.phase {
+                    Phase::Attempt(cell) => hosted_actor(cell),
+                    _ => None,
+                });
+            let _ = reply.send(hosted);
+        }
+        RegistryMessage::Add(spec, reply) => requests::add(myself, state, spec, reply).await,
+        RegistryMessage::Remove(target, reply) => {
+            requests::remove(myself, state, target, reply);
+        }
+        RegistryMessage::Cancel(target, reply) => {
+            requests::cancel(myself, state, target, reply);
+        }
         RegistryMessage::TaskInfo(target, reply) => {
             let info = state.resolve(&target).and_then(|id| state.info(id));
             let _ = reply.send(info);
@@ -255,7 +276,7 @@ async fn handle_command(
                     });
                     let (tx, rx) = oneshot::channel();
                     if let Some(entry) = state.entries.get_mut(&id) {
-                        entry.cancel_waiters.push(tx);
+                        entry.cancel_waiters.push(CancelWaiter::Handle(tx));
                     }
                     let claimed = claim_with_grace(myself, state, id);
                     CancelTicket {
@@ -266,6 +287,14 @@ async fn handle_command(
                 }
             };
             let _ = reply.send(ticket);
+        }
+        CommandKind::Watch(target, watcher, reply) => {
+            let id = state.resolve(&target);
+            match id.and_then(|id| state.entries.get_mut(&id)) {
+                Some(entry) => entry.watchers.push(watcher),
+                None => drop(watcher),
+            }
+            let _ = reply.send(id);
         }
         CommandKind::WaitEmpty(reply) => {
             if state.entries.is_empty() {
@@ -301,119 +330,12 @@ async fn handle_command(
     }
 }
 
-/// Admission of one registration (R§13): name uniqueness, then the registered-task limit.
-fn admit_one(state: &mut RegistryState, request: AddRequest) -> Result<(), RuntimeError> {
-    let AddRequest {
-        id,
-        spec,
-        outcome,
-        unit,
-        release,
-    } = request;
-    let name = spec.name();
-    let refusal = if state.closed {
-        if let Some(tx) = outcome {
-            // Only controller work is still watched here: tell its waiter why.
-            let reason = "supervisor is shutting down";
-            let _ = tx.send(TaskOutcome::rejected(
-                RejectionKind::ControllerShuttingDown,
-                reason,
-            ));
-        }
-        RuntimeError::ShuttingDown
-    } else if state.name_taken(name) {
-        let kind = RejectionKind::AlreadyExists;
-        state.reject(id, name, kind, EXISTS_REASON.into(), outcome);
-        RuntimeError::TaskAlreadyExists { name: name.into() }
-    } else if let Err(AddRefusal::Limit(limit)) = state.check_limit(1) {
-        let reason = format!("registered task limit reached: {limit}");
-        state.reject(
-            id,
-            name,
-            RejectionKind::ResourceLimit,
-            reason.into(),
-            outcome,
-        );
-        RuntimeError::ResourceLimitReached {
-            resource: "registered_tasks",
-            limit,
-        }
-    } else {
-        state.insert(id, spec, outcome, unit, release);
-        return Ok(());
-    };
-    // A refused spec may hold the last reference to the user's task object.
-    drop_contained((spec, unit, release));
-    Err(refusal)
-}
-
-/// All-or-nothing admission of a static batch (R§13).
-fn admit_batch(state: &mut RegistryState, requests: Vec<AddRequest>) -> Result<(), RuntimeError> {
-    if state.closed {
-        return Err(RuntimeError::ShuttingDown);
-    }
-    // A name conflicts if it is taken, or if an earlier item of the batch already used it.
-    let mut seen = std::collections::HashSet::with_capacity(requests.len());
-    let conflicts: Vec<bool> = requests
-        .iter()
-        .map(|r| state.name_taken(r.spec.name()) || !seen.insert(r.spec.name().to_owned()))
-        .collect();
-    if let Some(first) = conflicts.iter().position(|c| *c) {
-        let name: Arc<str> = requests[first].spec.name().into();
-        for (request, conflicting) in requests.into_iter().zip(conflicts) {
-            let (kind, reason) = if conflicting {
-                (RejectionKind::AlreadyExists, EXISTS_REASON)
-            } else {
-                (RejectionKind::BatchRejected, BATCH_REASON)
-            };
-            state.reject(
-                request.id,
-                request.spec.name(),
-                kind,
-                reason.into(),
-                request.outcome,
-            );
-            drop_contained((request.spec, request.unit, request.release));
-        }
-        return Err(RuntimeError::TaskAlreadyExists { name });
-    }
-    if let Err(AddRefusal::Limit(limit)) = state.check_limit(requests.len()) {
-        let current = state.entries.len() + state.reaping.len();
-        let reason: Arc<str> = format!(
-            "registered task limit reached: {}/{limit}",
-            current + requests.len()
-        )
-        .into();
-        for request in requests {
-            let kind = RejectionKind::ResourceLimit;
-            state.reject(
-                request.id,
-                request.spec.name(),
-                kind,
-                reason.clone(),
-                request.outcome,
-            );
-            drop_contained((request.spec, request.unit, request.release));
-        }
-        return Err(RuntimeError::ResourceLimitReached {
-            resource: "registered_tasks",
-            limit,
-        });
-    }
-    for request in requests {
-        state.insert(
-            request.id,
-            request.spec,
-            request.outcome,
-            request.unit,
-            request.release,
-        );
-    }
-    Ok(())
-}
-
 /// The next attempt of `id` is due: start it, or queue it for a `max_concurrent` permit.
-async fn spawn_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, id: TaskId) {
+pub(super) async fn spawn_attempt(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    id: TaskId,
+) {
     let Some(entry) = state.entries.get_mut(&id) else {
         return;
     };
@@ -607,7 +529,7 @@ fn claim(state: &mut RegistryState, id: TaskId) -> bool {
 }
 
 /// A claim by remove or cancel: the attempt gets `grace` to stop before a force-abort.
-fn claim_with_grace(
+pub(super) fn claim_with_grace(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     id: TaskId,

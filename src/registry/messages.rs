@@ -1,9 +1,10 @@
 //! The registry's message enum and the records its queries return.
 //!
-//! Query variants (`List`, `AliveSnapshot`, `IsAlive`, `TaskInfo`) can be sent by any actor
-//! with `ractor::call!`. Command variants carry opaque payloads that only
-//! [`SupervisorHandle`](crate::SupervisorHandle) can build, so membership can change only
-//! through the handle's checked operations.
+//! Query variants (`List`, `Snapshot`, `AliveSnapshot`, `IsAlive`, `TaskInfo`, `ActorOf`)
+//! and the command variants `Add`, `Remove` and `Cancel` can be sent by any actor with
+//! `ractor::call!`; they go through the same checks as the handle's operations.
+//! `Command` carries opaque payloads that only
+//! [`SupervisorHandle`](crate::SupervisorHandle) builds.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +42,29 @@ pub enum RegistryMessage {
     IsAlive(Arc<str>, RpcReplyPort<bool>),
     /// A record of one registration, or `None` when the target is not registered.
     TaskInfo(TaskTarget, RpcReplyPort<Option<TaskInfo>>),
+    /// A record of every registration, sorted ascending by [`TaskId`]: one call for a
+    /// dashboard (the same records as `TaskInfo`, taken at one point in time).
+    Snapshot(RpcReplyPort<Vec<TaskInfo>>),
+    /// The hosted actor of the current attempt of a [`TaskSpec::actor`] task; `None` for
+    /// closure tasks, between attempts, and for unknown targets.
+    ActorOf(TaskTarget, RpcReplyPort<Option<ractor::ActorCell>>),
+    /// Adds a task, as [`SupervisorHandle::add`](crate::SupervisorHandle::add) does: the
+    /// reply is the new task's id or the same errors (`TaskAlreadyExists`,
+    /// `ResourceLimitReached`, `InvalidTaskSpec`, `ActorNameTaken`, `ShuttingDown`), and
+    /// `CommandQueueFull` when `registry_queue_capacity` commands are already in flight
+    /// (the message does not wait for capacity: it is already in the mailbox).
+    Add(TaskSpec, RpcReplyPort<Result<TaskId, RuntimeError>>),
+    /// Removes a registered task, as
+    /// [`SupervisorHandle::remove`](crate::SupervisorHandle::remove): `Ok(true)` when this
+    /// message made the claim (the reply comes before the task's cleanup), `Ok(false)`
+    /// for an unknown, finished or already claimed target. Reaches registered tasks only:
+    /// queued controller work is removed through the handle.
+    Remove(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
+    /// Cancels a registered task and replies once its terminal outcome is committed, as
+    /// [`SupervisorHandle::cancel`](crate::SupervisorHandle::cancel): `Ok(true)` when this
+    /// message made the claim, `Ok(false)` when it joined another removal (after the same
+    /// wait) or the target is unknown (at once).
+    Cancel(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
     /// A state-changing command from a [`SupervisorHandle`](crate::SupervisorHandle).
     /// Opaque: build commands through the handle.
     Command(Command),
@@ -54,6 +78,13 @@ pub(crate) enum CommandKind {
     AddBatch(Vec<AddRequest>, RpcReplyPort<Result<(), RuntimeError>>),
     Remove(TaskTarget, RpcReplyPort<bool>),
     Cancel(TaskTarget, RpcReplyPort<CancelTicket>),
+    /// Adds a watcher to a registered task: the reply is its id, or `None` when the target
+    /// is not registered.
+    Watch(
+        TaskTarget,
+        oneshot::Sender<TaskOutcome>,
+        RpcReplyPort<Option<TaskId>>,
+    ),
     /// Reply once the registry holds no registration and no physically running attempt.
     WaitEmpty(RpcReplyPort<()>),
     /// Begin the grace drain of R§14 step 3; reply with the stuck names. `verdict` says

@@ -2,6 +2,8 @@
 //! outcomes (R§12–13), as one ractor actor.
 //!
 //! - `actor`: the actor and its message handlers.
+//! - `admission`: which registrations are accepted (R§13), single and batch.
+//! - `requests`: `Add`, `Remove` and `Cancel` sent as messages by other actors.
 //! - `state`: indexes, claims and the terminal commit (synchronous).
 //! - `decision`: the restart decision, a pure function.
 //! - `permits`: the `max_concurrent` count and the FIFO of registrations waiting for it.
@@ -9,10 +11,12 @@
 //! - `messages`: the public message enum and query records.
 
 pub(crate) mod actor;
+mod admission;
 pub(crate) mod decision;
 pub(crate) mod life;
 pub(crate) mod messages;
 pub(crate) mod permits;
+mod requests;
 pub(crate) mod state;
 
 pub use actor::RegistryActor;

@@ -52,6 +52,11 @@ pub struct RegistrySettings {
     pub(crate) max_concurrent: Option<NonZeroUsize>,
     /// Told when the registry's life ends (see [`super::life`]).
     pub(crate) life: Arc<RegistryLife>,
+    /// The in-flight command bound (`registry_queue_capacity`) the handle's operations hold
+    /// a permit of; commands sent as messages check it without waiting.
+    pub(crate) commands: Arc<tokio::sync::Semaphore>,
+    /// Ownership units (R§18) and the configured capacity, when limited.
+    pub(crate) ownership: Option<(Arc<tokio::sync::Semaphore>, usize)>,
     /// Supervisor-wide restart intensity `(max_restarts, period)`, OTP style.
     pub(crate) intensity: Option<(u32, Duration)>,
     /// Fired once when the restart intensity is exceeded; the runtime then shuts down.
@@ -86,8 +91,10 @@ pub(crate) struct Entry {
     pub(crate) retry_count: u32,
     pub(crate) restarts: u32,
     pub(crate) last_failure: Option<Arc<str>>,
-    /// Cancel callers waiting for the terminal commit; dropped (closed) at commit.
-    pub(crate) cancel_waiters: Vec<oneshot::Sender<()>>,
+    /// Cancel callers waiting for the terminal commit, told at commit.
+    pub(crate) cancel_waiters: Vec<CancelWaiter>,
+    /// Watchers added after admission (`watch(target)`); each gets a copy of the outcome.
+    pub(crate) watchers: Vec<oneshot::Sender<TaskOutcome>>,
     /// Ownership unit (R§18), returned when the entry is dropped at terminal commit.
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
     pub(crate) release: Option<ReleaseHook>,
@@ -96,6 +103,18 @@ pub(crate) struct Entry {
     /// Recent failure restarts, for the task's own restart intensity (allocated only when
     /// the task has one).
     pub(crate) restart_log: Option<std::collections::VecDeque<tokio::time::Instant>>,
+}
+
+/// A cancel caller waiting for the terminal commit of its target.
+pub(crate) enum CancelWaiter {
+    /// A handle's cancel: a value means "committed"; a channel that closes without one
+    /// means the registry went away first.
+    Handle(oneshot::Sender<()>),
+    /// A `RegistryMessage::Cancel` from an actor: replied with whether it made the claim.
+    Message {
+        reply: RpcReplyPort<Result<bool, crate::error::RuntimeError>>,
+        claimed: bool,
+    },
 }
 
 /// The shutdown drain in progress (R§14 step 3).
@@ -118,6 +137,9 @@ pub struct RegistryState {
     pub(crate) reaping: HashMap<ActorId, Reaping>,
     /// How many reaping attempts hold each name.
     pub(crate) reserved: HashMap<Arc<str>, u32>,
+    /// Ractor names claimed by registrations (`with_actor_name`), so two registrations
+    /// cannot take turns holding one name.
+    pub(crate) actor_names: HashMap<Arc<str>, TaskId>,
     pub(crate) empty_waiters: Vec<RpcReplyPort<()>>,
     pub(crate) drain: Option<Drain>,
     /// Set by the first `Shutdown` command: later adds are refused.
@@ -194,6 +216,7 @@ impl RegistryState {
             by_actor: HashMap::new(),
             reaping: HashMap::new(),
             reserved: HashMap::new(),
+            actor_names: HashMap::new(),
             empty_waiters: Vec::new(),
             drain: None,
             closed: false,
@@ -274,11 +297,15 @@ impl RegistryState {
             name: name.clone(),
             task: spec.task().clone(),
             timeout: policy.timeout,
+            actor_name: spec.actor_name_arc().cloned(),
             token: self.settings.root_token.child_token(),
             events: self.settings.events.clone(),
             running: Default::default(),
         });
         self.names.insert(name.clone(), id);
+        if let Some(actor_name) = spec.actor_name_arc() {
+            self.actor_names.insert(actor_name.clone(), id);
+        }
         self.entries.insert(
             id,
             Entry {
@@ -293,6 +320,7 @@ impl RegistryState {
                 restarts: 0,
                 last_failure: None,
                 cancel_waiters: Vec::new(),
+                watchers: Vec::new(),
                 _unit: unit,
                 release,
                 permit: false,
@@ -336,6 +364,11 @@ impl RegistryState {
         let name = entry.shared.name.clone();
         if self.names.get(&name) == Some(&id) {
             self.names.remove(&name);
+        }
+        if let Some(actor_name) = &entry.shared.actor_name
+            && self.actor_names.get(actor_name) == Some(&id)
+        {
+            self.actor_names.remove(actor_name);
         }
         if let Some(timer) = entry.removal_timer.take() {
             timer.abort();
@@ -405,12 +438,18 @@ impl RegistryState {
         if let Some(mut release) = entry.release.take() {
             release(Stage::Exited);
         }
-        // An outcome nobody receives is dropped here: its error source is user code.
+        // Later watchers get copies (they share the error source); an outcome nobody
+        // receives is dropped here: its error source is user code.
+        let mut panics = Vec::new();
+        for watcher in entry.watchers.drain(..) {
+            if let Err(unsent) = watcher.send(outcome.clone()) {
+                panics.extend(drop_contained(unsent));
+            }
+        }
         let undelivered = match entry.outcome.take() {
             Some(tx) => tx.send(outcome).err(),
             None => Some(outcome),
         };
-        let mut panics = Vec::new();
         panics.extend(undelivered.and_then(drop_contained));
         self.events().publish(|| {
             Event::new(EventKind::TaskRemoved)
@@ -420,7 +459,14 @@ impl RegistryState {
         // Cancel callers learn of the commit by a value: a channel that merely closes means
         // the registry itself went away before committing.
         for waiter in entry.cancel_waiters.drain(..) {
-            let _ = waiter.send(());
+            match waiter {
+                CancelWaiter::Handle(tx) => {
+                    let _ = tx.send(());
+                }
+                CancelWaiter::Message { reply, claimed } => {
+                    let _ = reply.send(Ok(claimed));
+                }
+            }
         }
         // The entry may hold the last reference to the user's task object.
         panics.extend(drop_contained(entry));
@@ -538,6 +584,14 @@ impl RegistryState {
             .and_then(|id| self.entries.get(id))
             .is_some_and(|e| e.shared.running.load(Ordering::Acquire));
         running || self.reserved.contains_key(name)
+    }
+
+    /// A record of every registration, in no particular order: callers sort.
+    pub(crate) fn snapshot_unsorted(&self) -> Vec<TaskInfo> {
+        self.entries
+            .keys()
+            .filter_map(|id| self.info(*id))
+            .collect()
     }
 
     /// Every registration as `(id, name)`, in no particular order: callers sort.

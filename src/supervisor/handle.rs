@@ -136,6 +136,54 @@ impl SupervisorHandle {
             .unwrap_or(false)
     }
 
+    /// A waiter for a task that is already registered (watch it later, by id or name):
+    /// resolves once with the task's final outcome, as the waiter of
+    /// [`add_and_watch`](Self::add_and_watch) does. Any number of watchers may watch one
+    /// task; each gets the same outcome (the error source is shared).
+    ///
+    /// # Errors
+    /// - [`RuntimeError::TaskNotFound`] when no registered task matches `target` (unknown,
+    ///   already finished, or controller work still queued);
+    /// - [`RuntimeError::ShuttingDown`] when the registry is gone.
+    pub async fn watch(&self, target: impl Into<TaskTarget>) -> Result<TaskWaiter, RuntimeError> {
+        let target = target.into();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let lookup = target.clone();
+        let reply = self
+            .query(|reply| {
+                RegistryMessage::Command(crate::registry::Command(
+                    crate::registry::CommandKind::Watch(lookup, tx, reply),
+                ))
+            })
+            .await;
+        match reply {
+            Some(Some(id)) => Ok(TaskWaiter::new(id, rx)),
+            Some(None) => Err(RuntimeError::TaskNotFound { target }),
+            None => Err(RuntimeError::ShuttingDown),
+        }
+    }
+
+    /// A [`TaskInfo`] of every registration, sorted ascending by id, taken at one point in
+    /// time: one call for a dashboard. Empty once the supervisor has shut down (see
+    /// [`is_running`](Self::is_running)). Also `RegistryMessage::Snapshot`.
+    pub async fn snapshot(&self) -> Vec<TaskInfo> {
+        self.query(RegistryMessage::Snapshot)
+            .await
+            .unwrap_or_default()
+    }
+
+    /// The hosted actor of the current attempt of a [`TaskSpec::actor`] task: send it
+    /// messages, monitor it, link to it. `None` for closure tasks, between attempts (the
+    /// hosted actor of each attempt is a new incarnation with a new id), and for unknown
+    /// targets. To find the live incarnation by name instead, give the spec
+    /// [`TaskSpec::with_actor_name`] and use `ractor::registry::where_is`.
+    pub async fn actor_of(&self, target: impl Into<TaskTarget>) -> Option<ractor::ActorCell> {
+        let target = target.into();
+        self.query(|reply| RegistryMessage::ActorOf(target, reply))
+            .await
+            .flatten()
+    }
+
     /// A point-in-time [`TaskInfo`] of `target`, or `None` when it is not registered.
     pub async fn task_info(&self, target: impl Into<TaskTarget>) -> Option<TaskInfo> {
         let target = target.into();

@@ -2,29 +2,49 @@
 //!
 //! ractor kills linked children — without `post_stop` — when a parent stops, so linking the
 //! registry itself under the user's actor would turn "stop the parent" into "kill every
-//! task". Instead a tiny [`ParentLink`] actor is linked under the parent, and the registry
-//! stays unlinked:
-//! - the parent stopping (or being killed) kills the link; dropping the link's state fires
-//!   a token, and the runtime runs its normal graceful shutdown (grace honoured, outcomes
-//!   delivered);
-//! - at the end of the supervisor's shutdown the link stops normally, so the parent gets
-//!   an `ActorTerminated` supervision event; nothing of ours kills the parent (a parent that
-//!   keeps ractor's default `handle_supervisor_evt` stops itself on that event, as it would
-//!   for any child).
+//! task". Instead a tiny [`ParentLink`] actor (named `"<supervisor>.link"`) is the one actor
+//! of ours linked under the parent, and the registry stays unlinked:
+//! - a graceful stop of the link (`parent.stop_children_and_wait(..)`,
+//!   `link.stop_and_wait(..)`) runs the supervisor's graceful shutdown inside the link's
+//!   `post_stop` and waits for it, so ractor reports the link stopped only once every
+//!   watched waiter resolved, every task body stopped or was force-aborted and the
+//!   subscriber lanes drained;
+//! - the parent exiting (ractor then kills the link) drops the link's state, which fires a
+//!   token: the runtime runs the same graceful shutdown, detached;
+//! - at the end of a shutdown the link stops normally (`ActorTerminated` for the parent),
+//!   or, when the supervisor failed (restart intensity exceeded, registry died), fails with
+//!   the [`RuntimeError`]'s text, so the parent receives `ActorFailed` and can react as a
+//!   ractor supervisor does (SPEC §7).
+
+use std::sync::{Arc, OnceLock, Weak};
 
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-/// The link actor. Takes no messages.
+use super::runtime::Runtime;
+use super::shutdown::{self, Trigger};
+use crate::error::RuntimeError;
+
+/// Stop reason of the link after a graceful shutdown.
+pub(crate) const SHUT_DOWN_REASON: &str = "supervisor shut down";
+
+/// The link actor.
 pub(crate) struct ParentLink;
 
-/// The link's state: dropping it (stop or kill) cancels the "parent gone" token.
+/// Where the link finds the runtime it belongs to (set right after the runtime is built).
+pub(crate) type RuntimeSlot = Arc<OnceLock<Weak<Runtime>>>;
+
+/// The link's state: dropping it (stop, failure or kill) cancels the "parent gone" token.
 pub(crate) struct ParentLinkState {
     _gone: DropGuard,
+    runtime: RuntimeSlot,
 }
 
-/// The link takes no messages.
-pub(crate) enum ParentLinkMessage {}
+/// Messages of the link (from the runtime only).
+pub(crate) enum ParentLinkMessage {
+    /// The supervisor failed: fail with this text, so the parent gets `ActorFailed`.
+    Fail(String),
+}
 
 // Local-only under `cluster` (ractor then has no blanket `Message` impl); see src/cluster/local.rs.
 #[cfg(feature = "cluster")]
@@ -33,15 +53,16 @@ impl ractor::Message for ParentLinkMessage {}
 impl Actor for ParentLink {
     type Msg = ParentLinkMessage;
     type State = ParentLinkState;
-    type Arguments = CancellationToken;
+    type Arguments = (CancellationToken, RuntimeSlot);
 
     async fn pre_start(
         &self,
         _myself: ActorRef<Self::Msg>,
-        gone: CancellationToken,
+        (gone, runtime): Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(ParentLinkState {
             _gone: gone.drop_guard(),
+            runtime,
         })
     }
 
@@ -51,7 +72,22 @@ impl Actor for ParentLink {
         message: Self::Msg,
         _state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        match message {}
+        match message {
+            ParentLinkMessage::Fail(reason) => Err(reason.into()),
+        }
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // Asked to stop: shut the supervisor down (or join the shutdown under way) and
+        // return only when it is over, so `stop_and_wait` means "the supervisor is done".
+        if let Some(runtime) = state.runtime.get().and_then(Weak::upgrade) {
+            let _ = shutdown::join(&runtime, Trigger::Requested).await;
+        }
+        Ok(())
     }
 }
 
@@ -60,13 +96,31 @@ impl Actor for ParentLink {
 pub(crate) fn link_under(
     name: &str,
     parent: ActorCell,
+    runtime: RuntimeSlot,
 ) -> Result<(ActorRef<ParentLinkMessage>, CancellationToken), ractor::SpawnErr> {
     let gone = CancellationToken::new();
     let (link, _) = ractor::ActorRuntime::<ParentLink>::spawn_linked_instant(
         Some(format!("{name}.link")),
         ParentLink,
-        gone.clone(),
+        (gone.clone(), runtime),
         parent,
     )?;
     Ok((link, gone))
+}
+
+/// Tells the parent how the supervisor ended: a failure as `ActorFailed` (the link fails
+/// with the error's text), anything else as a normal stop.
+pub(crate) fn report(link: &ActorRef<ParentLinkMessage>, result: &Result<(), RuntimeError>) {
+    match result {
+        Err(
+            error @ (RuntimeError::RestartIntensityExceeded { .. }
+            | RuntimeError::RegistryFailed { .. }),
+        ) => {
+            let text = format!("supervisor failed: {error}");
+            if link.cast(ParentLinkMessage::Fail(text)).is_err() {
+                link.stop(Some(SHUT_DOWN_REASON.to_owned()));
+            }
+        }
+        _ => link.stop(Some(SHUT_DOWN_REASON.to_owned())),
+    }
 }

@@ -29,6 +29,30 @@ pub(crate) fn generated_name() -> Arc<str> {
     format!("taskvisor-{n}").into()
 }
 
+/// The actors `Runtime::start` has spawned so far: stopped (newest first) if it returns
+/// early, so a failed start leaves no actor and no name behind.
+#[derive(Default)]
+struct Spawned(Vec<ractor::ActorCell>);
+
+impl Spawned {
+    fn push(&mut self, cell: ractor::ActorCell) {
+        self.0.push(cell);
+    }
+
+    /// The start succeeded: the runtime owns the actors now.
+    fn disarm(&mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        for cell in self.0.drain(..).rev() {
+            cell.stop(None);
+        }
+    }
+}
+
 /// Everything a handle needs to reach the running supervisor.
 pub(crate) struct Runtime {
     pub(crate) name: Arc<str>,
@@ -62,7 +86,7 @@ pub(crate) struct Runtime {
     pub(crate) root_token: CancellationToken,
     pub(crate) shutdown: ShutdownCell,
     /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
-    pub(crate) parent_link: Option<ractor::ActorCell>,
+    pub(crate) parent_link: Option<ActorRef<super::parent::ParentLinkMessage>>,
     /// The remotable query actor (SPEC §6); stopped in the shutdown tail after the relay.
     #[cfg(feature = "cluster")]
     pub(crate) query: ActorRef<crate::cluster::QueryMessage>,
@@ -91,12 +115,15 @@ impl Runtime {
         let sink_state = relay_args.sink_state();
         let event_port = relay_args.port();
         let lanes = relay_args.lanes();
+        let taken = || RuntimeError::SupervisorNameTaken { name: name.clone() };
+        let mut spawned = Spawned::default();
         let (relay, _) = ractor::ActorRuntime::<RelayActor>::spawn_instant(
             Some(format!("{name}.relay")),
             RelayActor,
             relay_args,
         )
-        .map_err(|_| RuntimeError::SupervisorNameTaken { name: name.clone() })?;
+        .map_err(|_| taken())?;
+        spawned.push(relay.get_cell());
         let events = EventSink::new(relay.clone(), sink_state.clone());
         if let Some(lanes) = lanes {
             lanes.connect(events.clone());
@@ -104,6 +131,13 @@ impl Runtime {
 
         let root_token = CancellationToken::new();
         let registry_life = Arc::new(RegistryLife::default());
+        let commands = Arc::new(Semaphore::new(
+            config.registry_queue_capacity().get().min(MAX_CAPACITY),
+        ));
+        let ownership_limit = config
+            .ownership_capacity()
+            .map(|n| n.get().saturating_sub(subscribers.len()).min(MAX_CAPACITY));
+        let ownership = ownership_limit.map(|n| Arc::new(Semaphore::new(n)));
         let (meltdown, melted) = tokio::sync::oneshot::channel();
         let settings = RegistrySettings {
             grace: config.grace(),
@@ -113,36 +147,32 @@ impl Runtime {
             root_token: root_token.clone(),
             max_concurrent: config.max_concurrent(),
             life: registry_life.clone(),
+            commands: commands.clone(),
+            ownership: ownership
+                .clone()
+                .zip(config.ownership_capacity().map(|n| n.get())),
             intensity: config.restart_intensity(),
             meltdown: Some(meltdown),
         };
         let registry_name = Some(format!("{name}.registry"));
-        let registry = match ractor::ActorRuntime::<RegistryActor>::spawn_instant(
+        let (registry, _) = ractor::ActorRuntime::<RegistryActor>::spawn_instant(
             registry_name,
             RegistryActor,
             settings,
-        ) {
-            Ok((registry, _)) => registry,
-            Err(_) => {
-                relay.stop(None);
-                return Err(RuntimeError::SupervisorNameTaken { name });
-            }
-        };
+        )
+        .map_err(|_| taken())?;
+        spawned.push(registry.get_cell());
+        let link_runtime = super::parent::RuntimeSlot::default();
         let parent_link = match parent {
             None => None,
-            Some(parent) => match super::parent::link_under(&name, parent) {
-                Ok(link) => Some(link),
-                Err(_) => {
-                    registry.stop(None);
-                    relay.stop(None);
-                    return Err(RuntimeError::SupervisorNameTaken { name });
-                }
-            },
+            Some(parent) => {
+                let link = super::parent::link_under(&name, parent, link_runtime.clone())
+                    .map_err(|_| taken())?;
+                spawned.push(link.0.get_cell());
+                Some(link)
+            }
         };
 
-        let commands = Arc::new(Semaphore::new(
-            config.registry_queue_capacity().get().min(MAX_CAPACITY),
-        ));
         #[cfg(feature = "controller")]
         let controller = match controller {
             None => None,
@@ -156,43 +186,30 @@ impl Runtime {
                 };
                 // Linked under the registry: if the registry dies, the controller goes
                 // with it and every submission fails fast with `Closed`.
-                match ractor::ActorRuntime::<ControllerActor>::spawn_linked_instant(
+                let (actor, _) = ractor::ActorRuntime::<ControllerActor>::spawn_linked_instant(
                     Some(format!("{name}.controller")),
                     ControllerActor,
                     args,
                     registry.get_cell(),
-                ) {
-                    Ok((actor, _)) => Some(ControllerLink { actor, shared }),
-                    Err(_) => {
-                        registry.stop(None);
-                        relay.stop(None);
-                        return Err(RuntimeError::SupervisorNameTaken { name });
-                    }
-                }
+                )
+                .map_err(|_| taken())?;
+                Some(ControllerLink { actor, shared })
             }
         };
         #[cfg(feature = "cluster")]
-        let query = match crate::cluster::spawn_query(
+        let query = crate::cluster::spawn_query(
             &name,
             &registry,
             &relay,
             #[cfg(feature = "controller")]
             controller.as_ref().map(|link| link.actor.clone()),
-        ) {
-            Ok(query) => query,
-            Err(_) => {
-                registry.stop(None);
-                relay.stop(None);
-                return Err(RuntimeError::SupervisorNameTaken { name });
-            }
-        };
-        let ownership_limit = config
-            .ownership_capacity()
-            .map(|n| n.get().saturating_sub(subscribers.len()).min(MAX_CAPACITY));
+        )
+        .map_err(|_| taken())?;
+        spawned.disarm();
         let runtime = Arc::new(Runtime {
             name,
             commands,
-            ownership: ownership_limit.map(|n| Arc::new(Semaphore::new(n))),
+            ownership,
             config,
             defaults,
             registry,
@@ -209,10 +226,11 @@ impl Runtime {
             shutdown_started: CancellationToken::new(),
             root_token,
             shutdown: ShutdownCell::default(),
-            parent_link: parent_link.as_ref().map(|(link, _)| link.get_cell()),
+            parent_link: parent_link.as_ref().map(|(link, _)| link.clone()),
             #[cfg(feature = "cluster")]
             query,
         });
+        let _ = link_runtime.set(Arc::downgrade(&runtime));
         if let Some((_, gone)) = parent_link {
             // The parent stopped (or was killed): shut down gracefully, as if asked to. The
             // task ends when the link goes away, which at the latest is the end of shutdown.

@@ -160,12 +160,8 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     #[cfg(feature = "controller")]
     super::submit::stop_controller(runtime).await;
     runtime.registry.stop(None);
-    if let Some(link) = &runtime.parent_link {
-        // The parent's supervision event: the supervisor has terminated.
-        link.stop(Some("supervisor shut down".to_owned()));
-    }
 
-    match (trigger, stuck) {
+    let result = match (trigger, stuck) {
         (Trigger::RegistryFailed { reason }, _) => Err(RuntimeError::RegistryFailed { reason }),
         // The registry died while draining: report why.
         (_, None) => Err(match runtime.registry_life.failure() {
@@ -190,5 +186,10 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             stuck,
         }),
         _ => Ok(()),
+    };
+    if let Some(link) = &runtime.parent_link {
+        // The parent's supervision event: terminated, or failed with the error's text.
+        super::parent::report(link, &result);
     }
+    result
 }

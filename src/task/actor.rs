@@ -3,19 +3,26 @@
 //!
 //! Each attempt spawns a small host actor linked under the attempt's task actor, and the
 //! host spawns the user's actor `A` linked under itself. The host overrides
-//! `handle_supervisor_evt`, so `A`'s exit becomes the attempt's result:
+//! `handle_supervisor_evt`, so `A`'s exit becomes the attempt's result, with Erlang/OTP's
+//! exit semantics (`supervisor` docs, "restart": only `normal` and `shutdown` exits are
+//! normal):
 //!
 //! | how `A` ends | attempt result |
 //! |---|---|
-//! | stops normally (`stop(None)`, `stop(Some(reason))`, drained) | `Ok(())` |
-//! | stops with a reason starting with [`FATAL_STOP_PREFIX`] (`"fatal:"`) | `TaskError::Fatal` (never retried) |
+//! | `stop(None)`, `stop(Some("normal"))`, `stop(Some("shutdown"))`, a reason starting with [`SHUTDOWN_STOP_PREFIX`] (`"shutdown:"`), or ractor's own `drain()` (`"Drained"`) | normal exit: `Ok(())` |
+//! | a reason starting with [`FATAL_STOP_PREFIX`] (`"fatal:"`) | `TaskError::Fatal` (never retried) |
+//! | any other stop reason | abnormal exit: `TaskError::Fail` ("actor stopped: <reason>", retryable) |
 //! | fails: a handler returns `Err` or panics (`ActorFailed`) | `TaskError::Fail` with the error text (retryable) |
 //! | killed by someone else | `TaskError::Fail` ("actor was killed") |
 //! | `pre_start` fails | `TaskError::Fail` ("actor failed to start: …") |
 //!
-//! Cancellation (remove, cancel, shutdown) stops `A` gracefully; if it does not stop within
-//! the grace, the force-abort kills the task actor and with it the host and `A` (ractor kills
-//! linked children). An attempt timeout drops the attempt, which kills the host and `A`.
+//! So [`RestartPolicy::Always`](crate::RestartPolicy) is OTP's *permanent* child,
+//! `OnFailure` *transient* and `Never` *temporary*.
+//!
+//! Cancellation (remove, cancel, shutdown) stops `A` gracefully with the reason
+//! `"shutdown"`; if it does not stop within the grace, the force-abort kills the task actor
+//! and with it the host and `A` (ractor kills linked children). An attempt timeout drops
+//! the attempt, which kills the host and `A`.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -30,6 +37,47 @@ use super::{Task, TaskContext, TaskError, TaskSpec};
 /// failure: `myself.stop(Some("fatal: bad configuration".into()))` ends the task `Fatal`
 /// with the reason `"bad configuration"`, without retries.
 pub const FATAL_STOP_PREFIX: &str = "fatal:";
+
+/// Stop-reason prefix of a normal exit with a note, as OTP's `{shutdown, Term}`:
+/// `myself.stop(Some("shutdown: upstream closed".into()))` is a success like
+/// `stop(None)`. Exactly `"normal"` and `"shutdown"` are normal too.
+pub const SHUTDOWN_STOP_PREFIX: &str = "shutdown:";
+
+/// The reason our own cooperative stop gives the hosted actor.
+const SHUTDOWN_REASON: &str = "shutdown";
+
+/// How long an attempt waits for the previous incarnation of its actor to give its ractor
+/// name back (it was killed by a timeout or force-abort and is finishing that kill).
+const NAME_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The attempt result of a hosted actor that stopped with `reason` (OTP exit semantics).
+fn stop_result(reason: Option<&str>) -> Result<(), TaskError> {
+    let Some(reason) = reason else {
+        return Ok(());
+    };
+    if let Some(fatal) = reason.strip_prefix(FATAL_STOP_PREFIX) {
+        return Err(TaskError::fatal(fatal.trim_start()));
+    }
+    let normal = matches!(reason, "normal" | SHUTDOWN_REASON | "Drained")
+        || reason.starts_with(SHUTDOWN_STOP_PREFIX);
+    if normal {
+        Ok(())
+    } else {
+        Err(TaskError::fail(format!("actor stopped: {reason}")))
+    }
+}
+
+/// The hosted actor of an attempt, found from the attempt's task actor: the task actor's
+/// host child (recognised by its message type) and the host's only child.
+pub(crate) fn hosted_actor(task_actor: &ActorCell) -> Option<ActorCell> {
+    task_actor
+        .get_children()
+        .into_iter()
+        .find(|child| child.is_message_type_of::<HostMessage>() == Some(true))?
+        .get_children()
+        .into_iter()
+        .next()
+}
 
 /// How the hosted actor ended.
 enum ChildExit {
@@ -54,7 +102,40 @@ impl Drop for KillOnDrop {
 /// The [`Task`] behind [`TaskSpec::actor`].
 struct ActorTask<A, F> {
     factory: F,
+    /// The incarnation of the last attempt, to tell "our own previous incarnation still
+    /// holds the name" from "somebody else took it".
+    last: LastIncarnation,
     _actor: PhantomData<fn() -> A>,
+}
+
+/// The hosted actor of the latest attempt of one task, written by the host.
+type LastIncarnation = Arc<std::sync::Mutex<Option<ActorCell>>>;
+
+impl<A, F> ActorTask<A, F> {
+    /// Waits until `name` is free of our own previous incarnation; fails when another
+    /// actor holds it.
+    async fn claim_name(&self, name: &str) -> Result<(), TaskError> {
+        let Some(holder) = ractor::registry::where_is(name) else {
+            return Ok(());
+        };
+        let ours = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|last| last.get_id() == holder.get_id());
+        if !ours {
+            return Err(TaskError::fail(format!(
+                "actor name '{name}' is held by another actor"
+            )));
+        }
+        if holder.wait(Some(NAME_RELEASE_WAIT)).await.is_err() {
+            return Err(TaskError::fail(format!(
+                "actor name '{name}' is still held by the previous incarnation"
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -64,14 +145,23 @@ where
     F: Fn() -> (A, A::Arguments) + Send + Sync + 'static,
 {
     async fn run(&self, ctx: TaskContext) -> Result<(), TaskError> {
+        let name = ctx.actor_name().cloned();
+        if let Some(name) = &name {
+            self.claim_name(name).await?;
+        }
         let (actor, arguments) = (self.factory)();
         let (report, exit) = oneshot::channel();
         let host = AttemptHost::<A>(PhantomData);
+        let hosted = Hosted {
+            actor,
+            arguments,
+            name: name.as_deref().map(str::to_owned),
+            last: self.last.clone(),
+            report,
+        };
         let started = match ctx.actor() {
-            Some(parent) => {
-                Actor::spawn_linked(None, host, (actor, arguments, report), parent.clone()).await
-            }
-            None => Actor::spawn(None, host, (actor, arguments, report)).await,
+            Some(parent) => Actor::spawn_linked(None, host, hosted, parent.clone()).await,
+            None => Actor::spawn(None, host, hosted).await,
         };
         let (host, _) = started
             .map_err(|error| TaskError::fail(format!("actor host failed to start: {error}")))?;
@@ -82,19 +172,13 @@ where
             ended = &mut exit => ended,
             () = ctx.cancelled() => {
                 // Graceful first: the force-abort after the grace kills what is left.
-                host.stop_children(Some("canceled".to_owned()));
+                host.stop_children(Some(SHUTDOWN_REASON.to_owned()));
                 exit.await
             }
         };
         guard.0 = None;
         match ended {
-            Ok(ChildExit::Stopped(reason)) => match reason
-                .as_deref()
-                .and_then(|r| r.strip_prefix(FATAL_STOP_PREFIX))
-            {
-                Some(fatal) => Err(TaskError::fatal(fatal.trim_start())),
-                None => Ok(()),
-            },
+            Ok(ChildExit::Stopped(reason)) => stop_result(reason.as_deref()),
             Ok(ChildExit::Failed(error)) => Err(TaskError::fail(error)),
             Ok(ChildExit::Killed) => Err(TaskError::fail("actor was killed")),
             Ok(ChildExit::StartFailed(error)) => {
@@ -108,9 +192,20 @@ where
 /// Hosts one incarnation of the user's actor and reports how it ended.
 struct AttemptHost<A>(PhantomData<fn() -> A>);
 
+/// What the host spawns: the user's actor, its arguments, its ractor name, and where to
+/// report its end.
+struct Hosted<A: Actor> {
+    actor: A,
+    arguments: A::Arguments,
+    name: Option<String>,
+    last: LastIncarnation,
+    report: oneshot::Sender<ChildExit>,
+}
+
 /// State of the host: where to report, and the hosted actor's cell.
 struct HostState<A: Actor> {
-    pending: Option<(A, A::Arguments)>,
+    pending: Option<(A, A::Arguments, Option<String>)>,
+    last: LastIncarnation,
     report: Option<oneshot::Sender<ChildExit>>,
     child: Option<ActorCell>,
 }
@@ -125,16 +220,17 @@ impl ractor::Message for HostMessage {}
 impl<A: Actor> Actor for AttemptHost<A> {
     type Msg = HostMessage;
     type State = HostState<A>;
-    type Arguments = (A, A::Arguments, oneshot::Sender<ChildExit>);
+    type Arguments = Hosted<A>;
 
     async fn pre_start(
         &self,
         _myself: ActorRef<Self::Msg>,
-        (actor, arguments, report): Self::Arguments,
+        hosted: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(HostState {
-            pending: Some((actor, arguments)),
-            report: Some(report),
+            pending: Some((hosted.actor, hosted.arguments, hosted.name)),
+            last: hosted.last,
+            report: Some(hosted.report),
             child: None,
         })
     }
@@ -144,11 +240,18 @@ impl<A: Actor> Actor for AttemptHost<A> {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let Some((actor, arguments)) = state.pending.take() else {
+        let Some((actor, arguments, name)) = state.pending.take() else {
             return Ok(());
         };
-        match Actor::spawn_linked(None, actor, arguments, myself.get_cell()).await {
-            Ok((child, _)) => state.child = Some(child.get_cell()),
+        match Actor::spawn_linked(name, actor, arguments, myself.get_cell()).await {
+            Ok((child, _)) => {
+                let cell = child.get_cell();
+                *state
+                    .last
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cell.clone());
+                state.child = Some(cell);
+            }
             Err(error) => {
                 if let Some(report) = state.report.take() {
                     let _ = report.send(ChildExit::StartFailed(error.to_string()));
@@ -232,8 +335,9 @@ impl TaskSpec {
     {
         let task = Arc::new(ActorTask {
             factory,
+            last: LastIncarnation::default(),
             _actor: PhantomData,
         });
-        TaskSpec::from_defaults(name, task)
+        TaskSpec::from_defaults(name, task).mark_hosts_actor()
     }
 }

@@ -2,9 +2,12 @@
 
 use std::future::Future;
 
+use std::sync::Arc;
+
 use tokio_util::sync::CancellationToken;
 
 use super::error::TaskError;
+use crate::identity::TaskId;
 
 /// Cancellation scope of one attempt (R§3).
 ///
@@ -13,31 +16,85 @@ use super::error::TaskError;
 /// cancelling the task, shutting the runtime down, or the attempt's own
 /// timeout all reach the attempt, while the attempt cannot cancel its
 /// ancestors. Clones share the same state.
+///
+/// It also tells the attempt who it is: [`id`](Self::id), [`name`](Self::name) and
+/// [`attempt`](Self::attempt).
 #[derive(Clone, Debug)]
 pub struct TaskContext {
     token: CancellationToken,
+    id: TaskId,
+    name: Arc<str>,
+    attempt: u32,
     /// The task actor running this attempt, so actor tasks can link under it.
     actor: Option<ractor::ActorCell>,
+    /// The ractor name each incarnation of a hosted actor registers under
+    /// ([`TaskSpec::with_actor_name`](super::TaskSpec::with_actor_name)).
+    actor_name: Option<Arc<str>>,
+}
+
+/// Who an attempt is, for [`TaskContext::for_attempt`].
+pub(crate) struct AttemptIdentity {
+    pub(crate) id: TaskId,
+    pub(crate) name: Arc<str>,
+    pub(crate) attempt: u32,
+    pub(crate) actor: ractor::ActorCell,
+    pub(crate) actor_name: Option<Arc<str>>,
 }
 
 impl TaskContext {
     #[cfg(any(test, feature = "test-util"))]
-    /// Wraps `token`; the runtime hands each attempt a child token (R§3).
+    /// Wraps `token` outside any supervisor: a fresh id, name `"detached"`, attempt 1.
     pub(crate) fn new(token: CancellationToken) -> Self {
-        Self { token, actor: None }
-    }
-
-    /// Wraps `token` for an attempt hosted by the task actor `actor`.
-    pub(crate) fn for_actor(token: CancellationToken, actor: ractor::ActorCell) -> Self {
         Self {
             token,
-            actor: Some(actor),
+            id: TaskId::next(),
+            name: Arc::from("detached"),
+            attempt: 1,
+            actor: None,
+            actor_name: None,
+        }
+    }
+
+    /// Wraps `token` for one attempt hosted by a task actor.
+    pub(crate) fn for_attempt(token: CancellationToken, who: AttemptIdentity) -> Self {
+        Self {
+            token,
+            id: who.id,
+            name: who.name,
+            attempt: who.attempt,
+            actor: Some(who.actor),
+            actor_name: who.actor_name,
         }
     }
 
     /// The task actor hosting this attempt, when it runs under a supervisor.
     pub(crate) fn actor(&self) -> Option<&ractor::ActorCell> {
         self.actor.as_ref()
+    }
+
+    /// The ractor name for the hosted actor of this attempt, if the spec set one.
+    pub(crate) fn actor_name(&self) -> Option<&Arc<str>> {
+        self.actor_name.as_ref()
+    }
+
+    /// The id of the registration this attempt belongs to (the same for every attempt).
+    #[must_use]
+    pub fn id(&self) -> TaskId {
+        self.id
+    }
+
+    /// The task's name (the same for every attempt).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// This attempt's number: 1 for the first attempt, then one more for each restart
+    /// (failure retries and `Always` repeats alike; saturating at `u32::MAX`). It matches
+    /// the `attempt` of the attempt's events and of [`TaskInfo`](crate::TaskInfo).
+    #[must_use]
+    pub fn attempt(&self) -> u32 {
+        self.attempt
     }
 
     #[cfg(test)]
@@ -89,7 +146,7 @@ impl TaskContext {
         // the same attempt.
         Self {
             token: self.token.child_token(),
-            actor: self.actor.clone(),
+            ..self.clone()
         }
     }
 
@@ -102,7 +159,8 @@ impl TaskContext {
     }
 
     /// A context connected to no supervisor that is never cancelled, for
-    /// calling task bodies directly in tests.
+    /// calling task bodies directly in tests. Its [`id`](Self::id) is fresh, its
+    /// [`name`](Self::name) `"detached"` and its [`attempt`](Self::attempt) 1.
     #[cfg(feature = "test-util")]
     #[must_use]
     pub fn detached() -> Self {

@@ -10,7 +10,9 @@ mod spec;
 #[allow(clippy::module_inception)]
 mod task;
 
-pub use actor::FATAL_STOP_PREFIX;
+pub(crate) use actor::hosted_actor;
+pub use actor::{FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX};
+pub(crate) use context::AttemptIdentity;
 pub use context::TaskContext;
 pub use defaults::TaskDefaults;
 pub use error::TaskError;

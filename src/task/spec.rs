@@ -72,6 +72,9 @@ pub struct TaskSpec {
     max_retries: TaskSetting<Option<NonZeroU32>>,
     shutdown_timeout: Option<Duration>,
     restart_intensity: Option<(u32, Duration)>,
+    /// Set by [`TaskSpec::actor`]: each attempt hosts a ractor actor.
+    hosts_actor: bool,
+    actor_name: Option<Arc<str>>,
     task: TaskRef,
 }
 
@@ -85,6 +88,8 @@ impl TaskSpec {
             max_retries: TaskSetting::Inherit,
             shutdown_timeout: None,
             restart_intensity: None,
+            hosts_actor: false,
+            actor_name: None,
             task,
         }
     }
@@ -231,6 +236,46 @@ impl TaskSpec {
         &self.name
     }
 
+    /// Registers each incarnation of the hosted actor of a [`TaskSpec::actor`] task under
+    /// the ractor name `name`, so `ractor::registry::where_is(name)` finds the live one.
+    ///
+    /// The name is held only while an incarnation lives: ractor frees it when the actor
+    /// stops, and the next attempt waits for the previous incarnation to be gone before it
+    /// registers the name again.
+    ///
+    /// # Errors (at admission, from `add` and the other add forms)
+    /// - [`RuntimeError::InvalidTaskSpec`](crate::RuntimeError::InvalidTaskSpec) when the
+    ///   spec does not host an actor (a closure or `Task` object);
+    /// - [`RuntimeError::ActorNameTaken`](crate::RuntimeError::ActorNameTaken) when another
+    ///   actor of the process holds `name` at admission. Should another actor take it
+    ///   later, the attempt that cannot register fails (retryable) with a reason naming it.
+    pub fn with_actor_name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.actor_name = Some(name.into());
+        self
+    }
+
+    /// The ractor name of the hosted actor, if [`with_actor_name`](Self::with_actor_name)
+    /// set one.
+    #[must_use]
+    pub fn actor_name(&self) -> Option<&str> {
+        self.actor_name.as_deref()
+    }
+
+    /// Whether each attempt hosts a ractor actor ([`TaskSpec::actor`]).
+    #[must_use]
+    pub fn hosts_actor(&self) -> bool {
+        self.hosts_actor
+    }
+
+    pub(crate) fn mark_hosts_actor(mut self) -> Self {
+        self.hosts_actor = true;
+        self
+    }
+
+    pub(crate) fn actor_name_arc(&self) -> Option<&Arc<str>> {
+        self.actor_name.as_ref()
+    }
+
     /// The explicit restart policy, or `None` when inherited.
     #[must_use]
     pub fn restart_override(&self) -> Option<RestartPolicy> {
@@ -287,6 +332,8 @@ impl fmt::Debug for TaskSpec {
             .field("max_retries", &self.max_retries)
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("restart_intensity", &self.restart_intensity)
+            .field("hosts_actor", &self.hosts_actor)
+            .field("actor_name", &self.actor_name)
             .field("task", &OpaqueTask)
             .finish()
     }

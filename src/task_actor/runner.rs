@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::events::{Event, EventKind, EventSink};
 use crate::identity::TaskId;
 use crate::panic_guard::{dispose, drop_quietly, panic_message, try_drop};
-use crate::task::{TaskContext, TaskError, TaskRef};
+use crate::task::{AttemptIdentity, TaskContext, TaskError, TaskRef};
 
 /// What stays the same for every attempt of one registration.
 ///
@@ -42,6 +42,8 @@ pub(crate) struct TaskShared {
     pub(crate) task: TaskRef,
     /// Configured attempt timeout; `None` disables it.
     pub(crate) timeout: Option<Duration>,
+    /// The ractor name for each incarnation of a hosted actor (`with_actor_name`).
+    pub(crate) actor_name: Option<Arc<str>>,
     /// The registration's token: cancelled by remove, cancel, shutdown and owner drop.
     pub(crate) token: CancellationToken,
     pub(crate) events: EventSink,
@@ -111,7 +113,16 @@ pub(crate) async fn run_attempt(
     } else {
         shared.token.clone()
     };
-    let ctx = TaskContext::for_actor(attempt_token.clone(), actor);
+    let ctx = TaskContext::for_attempt(
+        attempt_token.clone(),
+        AttemptIdentity {
+            id: shared.id,
+            name: shared.name.clone(),
+            attempt,
+            actor,
+            actor_name: shared.actor_name.clone(),
+        },
+    );
     let started = Instant::now();
 
     // Creating the future may run user code (a hand-written `Task::run`), so it is inside

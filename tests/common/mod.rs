@@ -5,15 +5,16 @@
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ractor_taskvisor::prelude::*;
 use ractor_taskvisor::{Subscribe, TaskRef};
 use tokio::sync::mpsc;
 
-/// Marker contained in every panic message a test triggers on purpose.
-pub const EXPECTED_PANIC: &str = "(expected test panic)";
+mod panics;
+#[allow(unused_imports)]
+pub use panics::{Bomb, EXPECTED_PANIC, silence_expected_panics};
 
 pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -113,41 +114,6 @@ impl Gauge {
     pub fn total(&self) -> usize {
         self.total.load(Ordering::SeqCst)
     }
-}
-
-/// A value whose destructor panics (unless the thread is already unwinding, to avoid an
-/// abort).
-pub struct Bomb;
-
-impl Drop for Bomb {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            panic!("bomb exploded while dropped {EXPECTED_PANIC}");
-        }
-    }
-}
-
-/// Installs (once per test binary) a panic hook that keeps panics triggered on purpose
-/// (message containing [`EXPECTED_PANIC`], or a [`Bomb`] payload) quiet and forwards every
-/// other panic, such as a failed assertion, to the default hook.
-pub fn silence_expected_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let expected = payload
-                .downcast_ref::<&str>()
-                .is_some_and(|s| s.contains(EXPECTED_PANIC))
-                || payload
-                    .downcast_ref::<String>()
-                    .is_some_and(|s| s.contains(EXPECTED_PANIC))
-                || payload.is::<Bomb>();
-            if !expected {
-                default(info);
-            }
-        }));
-    });
 }
 
 /// A subscriber that keeps every event it receives.

@@ -10,6 +10,11 @@ use std::time::Duration;
 use ractor_taskvisor::prelude::*;
 use tokio::sync::Notify;
 
+#[path = "../common/panics.rs"]
+mod panics;
+#[allow(unused_imports)]
+pub use panics::{EXPECTED_PANIC, silence_expected_panics};
+
 /// Upper bound for anything that should happen promptly; only reached when a test fails.
 pub const WAIT: Duration = Duration::from_secs(10);
 
@@ -175,6 +180,7 @@ pub fn step(kind: EventKind, attempt: Option<u32>) -> Step {
 
 /// A supervisor with `config` and the given subscribers.
 pub fn supervisor(config: SupervisorConfig, subs: Vec<Arc<dyn Subscribe>>) -> Arc<Supervisor> {
+    silence_expected_panics();
     Supervisor::builder(config).with_subscribers(subs).build()
 }
 
@@ -228,7 +234,7 @@ pub fn sleeper() -> TaskRef {
 }
 
 fn explode() -> Result<(), TaskError> {
-    panic!("kaboom")
+    panic!("kaboom {EXPECTED_PANIC}")
 }
 
 /// A body that panics with `kaboom` while being polled.

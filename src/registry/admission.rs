@@ -1,0 +1,209 @@
+//! Admission (R§13): what decides whether a registration is accepted.
+//!
+//! In order: the registry is open; the spec is admissible as given (a ractor name only for
+//! tasks that host an actor, and free in the process); the task name is free (not
+//! registered, not reserved by a force-aborted attempt still running); the registered-task
+//! limit has room (reaping attempts count). A static batch is all-or-nothing. A refused
+//! request's watcher resolves `Rejected` and its user values are dropped under the panic
+//! guard.
+
+use std::sync::Arc;
+
+use super::messages::AddRequest;
+use super::state::{AddRefusal, RegistryState};
+use crate::error::RuntimeError;
+use crate::events::RejectionKind;
+use crate::outcome::TaskOutcome;
+use crate::panic_guard::drop_contained;
+use crate::task::TaskSpec;
+
+/// Reason text for a rejected duplicate name (R§19).
+const EXISTS_REASON: &str = "a registered task already uses this name";
+/// Reason text for the non-conflicting items of a rejected static batch (R§19).
+const BATCH_REASON: &str = "another item rejected the all-or-nothing batch";
+/// Reason text of `with_actor_name` on a task without a hosted actor.
+const NOT_AN_ACTOR_TASK: &str =
+    "with_actor_name needs a task that hosts a ractor actor (TaskSpec::actor)";
+
+/// Why a spec cannot be admitted as given: the rejection kind for its watcher and event,
+/// the reason text, and the caller's error.
+fn spec_refusal(
+    state: &RegistryState,
+    spec: &TaskSpec,
+) -> Option<(RejectionKind, Arc<str>, RuntimeError)> {
+    let actor_name = spec.actor_name_arc()?;
+    if !spec.hosts_actor() {
+        let reason: Arc<str> = NOT_AN_ACTOR_TASK.into();
+        let error = RuntimeError::InvalidTaskSpec {
+            name: spec.name_arc().clone(),
+            reason: reason.clone(),
+        };
+        return Some((RejectionKind::AdmissionFailed, reason, error));
+    }
+    let taken = state.actor_names.contains_key(actor_name)
+        || ractor::registry::where_is(actor_name).is_some();
+    taken.then(|| {
+        let error = RuntimeError::ActorNameTaken {
+            name: actor_name.clone(),
+        };
+        let reason: Arc<str> = error.to_string().into();
+        (RejectionKind::AlreadyExists, reason, error)
+    })
+}
+
+/// Admission of one registration (R§13): name uniqueness, then the registered-task limit.
+pub(super) fn admit_one(
+    state: &mut RegistryState,
+    request: AddRequest,
+) -> Result<(), RuntimeError> {
+    let AddRequest {
+        id,
+        spec,
+        outcome,
+        unit,
+        release,
+    } = request;
+    let name = spec.name();
+    let refusal = if state.closed {
+        if let Some(tx) = outcome {
+            // Only controller work is still watched here: tell its waiter why.
+            let reason = "supervisor is shutting down";
+            let _ = tx.send(TaskOutcome::rejected(
+                RejectionKind::ControllerShuttingDown,
+                reason,
+            ));
+        }
+        RuntimeError::ShuttingDown
+    } else if let Some((kind, reason, error)) = spec_refusal(state, &spec) {
+        state.reject(id, name, kind, reason, outcome);
+        error
+    } else if state.name_taken(name) {
+        let kind = RejectionKind::AlreadyExists;
+        state.reject(id, name, kind, EXISTS_REASON.into(), outcome);
+        RuntimeError::TaskAlreadyExists { name: name.into() }
+    } else if let Err(AddRefusal::Limit(limit)) = state.check_limit(1) {
+        let reason = format!("registered task limit reached: {limit}");
+        state.reject(
+            id,
+            name,
+            RejectionKind::ResourceLimit,
+            reason.into(),
+            outcome,
+        );
+        RuntimeError::ResourceLimitReached {
+            resource: "registered_tasks",
+            limit,
+        }
+    } else {
+        state.insert(id, spec, outcome, unit, release);
+        return Ok(());
+    };
+    // A refused spec may hold the last reference to the user's task object.
+    drop_contained((spec, unit, release));
+    Err(refusal)
+}
+
+/// All-or-nothing admission of a static batch (R§13).
+pub(super) fn admit_batch(
+    state: &mut RegistryState,
+    requests: Vec<AddRequest>,
+) -> Result<(), RuntimeError> {
+    if state.closed {
+        return Err(RuntimeError::ShuttingDown);
+    }
+    // A spec that cannot be admitted as given (or repeats an earlier item's ractor name)
+    // rejects the whole batch.
+    let mut actor_names = std::collections::HashSet::new();
+    let refusals: Vec<Option<(RejectionKind, Arc<str>, RuntimeError)>> = requests
+        .iter()
+        .map(|r| {
+            spec_refusal(state, &r.spec).or_else(|| {
+                let name = r.spec.actor_name_arc()?;
+                (!actor_names.insert(name.clone())).then(|| {
+                    let error = RuntimeError::ActorNameTaken { name: name.clone() };
+                    let reason: Arc<str> = error.to_string().into();
+                    (RejectionKind::AlreadyExists, reason, error)
+                })
+            })
+        })
+        .collect();
+    if refusals.iter().any(Option::is_some) {
+        let mut first = None;
+        for (request, refusal) in requests.into_iter().zip(refusals) {
+            let (kind, reason) = match refusal {
+                Some((kind, reason, error)) => {
+                    first.get_or_insert(error);
+                    (kind, reason)
+                }
+                None => (RejectionKind::BatchRejected, BATCH_REASON.into()),
+            };
+            state.reject(
+                request.id,
+                request.spec.name(),
+                kind,
+                reason,
+                request.outcome,
+            );
+            drop_contained((request.spec, request.unit, request.release));
+        }
+        return Err(first.unwrap_or(RuntimeError::ShuttingDown));
+    }
+    // A name conflicts if it is taken, or if an earlier item of the batch already used it.
+    let mut seen = std::collections::HashSet::with_capacity(requests.len());
+    let conflicts: Vec<bool> = requests
+        .iter()
+        .map(|r| state.name_taken(r.spec.name()) || !seen.insert(r.spec.name().to_owned()))
+        .collect();
+    if let Some(first) = conflicts.iter().position(|c| *c) {
+        let name: Arc<str> = requests[first].spec.name().into();
+        for (request, conflicting) in requests.into_iter().zip(conflicts) {
+            let (kind, reason) = if conflicting {
+                (RejectionKind::AlreadyExists, EXISTS_REASON)
+            } else {
+                (RejectionKind::BatchRejected, BATCH_REASON)
+            };
+            state.reject(
+                request.id,
+                request.spec.name(),
+                kind,
+                reason.into(),
+                request.outcome,
+            );
+            drop_contained((request.spec, request.unit, request.release));
+        }
+        return Err(RuntimeError::TaskAlreadyExists { name });
+    }
+    if let Err(AddRefusal::Limit(limit)) = state.check_limit(requests.len()) {
+        let current = state.entries.len() + state.reaping.len();
+        let reason: Arc<str> = format!(
+            "registered task limit reached: {}/{limit}",
+            current + requests.len()
+        )
+        .into();
+        for request in requests {
+            let kind = RejectionKind::ResourceLimit;
+            state.reject(
+                request.id,
+                request.spec.name(),
+                kind,
+                reason.clone(),
+                request.outcome,
+            );
+            drop_contained((request.spec, request.unit, request.release));
+        }
+        return Err(RuntimeError::ResourceLimitReached {
+            resource: "registered_tasks",
+            limit,
+        });
+    }
+    for request in requests {
+        state.insert(
+            request.id,
+            request.spec,
+            request.outcome,
+            request.unit,
+            request.release,
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! Membership commands sent as messages by other actors (`RegistryMessage::{Add, Remove,
+//! Cancel}`), with the same checks as the handle's operations.
+//!
+//! The handle waits for a command permit before it sends; a message is already in the
+//! mailbox, so here the same `registry_queue_capacity` bound is checked without waiting
+//! (`CommandQueueFull` when every permit is held), as are the ownership units (R§18). The
+//! events are the handle's: `TaskAddRequested` before admission, `TaskRemoveRequested`
+//! before a claim.
+
+use std::sync::Arc;
+
+use ractor::{ActorRef, RpcReplyPort};
+
+use super::actor::{claim_with_grace, spawn_attempt};
+use super::admission::admit_one;
+use super::messages::{AddRequest, RegistryMessage};
+use super::state::{CancelWaiter, RegistryState};
+use crate::error::RuntimeError;
+use crate::events::{Event, EventKind};
+use crate::identity::{TaskId, TaskTarget};
+use crate::panic_guard::drop_contained;
+use crate::task::TaskSpec;
+
+/// `RegistryMessage::Add`: admit `spec` and start its first attempt.
+pub(super) async fn add(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    spec: TaskSpec,
+    reply: RpcReplyPort<Result<TaskId, RuntimeError>>,
+) {
+    let result = admit(state, spec);
+    let accepted = result.as_ref().ok().copied();
+    let _ = reply.send(result);
+    if let Some(id) = accepted {
+        spawn_attempt(myself, state, id).await;
+    }
+}
+
+fn admit(state: &mut RegistryState, spec: TaskSpec) -> Result<TaskId, RuntimeError> {
+    let id = TaskId::next();
+    let name = spec.name_arc().clone();
+    state.events().publish(|| {
+        Event::new(EventKind::TaskAddRequested)
+            .with_id(id)
+            .with_task(name)
+    });
+    if state.closed {
+        drop_contained(spec);
+        return Err(RuntimeError::ShuttingDown);
+    }
+    let Ok(_slot) = state.settings.commands.clone().try_acquire_owned() else {
+        drop_contained(spec);
+        return Err(RuntimeError::CommandQueueFull);
+    };
+    let unit = match &state.settings.ownership {
+        None => None,
+        Some((units, limit)) => match units.clone().try_acquire_owned() {
+            Ok(unit) => Some(unit),
+            Err(_) => {
+                let limit = *limit;
+                drop_contained(spec);
+                return Err(RuntimeError::ResourceLimitReached {
+                    resource: "owned_user_lifetimes",
+                    limit,
+                });
+            }
+        },
+    };
+    let request = AddRequest {
+        id,
+        spec,
+        outcome: None,
+        unit,
+        release: None,
+    };
+    admit_one(state, request).map(|()| id)
+}
+
+/// Publishes `TaskRemoveRequested` for `target`, resolved to `id`.
+fn announce(state: &RegistryState, id: TaskId, target: &TaskTarget, cancel: bool) {
+    state.events().publish(|| {
+        let mut event = Event::new(EventKind::TaskRemoveRequested).with_id(id);
+        if let TaskTarget::Name(name) = target {
+            event = event.with_task(Arc::clone(name));
+        }
+        if cancel {
+            event = event.with_reason("manual_cancel");
+        }
+        event
+    });
+}
+
+/// The command bound, checked without waiting.
+fn intake(state: &RegistryState) -> Result<tokio::sync::OwnedSemaphorePermit, RuntimeError> {
+    if state.closed {
+        return Err(RuntimeError::ShuttingDown);
+    }
+    state
+        .settings
+        .commands
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| RuntimeError::CommandQueueFull)
+}
+
+/// `RegistryMessage::Remove`: claim `target`; the reply comes before its cleanup.
+pub(super) fn remove(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    target: TaskTarget,
+    reply: RpcReplyPort<Result<bool, RuntimeError>>,
+) {
+    let result = intake(state).map(|_slot| match state.resolve(&target) {
+        None => false,
+        Some(id) => {
+            announce(state, id, &target, false);
+            claim_with_grace(myself, state, id)
+        }
+    });
+    let _ = reply.send(result);
+}
+
+/// `RegistryMessage::Cancel`: claim `target` (or join its removal) and reply once its
+/// terminal outcome is committed.
+pub(super) fn cancel(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    target: TaskTarget,
+    reply: RpcReplyPort<Result<bool, RuntimeError>>,
+) {
+    if let Err(error) = intake(state) {
+        let _ = reply.send(Err(error));
+        return;
+    }
+    let Some(id) = state.resolve(&target) else {
+        let _ = reply.send(Ok(false));
+        return;
+    };
+    announce(state, id, &target, true);
+    let claimed = claim_with_grace(myself, state, id);
+    match state.entries.get_mut(&id) {
+        Some(entry) => entry
+            .cancel_waiters
+            .push(CancelWaiter::Message { reply, claimed }),
+        // Committed within the claim (it was between attempts).
+        None => {
+            let _ = reply.send(Ok(claimed));
+        }
+    }
+}
