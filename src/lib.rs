@@ -48,6 +48,7 @@ pub mod error;
 pub mod events;
 pub mod identity;
 pub mod outcome;
+mod local_message;
 mod panic_guard;
 pub mod policy;
 pub mod prelude;
@@ -86,3 +87,9 @@ pub use task::{
     FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX, Task, TaskContext, TaskDefaults, TaskError, TaskFn,
     TaskRef, TaskSetting, TaskSpec,
 };
+
+/// Paths used by this crate's macros; not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use ractor;
+}

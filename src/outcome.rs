@@ -262,14 +262,22 @@ impl TaskWaiter {
     /// panics, the outcome is dropped (under a panic guard); nothing else is affected.
     ///
     /// ```no_run
+    /// use ractor_taskvisor::{TaskFn, TaskId, TaskSpec};
+    ///
+    /// enum DashboardMsg {
+    ///     Finished(TaskId, bool),
+    /// }
+    /// ractor_taskvisor::local_message!(DashboardMsg);
+    ///
     /// # async fn demo(handle: ractor_taskvisor::SupervisorHandle,
-    /// #   dashboard: ractor::ActorRef<(ractor_taskvisor::TaskId, bool)>) {
-    /// use ractor_taskvisor::{TaskFn, TaskSpec};
+    /// #   dashboard: ractor::ActorRef<DashboardMsg>) {
     /// let (_, waiter) = handle
     ///     .add_and_watch(TaskSpec::once("job", TaskFn::arc(|_ctx| async { Ok(()) })))
     ///     .await
     ///     .unwrap();
-    /// waiter.forward_to(dashboard, |id, outcome| (id, outcome.is_success()));
+    /// waiter.forward_to(dashboard, |id, outcome| {
+    ///     DashboardMsg::Finished(id, outcome.is_success())
+    /// });
     /// # }
     /// ```
     pub fn forward_to<M, F>(self, actor: ractor::ActorRef<M>, map: F)

@@ -292,6 +292,28 @@ async fn killing_the_registry_cancels_every_attempt_and_helper_and_closes_admiss
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_killed_before_its_start_finished_is_just_as_fatal() {
+    // `serve` does not wait for the registry's `pre_start`: a kill can arrive before the
+    // registry's state exists.
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    handle.registry_actor().kill();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while handle.is_running() {
+            tokio::time::sleep(ms(5)).await;
+        }
+    })
+    .await
+    .expect("admission closes");
+    let shutdown = tokio::time::timeout(Duration::from_secs(10), handle.clone().shutdown())
+        .await
+        .expect("shutdown does not hang");
+    assert!(
+        matches!(shutdown, Err(RuntimeError::RegistryFailed { .. })),
+        "{shutdown:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registry_killed_during_a_shutdown_makes_that_shutdown_report_the_failure() {
     let (_sup, handle) = serve(SupervisorConfig::default().with_grace(Duration::from_secs(60)));
     let (tx, mut started) = mpsc::unbounded_channel();

@@ -15,7 +15,7 @@
 //!
 //! A handler that panics (a bug of ours: user code never runs here unguarded) is caught,
 //! recorded as the registry's failure reason and turned into an actor failure; the
-//! [`LifeGuard`](super::life::LifeGuard) in the state then cancels every task and the
+//! [`LifeGuard`](super::life::LifeGuard) in its settings then cancels every task and the
 //! runtime shuts down with [`RuntimeError::RegistryFailed`](crate::RuntimeError::RegistryFailed).
 
 use std::sync::Arc;
@@ -102,7 +102,7 @@ impl Actor for RegistryActor {
         // Asked to stop (the end of the shutdown workflow): not a failure. Whatever is still
         // registered sees cancellation when the guard drops with the state; ractor kills the
         // linked attempt actors right after this.
-        state.life.stopping_gracefully();
+        state.settings.life.stopping_gracefully();
         Ok(())
     }
 }
@@ -118,7 +118,7 @@ fn contain(
         Err(payload) => {
             let reason = format!("registry {site} panicked: {}", panic_message(&*payload));
             dispose(payload);
-            state.life.life().fail(reason.clone());
+            state.settings.life.life().fail(reason.clone());
             Err(reason.into())
         }
     }

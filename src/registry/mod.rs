@@ -20,7 +20,7 @@ mod requests;
 pub(crate) mod state;
 
 pub use actor::RegistryActor;
-pub(crate) use life::RegistryLife;
+pub(crate) use life::{LifeGuard, RegistryLife};
 pub(crate) use messages::{AddRequest, CommandKind};
 pub use messages::{CancelTicket, Command, RegistryMessage, TaskInfo, TaskState};
 pub(crate) use state::{RegistrySettings, ReleaseHook, Stage};

@@ -25,7 +25,7 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::decision::Finish;
-use super::life::{LifeGuard, RegistryLife};
+use super::life::LifeGuard;
 use super::messages::{TaskInfo, TaskState};
 use super::permits::Permits;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
@@ -50,8 +50,10 @@ pub struct RegistrySettings {
     pub(crate) root_token: CancellationToken,
     /// `max_concurrent`: attempts physically in progress at once.
     pub(crate) max_concurrent: Option<NonZeroUsize>,
-    /// Told when the registry's life ends (see [`super::life`]).
-    pub(crate) life: Arc<RegistryLife>,
+    /// Tells the runtime when the registry's life ends (see [`super::life`]). Part of the
+    /// spawn arguments, so even a registry killed before its `pre_start` ran (its
+    /// arguments are then dropped unused) cancels the tasks and reports the failure.
+    pub(crate) life: LifeGuard,
     /// The in-flight command bound (`registry_queue_capacity`) the handle's operations hold
     /// a permit of; commands sent as messages check it without waiting.
     pub(crate) commands: Arc<tokio::sync::Semaphore>,
@@ -146,8 +148,6 @@ pub struct RegistryState {
     pub(crate) closed: bool,
     /// When recent failure restarts happened, for the restart intensity window.
     pub(crate) restart_log: std::collections::VecDeque<tokio::time::Instant>,
-    /// Cancels every task and tells the runtime when this state is dropped.
-    pub(crate) life: LifeGuard,
 }
 
 /// Records a restart now in `log` and tells whether more than `max_restarts` restarts fall
@@ -206,10 +206,8 @@ pub(crate) enum AddRefusal {
 
 impl RegistryState {
     pub(crate) fn new(settings: RegistrySettings) -> Self {
-        let life = LifeGuard::new(settings.life.clone(), settings.root_token.clone());
         RegistryState {
             permits: Permits::new(settings.max_concurrent),
-            life,
             settings,
             entries: HashMap::new(),
             names: HashMap::new(),

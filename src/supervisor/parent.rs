@@ -99,12 +99,23 @@ pub(crate) fn link_under(
     runtime: RuntimeSlot,
 ) -> Result<(ActorRef<ParentLinkMessage>, CancellationToken), ractor::SpawnErr> {
     let gone = CancellationToken::new();
-    let (link, _) = ractor::ActorRuntime::<ParentLink>::spawn_linked_instant(
+    let (link, _) = ractor::ActorRuntime::<ParentLink>::spawn_instant(
         Some(format!("{name}.link")),
         ParentLink,
         (gone.clone(), runtime),
-        parent,
     )?;
+    // Linked here, synchronously, rather than by the spawn (which links only after the
+    // link's `pre_start` ran on another task): `serve` returns with the link already the
+    // parent's child.
+    link.get_cell().link(parent.clone());
+    let linked = parent
+        .get_children()
+        .iter()
+        .any(|child| child.get_id() == link.get_id());
+    if !linked {
+        // The parent is already stopping: behave as if it stopped right after the link.
+        link.stop(None);
+    }
     Ok((link, gone))
 }
 

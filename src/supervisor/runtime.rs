@@ -17,7 +17,7 @@ use crate::controller::{
 };
 use crate::error::{MAX_CAPACITY, RuntimeError};
 use crate::events::{EventSink, RelayActor, RelayArgs, RelayMessage};
-use crate::registry::{RegistryActor, RegistryLife, RegistryMessage, RegistrySettings};
+use crate::registry::{LifeGuard, RegistryActor, RegistryLife, RegistryMessage, RegistrySettings};
 use crate::task::TaskDefaults;
 
 /// Source of generated supervisor names (`taskvisor-<n>`).
@@ -146,7 +146,7 @@ impl Runtime {
             events: events.clone(),
             root_token: root_token.clone(),
             max_concurrent: config.max_concurrent(),
-            life: registry_life.clone(),
+            life: LifeGuard::new(registry_life.clone(), root_token.clone()),
             commands: commands.clone(),
             ownership: ownership
                 .clone()

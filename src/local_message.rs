@@ -1,0 +1,63 @@
+//! [`local_message!`](crate::local_message): the `ractor::Message` impls an application's
+//! own actors need when this crate's `cluster` feature is on, and nothing when it is off.
+//!
+//! ractor implements `Message` for every `Any + Send` type through a blanket impl, except
+//! when its `cluster` feature is on: then each message type needs an explicit
+//! `impl ractor::Message for T {}` (or `BytesConvertable` for remotable ones). Our `cluster`
+//! feature turns ractor's on for the whole build, so an application that enables it gets
+//! an error for each of its message types, and an explicit impl written by hand clashes
+//! with the blanket impl when the feature is off again. This macro is selected when this
+//! crate is compiled, so it writes the impl exactly when it is needed.
+
+/// Declares message types of your own actors as local-only ractor messages, correctly with
+/// and without this crate's `cluster` feature.
+///
+/// With `cluster` off it expands to nothing (ractor's blanket impl applies); with `cluster`
+/// on it expands to `impl ractor::Message for T {}` for each type (local-only: never sent
+/// to another node). Remotable types implement ractor's `BytesConvertable` instead.
+///
+/// If ractor's own `cluster` feature is turned on by something other than this crate's
+/// feature, write the impls yourself.
+///
+/// ```
+/// enum DashboardMsg {
+///     Refresh,
+/// }
+/// ractor_taskvisor::local_message!(DashboardMsg);
+///
+/// struct Dashboard;
+/// impl ractor::Actor for Dashboard {
+///     type Msg = DashboardMsg;
+///     type State = ();
+///     type Arguments = ();
+///     async fn pre_start(
+///         &self,
+///         _me: ractor::ActorRef<DashboardMsg>,
+///         _: (),
+///     ) -> Result<(), ractor::ActorProcessingErr> {
+///         Ok(())
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! local_message {
+    ($($message:ty),+ $(,)?) => {
+        $( $crate::__local_message_impl!($message); )+
+    };
+}
+
+#[cfg(feature = "cluster")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __local_message_impl {
+    ($message:ty) => {
+        impl $crate::__private::ractor::Message for $message {}
+    };
+}
+
+#[cfg(not(feature = "cluster"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __local_message_impl {
+    ($message:ty) => {};
+}
