@@ -13,7 +13,9 @@
 //!   `cancel` by id and by name, fail-fast or not, `cancel` with and without
 //!   `.termination_timeout`; `submit` in every form with each `AdmissionPolicy` on three
 //!   shared slots (explicit slots over unique names, or the slot as the task name);
-//!   `prepare_submission`, then a later submit or drop; pauses; and the ends: `shutdown()`
+//!   `prepare_submission`, then a later submit or drop; an add or submission made the
+//!   moment the earlier work of its name or slot has answered; pauses; and the ends:
+//!   `shutdown()`
 //!   from one or two clones (awaited, or raced by the operations after it), the
 //!   last-owner drop (the `Supervisor`, every handle and prepared submission), and
 //!   `registry_actor().kill()` (followed by more operations and a final end);
@@ -21,8 +23,8 @@
 //!   succeed, always fail with a small `max_retries`, panic, return `Fatal`, outlive the
 //!   attempt timeout (sleeping, or blocking the thread past it), ignore cancellation,
 //!   block the thread briefly, run until cancelled; some with their own stop window
-//!   (`with_shutdown_timeout` 0–50 ms). The long-running ones hand their context to a
-//!   spawned helper.
+//!   (`with_shutdown_timeout` 0–50 ms), some whose task object is slow to drop. The
+//!   long-running ones hand their context to a spawned helper.
 //!
 //! # Invariants
 //! While the operations run (`system_model/run.rs`):
@@ -38,17 +40,20 @@
 //! - every waiter resolves, by the end's stop window plus the slack: `grace` (or a
 //!   longer task window) after a shutdown; only the task windows after a last-owner drop
 //!   or a registry kill, which wait for nobody's grace;
-//! - every task context handed to a helper has fired by then, however the run ended;
+//! - every task context handed to a helper has fired by then, however the run ended, and
+//!   within the slack of a registry kill (a dead registry cancels the bodies, SPEC §1);
 //! - every `shutdown()` caller gets the same result: `Ok` or `GraceExceeded`, an error
 //!   after a registry kill;
 //! - after `shutdown()` returned: `list()`, `alive_snapshot()` and the controller
 //!   snapshot are empty, and the event books balance (see `event_accounting`);
+//! - one final outcome per task on the event side too: no id has two terminal events,
+//!   and when no event was lost each outcome has exactly one, of its kind;
 //! - outcomes fit their bodies (a body that always succeeds never ends `Failed`, one
 //!   that ignores cancellation ends `ForceAborted` once it started, `Rejected` only for
 //!   controller work that never ran, attempt counts match the retry limits);
 //! - the controller refuses no submission to a slot whose earlier work had settled
-//!   (`SlotBusy`, `QueueFull`), and no submission for a controller limit while all
-//!   earlier submissions had settled;
+//!   (`SlotBusy`, `QueueFull`), none for a slot or pending limit that the unsettled
+//!   submissions alone cannot fill, and none for its name;
 //! - one owner body per slot, one body per task name, no overlapping attempts, at most
 //!   `max_concurrent` bodies, no body started after `shutdown()` returned;
 //! - nothing hangs: every operation and every case has a time limit.
@@ -61,7 +66,8 @@
 //! `cargo test --test system_model` runs the default cases; `SYSTEM_MODEL_SEED=<seed>`
 //! replays one case (its plan and trace are printed on failure), `SYSTEM_MODEL_CASES=<n>`
 //! changes the count, `SYSTEM_MODEL_THREADS=<n>` the number of cases run side by side.
-//! `cargo test --release --test system_model -- --ignored system_model_soak` runs
+//! `SYSTEM_MODEL_COVERAGE=1` prints how many cases exercised each end, answer and
+//! outcome. `cargo test --test system_model -- --ignored system_model_soak` runs
 //! thousands of cases from a fresh base seed.
 
 // A test crate's root looks for modules beside it, not in a folder of its own name.
@@ -104,7 +110,10 @@ struct Failure {
     text: String,
 }
 
-fn run_case(seed: u64) -> Option<Failure> {
+/// How many cases exercised each thing, over a whole run.
+type Coverage = std::collections::BTreeMap<String, usize>;
+
+fn run_case(seed: u64, coverage: &Mutex<Coverage>) -> Option<Failure> {
     let plan = plan::draw(seed);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -125,6 +134,11 @@ fn run_case(seed: u64) -> Option<Failure> {
                 let observer = case.settle().await;
                 invariants::check(&mut case, observer).await;
             }
+            let mut counts = coverage.lock().unwrap();
+            for what in std::mem::take(&mut case.coverage) {
+                *counts.entry(what).or_default() += 1;
+            }
+            drop(counts);
             (case.violations, case.trace)
         })
         .await
@@ -162,12 +176,13 @@ fn run_cases(seeds: Vec<u64>) {
     let threads = env_number("SYSTEM_MODEL_THREADS").map_or(DEFAULT_THREADS, |n| n as usize);
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
+    let coverage = Mutex::new(Coverage::new());
     let began = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..threads.clamp(1, seeds.len().max(1)) {
             scope.spawn(|| {
                 while let Some(&seed) = seeds.get(next.fetch_add(1, Ordering::SeqCst)) {
-                    if let Some(failure) = run_case(seed) {
+                    if let Some(failure) = run_case(seed, &coverage) {
                         eprintln!("{}", failure.text);
                         failures.lock().unwrap().push(failure);
                     }
@@ -176,6 +191,12 @@ fn run_cases(seeds: Vec<u64>) {
         }
     });
     let failures = failures.into_inner().unwrap();
+    if std::env::var_os("SYSTEM_MODEL_COVERAGE").is_some() {
+        eprintln!("system_model: cases that exercised each item:");
+        for (what, cases) in coverage.into_inner().unwrap() {
+            eprintln!("  {cases:>6}  {what}");
+        }
+    }
     eprintln!(
         "system_model: {} case(s) in {:.1} s, {} failed",
         seeds.len(),

@@ -12,18 +12,80 @@ use super::run::Case;
 /// Every invariant, in the order a reader would check them.
 pub async fn check(case: &mut Case<'_>, observer: Option<SupervisorHandle>) {
     shutdown_results(case);
+    let mut lossless = false;
     if let Some(handle) = observer
         && case.probe.shutdown_returned.load(Ordering::SeqCst)
     {
-        after_shutdown(case, &handle).await;
+        lossless = after_shutdown(case, &handle).await && case.ends.kill.is_none();
     }
+    terminal_events(case, lossless);
     let works = case.works.clone();
     for work in &works {
+        if let Some(resolution) = work.resolution.get() {
+            let ended = match &resolution.outcome {
+                Ok(TaskOutcome::Rejected { kind, .. }) => format!("Rejected {kind:?}"),
+                Ok(outcome) => format!("{:?}", outcome.kind()),
+                Err(_) => "with no outcome".into(),
+            };
+            case.covered(format!("{} ended {ended}", work.task.body.kind()));
+        }
         if let Some(problem) = outcome(case, work) {
             case.violation(format!("{}: {problem}", work.label));
         }
     }
     exclusion(case);
+}
+
+/// One final outcome per task, seen from the event side: no id has two terminal events
+/// (`TaskFinished`, or a rejection), however many events were lost. When none was lost
+/// (the bus dropped nothing and the wide lane delivered everything), every outcome a
+/// waiter received has exactly one terminal event, of the same kind.
+fn terminal_events(case: &mut Case<'_>, lossless: bool) {
+    let Some(lanes) = &case.lanes else {
+        return;
+    };
+    let mut problems = Vec::new();
+    let mut covered = Vec::new();
+    for work in &case.works {
+        let Some(&id) = work.id.get() else {
+            continue;
+        };
+        let seen = lanes.wide.terminals_of(id);
+        let finished = seen
+            .iter()
+            .filter(|t| t.kind == EventKind::TaskFinished)
+            .count();
+        let rejected = seen.len() - finished;
+        if finished > 1 || (finished == 1 && rejected > 0) {
+            problems.push(format!("{}: terminal events {seen:?}", work.label));
+            continue;
+        }
+        let Some(Ok(outcome)) = work.resolution.get().map(|r| &r.outcome) else {
+            continue;
+        };
+        if !lossless {
+            continue;
+        }
+        covered.push("outcome matched against its terminal event");
+        let matches = match outcome {
+            TaskOutcome::Rejected { kind, .. } => {
+                finished == 0 && seen.iter().any(|t| t.rejection == Some(*kind))
+            }
+            other => finished == 1 && seen[0].outcome == Some(other.kind()),
+        };
+        if !matches {
+            problems.push(format!(
+                "{}: the waiter got {outcome:?} but the terminal events were {seen:?}",
+                work.label
+            ));
+        }
+    }
+    for what in covered {
+        case.covered(what);
+    }
+    for problem in problems {
+        case.violation(problem);
+    }
 }
 
 /// One shared shutdown: every caller gets the same result; before any registry kill it
@@ -68,8 +130,9 @@ fn shutdown_results(case: &mut Case<'_>) {
 }
 
 /// Once `shutdown()` has returned nothing is registered, alive or slotted, and the event
-/// counters account for every event (`EventStats` after the final drain).
-async fn after_shutdown(case: &mut Case<'_>, handle: &SupervisorHandle) {
+/// counters account for every event (`EventStats` after the final drain). Returns whether
+/// the wide lane received every event published.
+async fn after_shutdown(case: &mut Case<'_>, handle: &SupervisorHandle) -> bool {
     let list = handle.list().await;
     if !list.is_empty() {
         case.violation(format!("list() after shutdown: {list:?}"));
@@ -86,8 +149,9 @@ async fn after_shutdown(case: &mut Case<'_>, handle: &SupervisorHandle) {
         ));
     }
     if case.lanes.is_some() {
-        event_accounting(case, handle).await;
+        return event_accounting(case, handle).await;
     }
+    false
 }
 
 /// The books of the two subscriber lanes. Both lanes are handed the same batches, so:
@@ -101,14 +165,14 @@ async fn after_shutdown(case: &mut Case<'_>, handle: &SupervisorHandle) {
 ///   the `lagged(N)` reports the wide lane received (a full lane carries the counts of the
 ///   loss reports it has no room for into its next `full` report), and those total at
 ///   most `bus_dropped`.
-async fn event_accounting(case: &mut Case<'_>, handle: &SupervisorHandle) {
+async fn event_accounting(case: &mut Case<'_>, handle: &SupervisorHandle) -> bool {
     let stats = handle.event_stats().await;
     let lanes = case.lanes.as_ref().expect("checked by the caller");
     let mut problems = Vec::new();
     let lane = |name: &str| stats.subscribers.iter().find(|s| &*s.name == name).cloned();
     let (Some(tiny), Some(wide)) = (lane("tiny"), lane("wide")) else {
         case.violation(format!("event_stats() lacks a subscriber: {stats:?}"));
-        return;
+        return false;
     };
     for (stats, counted) in [(&tiny, &lanes.tiny), (&wide, &lanes.wide)] {
         let seen = counted.ordinary.load(Ordering::SeqCst);
@@ -164,9 +228,11 @@ async fn event_accounting(case: &mut Case<'_>, handle: &SupervisorHandle) {
             stats.bus_dropped
         ));
     }
+    let lossless = problems.is_empty() && stats.bus_dropped == 0;
     for problem in problems {
         case.violation(format!("event stats: {problem} ({stats:?})"));
     }
+    lossless
 }
 
 /// The outcome kinds a body can end with. `started`: at least one attempt began.

@@ -85,6 +85,25 @@ pub enum Body {
 }
 
 impl Body {
+    /// The body's kind, without its parameters.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Body::Instant => "Instant",
+            Body::Sleep(_) => "Sleep",
+            Body::Flaky { .. } => "Flaky",
+            Body::AlwaysFail { .. } => "AlwaysFail",
+            Body::Panic { .. } => "Panic",
+            Body::Fatal => "Fatal",
+            Body::Timeout {
+                blocking: false, ..
+            } => "Timeout (sleeping)",
+            Body::Timeout { blocking: true, .. } => "Timeout (blocking)",
+            Body::IgnoresCancel => "IgnoresCancel",
+            Body::Block(_) => "Block",
+            Body::Cooperative => "Cooperative",
+        }
+    }
+
     /// Bodies that hand their context to a spawned helper, which waits for it to fire:
     /// the long-running kinds, whose tokens must fire by the end of every run.
     pub fn spawns_helper(self) -> bool {

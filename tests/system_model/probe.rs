@@ -5,6 +5,7 @@
 //! Everything here is atomics and mutexes touched by task bodies and subscriber threads;
 //! the checks read them once the run is over.
 
+use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
@@ -368,13 +369,29 @@ pub struct Counting {
     pub full_reported: AtomicU64,
     /// Sum of `dropped` over the relay's `SubscriberOverflow { reason: "lagged(N)" }`.
     pub lagged_reported: AtomicU64,
+    /// Per task id, the terminal events seen (`TaskFinished`, `TaskAddFailed`,
+    /// `ControllerRejected`), when this subscriber keeps them.
+    pub terminals: Option<Mutex<HashMap<TaskId, Vec<Terminal>>>>,
+}
+
+/// A terminal event, reduced to what is compared with the waiter's outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Terminal {
+    pub kind: EventKind,
+    pub outcome: Option<TaskOutcomeKind>,
+    pub rejection: Option<RejectionKind>,
 }
 
 /// The task name the relay puts on its bus-loss reports.
 const RELAY_COMPONENT: &str = "subscriber_listener";
 
 impl Counting {
-    pub fn new(name: &'static str, capacity: usize, delay: Duration) -> Arc<Counting> {
+    pub fn new(
+        name: &'static str,
+        capacity: usize,
+        delay: Duration,
+        keep_terminals: bool,
+    ) -> Arc<Counting> {
         Arc::new(Counting {
             name,
             capacity: NonZeroUsize::new(capacity).expect("non-zero capacity"),
@@ -382,13 +399,41 @@ impl Counting {
             ordinary: AtomicU64::new(0),
             full_reported: AtomicU64::new(0),
             lagged_reported: AtomicU64::new(0),
+            terminals: keep_terminals.then(Mutex::default),
         })
+    }
+
+    /// The terminal events seen for `id`.
+    pub fn terminals_of(&self, id: TaskId) -> Vec<Terminal> {
+        self.terminals
+            .as_ref()
+            .and_then(|t| t.lock().unwrap().get(&id).cloned())
+            .unwrap_or_default()
     }
 }
 
 impl Subscribe for Counting {
     fn on_event(&self, event: &Event) {
         if !event.is_internal_diagnostic() {
+            if let (Some(terminals), Some(id)) = (&self.terminals, event.id)
+                && matches!(
+                    event.kind,
+                    EventKind::TaskFinished
+                        | EventKind::TaskAddFailed
+                        | EventKind::ControllerRejected
+                )
+            {
+                terminals
+                    .lock()
+                    .unwrap()
+                    .entry(id)
+                    .or_default()
+                    .push(Terminal {
+                        kind: event.kind,
+                        outcome: event.outcome_kind,
+                        rejection: event.rejection_kind,
+                    });
+            }
             self.ordinary.fetch_add(1, Ordering::SeqCst);
             if !self.delay.is_zero() {
                 std::thread::sleep(self.delay);
