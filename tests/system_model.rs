@@ -64,8 +64,10 @@
 //!
 //! # Running
 //! `cargo test --test system_model` runs the default cases; `SYSTEM_MODEL_SEED=<seed>`
-//! replays one case (its plan and trace are printed on failure), `SYSTEM_MODEL_CASES=<n>`
-//! changes the count, `SYSTEM_MODEL_THREADS=<n>` the number of cases run side by side.
+//! replays one case (its plan and trace are printed on failure; the verdict of a race can
+//! take several tries, `SYSTEM_MODEL_REPEAT=<n>` runs it n times), `SYSTEM_MODEL_CASES=<n>`
+//! changes the count, `SYSTEM_MODEL_THREADS=<n>` the number of cases run side by side
+//! (more starve each other more).
 //! `SYSTEM_MODEL_COVERAGE=1` prints how many cases exercised each end, answer and
 //! outcome. `cargo test --test system_model -- --ignored system_model_soak` runs
 //! thousands of cases from a fresh base seed.
@@ -213,10 +215,12 @@ fn run_cases(seeds: Vec<u64>) {
     }
 }
 
-/// The seeds of a run: the one of `SYSTEM_MODEL_SEED`, or `count` seeds from `base`.
+/// The seeds of a run: the one of `SYSTEM_MODEL_SEED` (`SYSTEM_MODEL_REPEAT` times: a
+/// race may need several tries), or `count` seeds from `base`.
 fn seeds(base: u64, default_count: usize) -> Vec<u64> {
     if let Some(seed) = env_number("SYSTEM_MODEL_SEED") {
-        return vec![seed];
+        let repeat = env_number("SYSTEM_MODEL_REPEAT").unwrap_or(1).max(1);
+        return vec![seed; repeat as usize];
     }
     let count = env_number("SYSTEM_MODEL_CASES").map_or(default_count, |n| n as usize);
     (0..count as u64).map(|i| plan::mix(base + i)).collect()

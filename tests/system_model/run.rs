@@ -571,10 +571,7 @@ impl<'a> Case<'a> {
         match answer {
             Intake::Accepted(id, waiter) => {
                 let idle = if work.slot_idle.load(Ordering::SeqCst) {
-                    self.covered(format!(
-                        "submission to an idle slot ({:?})",
-                        policy_of(work)
-                    ));
+                    self.covered(format!("submission to an idle slot ({})", policy_of(work)));
                     ", slot idle"
                 } else {
                     self.covered(format!("submission to a busy slot ({})", policy_of(work)));
