@@ -51,9 +51,10 @@
 //! - outcomes fit their bodies (a body that always succeeds never ends `Failed`, one
 //!   that ignores cancellation ends `ForceAborted` once it started, `Rejected` only for
 //!   controller work that never ran, attempt counts match the retry limits);
-//! - the controller refuses no submission to a slot whose earlier work had settled
-//!   (`SlotBusy`, `QueueFull`), none for a slot or pending limit that the unsettled
-//!   submissions alone cannot fill, and none for its name;
+//! - the controller refuses no submission to a slot whose earlier submissions have all
+//!   answered (`SlotBusy`, `QueueFull`; a force-aborted owner still running leaves the
+//!   slot `Exiting`, which admits the next owner), none for a slot or pending limit that
+//!   the unsettled submissions alone cannot fill, and none for its name;
 //! - one owner body per slot, one body per task name, no overlapping attempts, at most
 //!   `max_concurrent` bodies, no body started after `shutdown()` returned;
 //! - nothing hangs: every operation and every case has a time limit.

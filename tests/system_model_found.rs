@@ -10,9 +10,6 @@
 //! the controller the slot is free. A task object that takes 50 ms to drop holds the
 //! registry there, so the next submission, sent as soon as the waiter answered, reaches
 //! the controller while the slot still counts as admitting.
-//!
-//! Both tests fail on every run until that is fixed, so they are ignored for now:
-//! `cargo test --test system_model_found -- --ignored`.
 #![cfg(feature = "controller")]
 
 use std::time::Duration;
@@ -75,7 +72,6 @@ async fn one_slot_controller() -> SupervisorHandle {
 /// The registry refuses the owner of slot `a` (its name is taken); right after its
 /// waiter answered, a submission to another slot must not hit the slot limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "open bug: the controller frees a refused owner's slot only after its waiter is answered"]
 async fn a_slot_whose_owner_was_refused_is_free_when_the_refusal_is_delivered() {
     let handle = one_slot_controller().await;
     let refused = ControllerSpec::queue(TaskSpec::once("taken", slow_to_drop())).with_slot("a");
@@ -105,7 +101,6 @@ async fn a_slot_whose_owner_was_refused_is_free_when_the_refusal_is_delivered() 
 /// Same race on the same slot: a `Queue` submission (no queue room) right after the
 /// refused owner's waiter answered must find the slot idle, not busy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "open bug: the controller frees a refused owner's slot only after its waiter is answered"]
 async fn the_same_slot_is_idle_when_its_refused_owner_is_answered() {
     let handle = one_slot_controller().await;
     let refused = ControllerSpec::queue(TaskSpec::once("taken", slow_to_drop())).with_slot("a");

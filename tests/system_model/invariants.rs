@@ -1,6 +1,7 @@
 //! The checks made once a run is over, on what the case recorded. Each function is one
 //! family of invariants; the module doc of `system_model.rs` lists them all.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use ractor_taskvisor::prelude::*;
@@ -309,8 +310,8 @@ fn outcome(case: &Case<'_>, work: &Work) -> Option<String> {
     None
 }
 
-/// Rejections the controller may not give: a slot whose earlier work had all settled is
-/// free (no `SlotBusy`, no `QueueFull`); settled work holds no slot and no pending place,
+/// Rejections the controller may not give: a slot whose earlier work had all answered
+/// admits (no `SlotBusy`, no `QueueFull`); settled work holds no slot and no pending place,
 /// so the controller's slot and pending limits count only unsettled work; task names are
 /// private to their slot (no `AlreadyExists`); the shutdown kinds only come with an end.
 fn rejection_problem(
@@ -332,12 +333,14 @@ fn rejection_problem(
         .flatten()
         .min();
     match rejection {
-        RejectionKind::SlotBusy | RejectionKind::QueueFull if slot_idle => {
-            Some("refused by a slot whose earlier work had all settled".into())
-        }
-        RejectionKind::ResourceLimit if limit_had_room => {
-            Some("refused by a controller limit that settled submissions left room under".into())
-        }
+        RejectionKind::SlotBusy | RejectionKind::QueueFull if slot_idle => Some(format!(
+            "refused by a slot whose earlier work had all answered{}",
+            last_answer(case, work, true)
+        )),
+        RejectionKind::ResourceLimit if limit_had_room => Some(format!(
+            "refused by a controller limit that settled submissions left room under{}",
+            last_answer(case, work, false)
+        )),
         RejectionKind::AlreadyExists => {
             Some("refused for its name, which only its own slot uses".into())
         }
@@ -348,6 +351,32 @@ fn rejection_problem(
             Some("refused for a shutdown before the run ended".into())
         }
         _ => None,
+    }
+}
+
+/// The controller submission before `work` (of its slot, with `same_slot`) whose waiter
+/// answered last, for the message: the slot or place it left behind is the one that was
+/// not free yet.
+fn last_answer(case: &Case<'_>, work: &Work, same_slot: bool) -> String {
+    let Origin::Controller { slot, .. } = work.origin else {
+        return String::new();
+    };
+    let earlier = case
+        .works
+        .iter()
+        .take_while(|w| !std::ptr::eq(Arc::as_ptr(w), work))
+        .filter(|w| match w.origin {
+            Origin::Controller { slot: s, .. } => !same_slot || s == slot,
+            Origin::Direct { .. } => false,
+        })
+        .filter_map(|w| w.resolution.get().map(|r| (w, r)))
+        .max_by_key(|(_, r)| r.at);
+    match earlier {
+        Some((w, r)) => format!(
+            "; last answered before it: {} with {:?}",
+            w.label, r.outcome
+        ),
+        None => String::new(),
     }
 }
 

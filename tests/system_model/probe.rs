@@ -93,7 +93,7 @@ pub struct Work {
     pub attempts: AtomicU32,
     /// Attempts of this one registration running at once.
     pub overlap: Gauge,
-    /// At submission, every earlier piece of work of its slot had settled.
+    /// At submission, every earlier piece of work of its slot had answered.
     pub slot_idle: AtomicBool,
     /// At submission, every earlier controller submission had settled.
     pub controller_idle: AtomicBool,
@@ -153,9 +153,18 @@ impl Work {
         let _ = tokio::time::timeout(limit, done.wait_for(|done| *done)).await;
     }
 
+    /// Its waiter has answered with an outcome, or it was never taken in. For its slot
+    /// that is enough: a force-aborted owner still running leaves the slot `Exiting`,
+    /// which admits the next owner (and starts it at the exit).
+    pub fn answered(&self) -> bool {
+        !self.accepted()
+            || (self.watched() && self.resolution.get().is_some_and(|r| r.outcome.is_ok()))
+    }
+
     /// Nothing of this work can still hold a name, a slot or a registry place: it was
     /// never taken in, or its waiter answered with an outcome other than `ForceAborted`
-    /// (a force-aborted attempt may still be running and keeps its name and slot).
+    /// (a force-aborted attempt may still be running and keeps its name and registry
+    /// place, and counts against the controller's limits).
     pub fn settled(&self) -> bool {
         if !self.accepted() {
             return true;

@@ -531,9 +531,10 @@ impl<'a> Case<'a> {
     }
 
     /// Notes, before a submission is sent, what the outcomes so far tell about the
-    /// controller: whether the slot is idle, whether the controller holds nothing, and
-    /// whether its slot and pending limits leave room. Each unsettled submission holds at
-    /// most one slot and one pending place.
+    /// controller: whether the slot admits at once (every earlier submission to it has
+    /// answered), whether the controller holds nothing, and whether its slot and pending
+    /// limits leave room. Each unsettled submission holds at most one slot and one
+    /// pending place.
     fn note_idleness(&self, work: &Arc<Work>) {
         let Origin::Controller { slot, .. } = work.origin else {
             return;
@@ -551,8 +552,13 @@ impl<'a> Case<'a> {
         busy_slots.sort_unstable();
         busy_slots.dedup();
         let limit = self.plan.config.controller_queue.unwrap_or(1024);
-        work.slot_idle
-            .store(!unsettled.contains(&slot), Ordering::SeqCst);
+        let slot_idle = self
+            .works
+            .iter()
+            .filter(|w| !Arc::ptr_eq(w, work))
+            .filter(|w| matches!(w.origin, Origin::Controller { slot: s, .. } if s == slot))
+            .all(|w| w.answered());
+        work.slot_idle.store(slot_idle, Ordering::SeqCst);
         work.controller_idle
             .store(unsettled.is_empty(), Ordering::SeqCst);
         work.slot_room
