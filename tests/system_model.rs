@@ -15,9 +15,8 @@
 //!   shared slots (explicit slots over unique names, or the slot as the task name);
 //!   `prepare_submission`, then a later submit or drop; an add or submission made the
 //!   moment the earlier work of its name or slot has answered; pauses; and the ends:
-//!   `shutdown()`
-//!   from one or two clones (awaited, or raced by the operations after it), the
-//!   last-owner drop (the `Supervisor`, every handle and prepared submission), and
+//!   `shutdown()` from one or two clones (awaited, or raced by the operations after it),
+//!   the last-owner drop (the `Supervisor`, every handle and prepared submission), and
 //!   `registry_actor().kill()` (followed by more operations and a final end);
 //! - task bodies: succeed at once, succeed after a short sleep, fail N times then
 //!   succeed, always fail with a small `max_retries`, panic, return `Fatal`, outlive the
@@ -60,8 +59,9 @@
 //! - nothing hangs: every operation and every case has a time limit.
 //!
 //! "Settled" means the work's waiter answered with an outcome other than `ForceAborted`
-//! (a force-aborted attempt may still run and keep its name and slot), or the work was
-//! never taken in. Unwatched work never settles, so it switches those checks off.
+//! (a force-aborted attempt may still run, keeping its name and its registry place), or
+//! the work was never taken in. Unwatched work never settles, so it switches those checks
+//! off.
 //!
 //! # Running
 //! `cargo test --test system_model` runs the default cases; `SYSTEM_MODEL_SEED=<seed>`
@@ -185,7 +185,26 @@ fn run_cases(seeds: Vec<u64>) {
         for _ in 0..threads.clamp(1, seeds.len().max(1)) {
             scope.spawn(|| {
                 while let Some(&seed) = seeds.get(next.fetch_add(1, Ordering::SeqCst)) {
-                    if let Some(failure) = run_case(seed, &coverage) {
+                    // A panic inside a case is one more failure of that seed, not the end
+                    // of the run.
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_case(seed, &coverage)
+                    }));
+                    let failure = outcome.unwrap_or_else(|payload| {
+                        let message = payload
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| payload.downcast_ref::<String>().cloned())
+                            .unwrap_or_default();
+                        Some(Failure {
+                            seed,
+                            text: format!(
+                                "case seed={seed} panicked: {message}; replay with \
+                                 SYSTEM_MODEL_SEED={seed} cargo test --test system_model"
+                            ),
+                        })
+                    });
+                    if let Some(failure) = failure {
                         eprintln!("{}", failure.text);
                         failures.lock().unwrap().push(failure);
                     }
