@@ -100,8 +100,8 @@ async fn a_supervisor_that_exceeds_its_restart_intensity_fails_its_link_under_th
     .with_parent(parent.get_cell())
     .build();
     let handle = supervisor.serve().unwrap();
-    let spec = TaskSpec::restartable("flaky", failing())
-        .with_backoff(BackoffPolicy::constant(ms(1)));
+    let spec =
+        TaskSpec::restartable("flaky", failing()).with_backoff(BackoffPolicy::constant(ms(1)));
     handle.add(spec).await.unwrap();
 
     match next(&mut seen).await {
@@ -186,9 +186,7 @@ async fn stop_children_and_wait_returns_only_after_the_supervisor_shut_down() {
         .unwrap();
     tokio::time::sleep(ms(20)).await;
 
-    parent
-        .stop_children_and_wait(None, Some(LIMIT))
-        .await;
+    parent.stop_children_and_wait(None, Some(LIMIT)).await;
     assert!(cleaned.load(Ordering::SeqCst), "cleanup finished first");
     assert!(!handle.is_running());
     let outcome = tokio::time::timeout(ms(10), waiter.wait())
@@ -306,7 +304,10 @@ async fn run_actor_stopping_with(reason: &'static str) -> (TaskOutcome, u32) {
 async fn normal_and_shutdown_exits_of_an_actor_task_are_successes() {
     for reason in ["normal", "shutdown", "shutdown: upstream closed", "Drained"] {
         let (outcome, starts) = run_actor_stopping_with(reason).await;
-        assert!(matches!(outcome, TaskOutcome::Completed), "{reason}: {outcome:?}");
+        assert!(
+            matches!(outcome, TaskOutcome::Completed),
+            "{reason}: {outcome:?}"
+        );
         assert_eq!(starts, 1, "{reason}");
     }
 }
@@ -314,16 +315,25 @@ async fn normal_and_shutdown_exits_of_an_actor_task_are_successes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_other_stop_reason_of_an_actor_task_is_a_retryable_failure() {
     let (outcome, starts) = run_actor_stopping_with("lost upstream connection").await;
-    assert!(starts >= 3, "restarted after abnormal exits: {starts} starts");
-    assert!(matches!(outcome, TaskOutcome::Canceled), "still running: {outcome:?}");
+    assert!(
+        starts >= 3,
+        "restarted after abnormal exits: {starts} starts"
+    );
+    assert!(
+        matches!(outcome, TaskOutcome::Canceled),
+        "still running: {outcome:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abnormal_exit_reason_is_carried_in_the_failure_text() {
     let (_sup, handle) = serve(SupervisorConfig::default());
-    let args = StopWith(Some("lost upstream connection"), Arc::new(AtomicU32::new(0)));
-    let spec = TaskSpec::actor("once", move || (Hosted, args.clone()))
-        .with_restart(RestartPolicy::Never);
+    let args = StopWith(
+        Some("lost upstream connection"),
+        Arc::new(AtomicU32::new(0)),
+    );
+    let spec =
+        TaskSpec::actor("once", move || (Hosted, args.clone())).with_restart(RestartPolicy::Never);
     let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
     match waiter.wait().await.unwrap() {
         TaskOutcome::Failed { reason, .. } => {
@@ -358,7 +368,10 @@ async fn the_hosted_actor_is_reachable_by_actor_of_and_by_its_ractor_name() {
     assert_eq!(incarnation, 1);
 
     // A closure task has no hosted actor.
-    let plain = handle.add(TaskSpec::once("plain", cooperative())).await.unwrap();
+    let plain = handle
+        .add(TaskSpec::once("plain", cooperative()))
+        .await
+        .unwrap();
     assert!(handle.actor_of(plain).await.is_none());
     assert!(handle.actor_of("nobody").await.is_none());
     handle.shutdown().await.unwrap();
@@ -405,12 +418,19 @@ async fn actor_names_are_checked_at_admission() {
         matches!(on_closure, Err(RuntimeError::InvalidTaskSpec { .. })),
         "{on_closure:?}"
     );
-    let (holder, _) = Actor::spawn(Some("native-taken".into()), Parent, mpsc::unbounded_channel().0)
-        .await
-        .unwrap();
+    let (holder, _) = Actor::spawn(
+        Some("native-taken".into()),
+        Parent,
+        mpsc::unbounded_channel().0,
+    )
+    .await
+    .unwrap();
     let args = StopWith(None, Arc::new(AtomicU32::new(0)));
     let taken = handle
-        .add(TaskSpec::actor("taken", move || (Hosted, args.clone())).with_actor_name("native-taken"))
+        .add(
+            TaskSpec::actor("taken", move || (Hosted, args.clone()))
+                .with_actor_name("native-taken"),
+        )
         .await;
     assert!(
         matches!(&taken, Err(RuntimeError::ActorNameTaken { name, .. }) if &**name == "native-taken"),
@@ -442,7 +462,10 @@ async fn any_number_of_later_watchers_get_the_same_outcome() {
         }
     }
     let gone = handle.watch(id).await;
-    assert!(matches!(gone, Err(RuntimeError::TaskNotFound { .. })), "{gone:?}");
+    assert!(
+        matches!(gone, Err(RuntimeError::TaskNotFound { .. })),
+        "{gone:?}"
+    );
     let unknown = handle.watch("nobody").await;
     match unknown {
         Err(RuntimeError::TaskNotFound { target, .. }) => {
@@ -505,7 +528,9 @@ async fn forward_to_delivers_the_outcome_to_an_actor_as_a_message() {
         .add_and_watch(TaskSpec::once("late", common::instant_ok()))
         .await
         .unwrap();
-    waiter.forward_to(listener, |id, outcome| Inbox::Finished(id, outcome.is_success()));
+    waiter.forward_to(listener, |id, outcome| {
+        Inbox::Finished(id, outcome.is_success())
+    });
     handle.shutdown().await.unwrap();
 }
 
@@ -517,7 +542,12 @@ async fn snapshot_gives_every_task_info_in_id_order_in_one_call() {
     let (_sup, handle) = serve(SupervisorConfig::default());
     let mut ids = Vec::new();
     for name in ["c", "a", "b"] {
-        ids.push(handle.add(TaskSpec::once(name, cooperative())).await.unwrap());
+        ids.push(
+            handle
+                .add(TaskSpec::once(name, cooperative()))
+                .await
+                .unwrap(),
+        );
     }
     tokio::time::sleep(ms(5)).await;
     let snapshot = handle.snapshot().await;
@@ -557,7 +587,10 @@ async fn other_actors_add_remove_and_cancel_by_message() {
         .unwrap();
     assert!(cancelled);
     assert!(handle.task_info(id).await.is_none());
-    assert!(matches!(waiter.wait().await.unwrap(), TaskOutcome::Canceled));
+    assert!(matches!(
+        waiter.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
     let unknown = ractor::call!(registry, |reply| RegistryMessage::Remove(
         "nobody".into(),
         reply
@@ -604,12 +637,16 @@ async fn the_context_gives_the_id_name_and_attempt_number() {
             }
         }
     });
-    let spec = TaskSpec::restartable("self-aware", body).with_backoff(BackoffPolicy::constant(ms(1)));
+    let spec =
+        TaskSpec::restartable("self-aware", body).with_backoff(BackoffPolicy::constant(ms(1)));
     let (id, waiter) = handle.add_and_watch(spec).await.unwrap();
     assert!(waiter.wait().await.unwrap().is_success());
     for expected in 1..=3 {
         let (got_id, name, attempt) = seen.recv().await.unwrap();
-        assert_eq!((got_id, name.as_str(), attempt), (id, "self-aware", expected));
+        assert_eq!(
+            (got_id, name.as_str(), attempt),
+            (id, "self-aware", expected)
+        );
     }
     handle.shutdown().await.unwrap();
 }

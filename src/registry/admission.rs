@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::messages::AddRequest;
-use super::state::{AddRefusal, RegistryState};
+use super::state::{AddRefusal, RegistryState, Stage};
 use crate::error::RuntimeError;
 use crate::events::RejectionKind;
 use crate::outcome::TaskOutcome;
@@ -51,7 +51,59 @@ fn spec_refusal(
     })
 }
 
-/// Admission of one registration (R§13): name uniqueness, then the registered-task limit.
+/// Why a single registration is refused: the watcher's rejection kind and reason, and
+/// the caller's error; `announce` is false only for a closed registry (no `TaskAddFailed`).
+struct Refusal {
+    kind: RejectionKind,
+    reason: Arc<str>,
+    error: RuntimeError,
+    announce: bool,
+}
+
+/// The first rule a single registration breaks, in R§13's order, if any.
+fn refusal(state: &RegistryState, spec: &TaskSpec) -> Option<Refusal> {
+    if state.closed {
+        return Some(Refusal {
+            kind: RejectionKind::ControllerShuttingDown,
+            reason: "supervisor is shutting down".into(),
+            error: RuntimeError::ShuttingDown,
+            announce: false,
+        });
+    }
+    if let Some((kind, reason, error)) = spec_refusal(state, spec) {
+        return Some(Refusal {
+            kind,
+            reason,
+            error,
+            announce: true,
+        });
+    }
+    if state.name_taken(spec.name()) {
+        return Some(Refusal {
+            kind: RejectionKind::AlreadyExists,
+            reason: EXISTS_REASON.into(),
+            error: RuntimeError::TaskAlreadyExists {
+                name: spec.name_arc().clone(),
+            },
+            announce: true,
+        });
+    }
+    if let Err(AddRefusal::Limit(limit)) = state.check_limit(1) {
+        return Some(Refusal {
+            kind: RejectionKind::ResourceLimit,
+            reason: format!("registered task limit reached: {limit}").into(),
+            error: RuntimeError::ResourceLimitReached {
+                resource: "registered_tasks",
+                limit,
+            },
+            announce: true,
+        });
+    }
+    None
+}
+
+/// Admission of one registration (R§13): open registry, admissible spec, free name, then
+/// the registered-task limit.
 pub(super) fn admit_one(
     state: &mut RegistryState,
     request: AddRequest,
@@ -61,46 +113,26 @@ pub(super) fn admit_one(
         spec,
         outcome,
         unit,
-        release,
+        mut release,
     } = request;
-    let name = spec.name();
-    let refusal = if state.closed {
-        if let Some(tx) = outcome {
-            // Only controller work is still watched here: tell its waiter why.
-            let reason = "supervisor is shutting down";
-            let _ = tx.send(TaskOutcome::rejected(
-                RejectionKind::ControllerShuttingDown,
-                reason,
-            ));
-        }
-        RuntimeError::ShuttingDown
-    } else if let Some((kind, reason, error)) = spec_refusal(state, &spec) {
-        state.reject(id, name, kind, reason, outcome);
-        error
-    } else if state.name_taken(name) {
-        let kind = RejectionKind::AlreadyExists;
-        state.reject(id, name, kind, EXISTS_REASON.into(), outcome);
-        RuntimeError::TaskAlreadyExists { name: name.into() }
-    } else if let Err(AddRefusal::Limit(limit)) = state.check_limit(1) {
-        let reason = format!("registered task limit reached: {limit}");
-        state.reject(
-            id,
-            name,
-            RejectionKind::ResourceLimit,
-            reason.into(),
-            outcome,
-        );
-        RuntimeError::ResourceLimitReached {
-            resource: "registered_tasks",
-            limit,
-        }
-    } else {
+    let Some(refused) = refusal(state, &spec) else {
         state.insert(id, spec, outcome, unit, release);
         return Ok(());
     };
+    // A controller slot hears of the refusal before the watcher does, so a watcher that
+    // resubmits after its `Rejected` finds the slot free (as for a release).
+    if let Some(hook) = release.as_mut() {
+        hook(Stage::Refused);
+    }
+    if refused.announce {
+        state.reject(id, spec.name(), refused.kind, refused.reason, outcome);
+    } else if let Some(tx) = outcome {
+        // Only controller work is still watched at a closed registry: tell its waiter why.
+        let _ = tx.send(TaskOutcome::rejected(refused.kind, refused.reason));
+    }
     // A refused spec may hold the last reference to the user's task object.
     drop_contained((spec, unit, release));
-    Err(refusal)
+    Err(refused.error)
 }
 
 /// All-or-nothing admission of a static batch (R§13).

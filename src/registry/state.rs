@@ -191,6 +191,9 @@ pub(crate) enum Stage {
     /// The registration is entirely gone: terminal commit done **and** its last attempt
     /// physically exited. Told before the watched outcome is sent.
     Exited,
+    /// The registry refused the registration at admission; told before its watcher gets
+    /// `Rejected`. The only stage told for a refused registration.
+    Refused,
 }
 
 /// Told of a registration's end, at most once per [`Stage`], `Committed` first. The

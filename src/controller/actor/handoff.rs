@@ -47,6 +47,13 @@ impl ControllerState {
             let kind = match stage {
                 Stage::Committed => CommandKind::Committed { slot, id },
                 Stage::Exited => CommandKind::Released { slot, id },
+                // The spawned task below still casts the same decision when the reply
+                // arrives; by then it names a stale owner and changes nothing.
+                Stage::Refused => CommandKind::Decided {
+                    slot,
+                    id,
+                    accepted: false,
+                },
             };
             let _ = controller.cast(command(kind));
         });

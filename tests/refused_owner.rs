@@ -1,13 +1,15 @@
-//! Minimal reproductions of failures the system model found (`tests/system_model.rs`).
+//! A slot whose owner the registry refused is free when the refusal is delivered.
+//! (Found by the system model, `tests/system_model.rs`.)
 //!
 //! A slot whose owner the registry refused must be free by the time that owner's waiter
 //! answers `Rejected`, exactly as a slot whose owner finished is free by the time its
 //! waiter answers (release before outcome). Found as seed 10984640684202113865 under
 //! heavy starvation (`SYSTEM_MODEL_THREADS=24`, a 1 ms task destructor).
 //!
-//! The registry answers the refused owner's waiter first, then drops the refused spec
-//! (the user's task object), then replies to the controller's add; only that reply tells
-//! the controller the slot is free. A task object that takes 50 ms to drop holds the
+//! The registry used to answer the refused owner's waiter first, then drop the refused
+//! spec (the user's task object), then reply to the controller's add; only that reply told
+//! the controller the slot was free. Now the registration's release hook hears of the
+//! refusal before the waiter does. A task object that takes 50 ms to drop holds the
 //! registry there, so the next submission, sent as soon as the waiter answered, reaches
 //! the controller while the slot still counts as admitting.
 #![cfg(feature = "controller")]
