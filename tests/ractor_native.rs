@@ -20,7 +20,7 @@ const LIMIT: Duration = Duration::from_secs(10);
 /// What a parent saw of its children.
 #[derive(Debug, Clone)]
 enum Seen {
-    Terminated(Option<String>, Option<String>),
+    Terminated(Option<String>),
     Failed(Option<String>, String),
 }
 
@@ -50,8 +50,8 @@ impl Actor for Parent {
         report: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         let seen = match event {
-            SupervisionEvent::ActorTerminated(cell, _, reason) => {
-                Seen::Terminated(cell.get_name(), reason)
+            SupervisionEvent::ActorTerminated(cell, _, _reason) => {
+                Seen::Terminated(cell.get_name())
             }
             SupervisionEvent::ActorFailed(cell, error) => {
                 Seen::Failed(cell.get_name(), error.to_string())
@@ -148,7 +148,7 @@ async fn a_graceful_shutdown_terminates_the_link_normally() {
     let handle = supervisor.serve().unwrap();
     handle.shutdown().await.unwrap();
     match next(&mut seen).await {
-        Seen::Terminated(name, _) => assert_eq!(name.as_deref(), Some("native-graceful.link")),
+        Seen::Terminated(name) => assert_eq!(name.as_deref(), Some("native-graceful.link")),
         other => panic!("expected ActorTerminated, got {other:?}"),
     }
     assert_eq!(parent.get_children().len(), 0);
@@ -393,10 +393,10 @@ async fn a_named_actor_task_registers_each_incarnation_under_its_name() {
         loop {
             if let Some(cell) = ractor::registry::where_is("native-restarting") {
                 let actor: ActorRef<HostedMsg> = cell.into();
-                if let Ok(n) = ractor::call!(actor, HostedMsg::Ping) {
-                    if n == 3 {
-                        break n;
-                    }
+                if let Ok(n) = ractor::call!(actor, HostedMsg::Ping)
+                    && n == 3
+                {
+                    break n;
                 }
             }
             tokio::time::sleep(ms(2)).await;
