@@ -11,7 +11,7 @@
 //! |---|---|
 //! | `stop(None)`, `stop(Some("normal"))`, `stop(Some("shutdown"))`, a reason starting with [`SHUTDOWN_STOP_PREFIX`] (`"shutdown:"`), or ractor's own `drain()` (`"Drained"`) | normal exit: `Ok(())` |
 //! | a reason starting with [`FATAL_STOP_PREFIX`] (`"fatal:"`) | `TaskError::Fatal` (never retried) |
-//! | any other stop reason | abnormal exit: `TaskError::Fail` ("actor stopped: <reason>", retryable) |
+//! | any other stop reason | abnormal exit: `TaskError::Fail` (`"actor stopped: <reason>"`, retryable) |
 //! | fails: a handler returns `Err` or panics (`ActorFailed`) | `TaskError::Fail` with the error text (retryable) |
 //! | killed by someone else | `TaskError::Fail` ("actor was killed") |
 //! | `pre_start` fails | `TaskError::Fail` ("actor failed to start: …") |
