@@ -265,6 +265,11 @@ async fn scenario() {
         .expect("registered");
     assert_eq!((&*info.name, info.state), ("steady", TaskState::Running));
     assert_eq!(remote.task_info("no-such-task").await.unwrap(), None);
+    let snapshot = remote.snapshot().await.unwrap();
+    // Short tasks come and go on node A: compare shape, not membership.
+    assert!(snapshot.windows(2).all(|w| w[0].id < w[1].id), "sorted by id");
+    let steady = snapshot.iter().find(|i| &*i.name == "steady").expect("listed");
+    assert_eq!(steady.state, TaskState::Running);
     let controller = remote
         .controller_snapshot()
         .await

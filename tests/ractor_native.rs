@@ -650,3 +650,40 @@ async fn the_context_gives_the_id_name_and_attempt_number() {
     }
     handle.shutdown().await.unwrap();
 }
+
+// ---------------------------------------------------------------------------------------
+// An event-group member with the wrong message type is reported, not silently starved
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_member_that_cannot_take_events_is_reported() {
+    let (_sup, handle, recorder) = common::serve_recorded(SupervisorConfig::default());
+    let (wrong, _) = Actor::spawn(None, Parent, mpsc::unbounded_channel().0)
+        .await
+        .unwrap();
+    ractor::pg::join(handle.event_group(), vec![wrong.get_cell()]);
+    let reported = tokio::time::timeout(LIMIT, async {
+        loop {
+            let found = recorder.events().into_iter().find(|e| {
+                e.kind == EventKind::RuntimeFailure
+                    && e.reason
+                        .as_deref()
+                        .is_some_and(|r| r.contains("is not ractor_taskvisor::Event"))
+            });
+            if let Some(event) = found {
+                break event;
+            }
+            tokio::time::sleep(ms(5)).await;
+        }
+    })
+    .await
+    .expect("the foreign member is reported");
+    assert!(
+        reported
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains(&wrong.get_id().to_string()))
+    );
+    ractor::pg::leave(handle.event_group(), vec![wrong.get_cell()]);
+    wrong.stop(None);
+    handle.shutdown().await.unwrap();
+}

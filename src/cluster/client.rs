@@ -372,6 +372,16 @@ impl RemoteSupervisor {
         self.query("list", QueryMessage::List).await
     }
 
+    /// A [`TaskInfo`] of every registration of the remote supervisor, sorted ascending by
+    /// id: one round trip for a dashboard.
+    ///
+    /// # Errors
+    /// As [`list`](Self::list) (operation `"snapshot"`); a serving node of an older version
+    /// answers [`QueryError::Unsupported`] inside [`RemoteError::Query`].
+    pub async fn snapshot(&self) -> Result<Vec<TaskInfo>, RemoteError> {
+        self.query("snapshot", QueryMessage::Snapshot).await
+    }
+
     /// Names with an attempt physically in progress, sorted and deduplicated.
     ///
     /// # Errors

@@ -97,6 +97,9 @@ pub enum QueryMessage {
     /// Every registration, sorted ascending by id (as
     /// [`SupervisorHandle::list`](crate::SupervisorHandle::list)).
     List(RpcReplyPort<QueryResult<TaskList>>),
+    /// A record of every registration, sorted ascending by id (as
+    /// [`SupervisorHandle::snapshot`](crate::SupervisorHandle::snapshot)).
+    Snapshot(RpcReplyPort<QueryResult<Vec<TaskInfo>>>),
     /// Names with an attempt physically in progress, sorted and deduplicated (as
     /// [`SupervisorHandle::alive_snapshot`](crate::SupervisorHandle::alive_snapshot)).
     AliveSnapshot(RpcReplyPort<QueryResult<Vec<Arc<str>>>>),
@@ -116,11 +119,12 @@ pub enum QueryMessage {
 }
 
 impl QueryMessage {
-    /// The stable wire label of the variant (`list`, `alive_snapshot`, `is_alive`,
-    /// `task_info`, `controller_snapshot`, `event_stats`).
+    /// The stable wire label of the variant (`list`, `snapshot`, `alive_snapshot`,
+    /// `is_alive`, `task_info`, `controller_snapshot`, `event_stats`).
     pub fn label(&self) -> &'static str {
         match self {
             QueryMessage::List(_) => LIST,
+            QueryMessage::Snapshot(_) => SNAPSHOT,
             QueryMessage::AliveSnapshot(_) => ALIVE_SNAPSHOT,
             QueryMessage::IsAlive(..) => IS_ALIVE,
             QueryMessage::TaskInfo(..) => TASK_INFO,
@@ -142,6 +146,7 @@ impl std::fmt::Debug for QueryMessage {
 }
 
 const LIST: &str = "list";
+const SNAPSHOT: &str = "snapshot";
 const ALIVE_SNAPSHOT: &str = "alive_snapshot";
 const IS_ALIVE: &str = "is_alive";
 const TASK_INFO: &str = "task_info";
@@ -242,6 +247,7 @@ impl ractor::Message for QueryMessage {
         let variant = self.label();
         Ok(match self {
             QueryMessage::List(reply) => outgoing(variant, &(), reply),
+            QueryMessage::Snapshot(reply) => outgoing(variant, &(), reply),
             QueryMessage::AliveSnapshot(reply) => outgoing(variant, &(), reply),
             QueryMessage::IsAlive(name, reply) => outgoing(variant, &name, reply),
             QueryMessage::TaskInfo(target, reply) => outgoing(variant, &target, reply),
@@ -264,6 +270,7 @@ impl ractor::Message for QueryMessage {
         };
         Ok(match variant.as_str() {
             LIST => QueryMessage::List(incoming(reply)),
+            SNAPSHOT => QueryMessage::Snapshot(incoming(reply)),
             ALIVE_SNAPSHOT => QueryMessage::AliveSnapshot(incoming(reply)),
             IS_ALIVE => {
                 let (name, reply) = argument::<Arc<str>>(&args, reply)?;
@@ -383,6 +390,9 @@ impl Actor for QueryActor {
         match message {
             QueryMessage::List(reply) => {
                 forward(&state.registry, RegistryMessage::List, reply, |v| v);
+            }
+            QueryMessage::Snapshot(reply) => {
+                forward(&state.registry, RegistryMessage::Snapshot, reply, |v| v);
             }
             QueryMessage::AliveSnapshot(reply) => {
                 forward(

@@ -168,6 +168,9 @@ pub struct RelayState {
     /// Cached members of the event group, refreshed on every membership change, so no
     /// `pg::get_members` allocation happens per event.
     members: Vec<ActorRef<Event>>,
+    /// Local actors that joined the group although their `Msg` is not `Event`: skipped,
+    /// and reported once each.
+    foreign: std::collections::HashSet<ractor::ActorId>,
     group_delivered: u64,
     group_failed: u64,
     /// The batch being delivered; kept to reuse its allocation.
@@ -254,12 +257,35 @@ impl RelayState {
     }
 
     /// Re-reads the group's members and whether anybody listens at all.
+    ///
+    /// A local member whose message type is not [`Event`] could never receive one (ractor
+    /// refuses the cast): it is left out and reported once, as a `RuntimeFailure` event and
+    /// a `tracing` warning, instead of silently getting nothing. Remote members cannot be
+    /// checked and are kept.
     fn refresh_members(&mut self) {
-        self.members = ractor::pg::get_members(&self.group)
-            .into_iter()
-            .map(ActorRef::<Event>::from)
-            .collect();
+        let mut newly_foreign = Vec::new();
+        let mut members = Vec::new();
+        for cell in ractor::pg::get_members(&self.group) {
+            if cell.is_message_type_of::<Event>() == Some(false) {
+                if self.foreign.insert(cell.get_id()) {
+                    newly_foreign.push(cell);
+                }
+            } else {
+                members.push(ActorRef::<Event>::from(cell));
+            }
+        }
+        self.members = members;
         self.refresh_listening();
+        for cell in newly_foreign {
+            let reason = format!(
+                "actor {} ({}) joined {} but its Msg type is not ractor_taskvisor::Event; it receives nothing",
+                cell.get_id(),
+                cell.get_name().as_deref().unwrap_or("unnamed"),
+                self.group
+            );
+            tracing::warn!(target: "ractor_taskvisor", "{reason}");
+            self.deliver(&[Arc::new(Event::runtime_failure("event_group", reason))]);
+        }
     }
 
     fn refresh_listening(&self) {
@@ -292,6 +318,7 @@ impl Actor for RelayActor {
             port_sent: 0,
             group: args.group,
             members: Vec::new(),
+            foreign: std::collections::HashSet::new(),
             group_delivered: 0,
             group_failed: 0,
             batch: std::collections::VecDeque::new(),
