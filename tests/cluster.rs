@@ -31,6 +31,14 @@ const TEST: &str = "a_remote_node_watches_queries_sees_the_node_die_and_reconnec
 /// Starts a `NodeServer` on 127.0.0.1. Port 0 picks a free port (retried if another process
 /// takes it between the probe and the bind).
 async fn start_node(port: u16, name: &str) -> (ActorRef<NodeServerMessage>, u16) {
+    start_node_with_cookie(port, name, COOKIE).await
+}
+
+async fn start_node_with_cookie(
+    port: u16,
+    name: &str,
+    cookie: &str,
+) -> (ActorRef<NodeServerMessage>, u16) {
     for _ in 0..10 {
         let port = match port {
             0 => std::net::TcpListener::bind((LOOPBACK, 0))
@@ -42,7 +50,7 @@ async fn start_node(port: u16, name: &str) -> (ActorRef<NodeServerMessage>, u16)
         };
         let server = NodeServer::new(
             port,
-            COOKIE.into(),
+            cookie.into(),
             name.into(),
             LOOPBACK.to_string(),
             None,
@@ -267,8 +275,14 @@ async fn scenario() {
     assert_eq!(remote.task_info("no-such-task").await.unwrap(), None);
     let snapshot = remote.snapshot().await.unwrap();
     // Short tasks come and go on node A: compare shape, not membership.
-    assert!(snapshot.windows(2).all(|w| w[0].id < w[1].id), "sorted by id");
-    let steady = snapshot.iter().find(|i| &*i.name == "steady").expect("listed");
+    assert!(
+        snapshot.windows(2).all(|w| w[0].id < w[1].id),
+        "sorted by id"
+    );
+    let steady = snapshot
+        .iter()
+        .find(|i| &*i.name == "steady")
+        .expect("listed");
     assert_eq!(steady.state, TaskState::Running);
     let controller = remote
         .controller_snapshot()
@@ -346,4 +360,21 @@ fn a_remote_node_watches_queries_sees_the_node_die_and_reconnects() {
             .expect("the scenario finishes within 90 s")
             .unwrap();
     });
+}
+
+/// A wrong cookie is named as such, at once, instead of surfacing as a connect timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_with_another_cookie_is_reported_as_a_handshake_failure() {
+    let (_served, port) = start_node_with_cookie(0, "cookie-server", "the-right-cookie").await;
+    let (watcher, _) = start_node_with_cookie(0, "cookie-client", "a-wrong-cookie").await;
+    let addr = format!("127.0.0.1:{port}");
+    let started = std::time::Instant::now();
+    let result =
+        RemoteSupervisor::connect(&watcher, &addr, "anything", Duration::from_secs(20)).await;
+    match result {
+        Err(RemoteError::Handshake { addr: reported, .. }) => assert_eq!(reported, addr),
+        Err(other) => panic!("expected a handshake failure, got {other}"),
+        Ok(_) => panic!("connected despite different cookies"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(20), "not a timeout");
 }

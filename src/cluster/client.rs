@@ -32,10 +32,21 @@ pub enum RemoteError {
         /// What failed.
         reason: String,
     },
+    /// A TCP connection to the node was made, but the node closed the session before it
+    /// was authenticated: the cluster cookies differ (the usual cause), or the peer is not
+    /// a compatible `ractor_cluster` node. ractor_cluster reports no reason; this is what
+    /// `connect` sees instead of a session.
+    #[error(
+        "connected to {addr}, but the node closed the session during the handshake: \
+         check that both nodes use the same cookie"
+    )]
+    Handshake {
+        /// The address as given.
+        addr: String,
+    },
     /// The operation did not complete within `after`: for `connect`, no session became
-    /// ready (the peer did not answer the handshake, or the cookies differ — ractor_cluster
-    /// never reports an authentication failure as such); for a query, the node did not
-    /// reply in time.
+    /// ready (the peer did not answer the handshake); for a query, the node did not reply
+    /// in time.
     #[error("{operation} timed out after {after:?}")]
     Timeout {
         /// `"connect"`, `"wait_connected"` or the query's wire label (`"list"`, …).
@@ -212,8 +223,9 @@ impl RemoteSupervisor {
     ///   attempt failed;
     /// - [`RemoteError::NotFound`]: the session is ready but the node runs no supervisor of
     ///   that name;
-    /// - [`RemoteError::Timeout`] (`"connect"`): neither within `connect_timeout` (for
-    ///   example the cookies differ);
+    /// - [`RemoteError::Handshake`]: the node closed the session before authenticating it
+    ///   (the cookies differ);
+    /// - [`RemoteError::Timeout`] (`"connect"`): none of these within `connect_timeout`;
     /// - [`RemoteError::NodeServer`]: the local node server is gone.
     pub async fn connect_with(
         node: &ActorRef<NodeServerMessage>,
@@ -235,6 +247,7 @@ impl RemoteSupervisor {
         let (status_tx, status_rx) = watch::channel(Status {
             link: Link::Down,
             last_error: None,
+            handshake_failed: false,
         });
         let args = LinkArgs {
             node: node.clone(),
@@ -282,7 +295,9 @@ impl RemoteSupervisor {
         let mut status = self.inner.status.clone();
         let settled = status.wait_for(|status| match &status.link {
             Link::Up(_) | Link::NotFound => true,
-            Link::Down => first_attempt_is_final && status.last_error.is_some(),
+            Link::Down => {
+                first_attempt_is_final && (status.last_error.is_some() || status.handshake_failed)
+            }
         });
         let settled = match tokio::time::timeout(timeout, settled).await {
             Err(_) => {
@@ -297,6 +312,11 @@ impl RemoteSupervisor {
         match settled.link {
             Link::Up(_) => Ok(()),
             Link::NotFound => Err(self.not_found()),
+            Link::Down if settled.last_error.is_none() && settled.handshake_failed => {
+                Err(RemoteError::Handshake {
+                    addr: self.inner.addr.clone(),
+                })
+            }
             Link::Down => Err(RemoteError::Connect {
                 addr: self.inner.addr.clone(),
                 reason: settled.last_error.unwrap_or_default(),

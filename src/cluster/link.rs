@@ -45,6 +45,9 @@ pub(crate) struct Status {
     pub(crate) link: Link,
     /// Why the latest attempt failed, if it did.
     pub(crate) last_error: Option<String>,
+    /// A session to the address opened and closed again before it became ready: the
+    /// handshake failed (ractor_cluster closes a session whose cookie does not match).
+    pub(crate) handshake_failed: bool,
 }
 
 /// Messages of the link actor (local only).
@@ -122,6 +125,7 @@ pub(crate) struct LinkState {
     tick_pending: bool,
     last_attempt: Option<Instant>,
     last_error: Option<String>,
+    handshake_failed: bool,
 }
 
 /// The remote member of `group` named `name`, if any.
@@ -141,6 +145,7 @@ impl LinkState {
         let status = Status {
             link,
             last_error: self.last_error.clone(),
+            handshake_failed: self.handshake_failed,
         };
         self.args.status.send_replace(status);
     }
@@ -217,6 +222,7 @@ impl Actor for LinkActor {
             tick_pending: false,
             last_attempt: None,
             last_error: None,
+            handshake_failed: false,
         })
     }
 
@@ -270,10 +276,16 @@ impl Actor for LinkActor {
             LinkMessage::Session(change, node_id) => {
                 match change {
                     SessionChange::Opened => state.session = Some((node_id, false)),
-                    SessionChange::Ready => state.session = Some((node_id, true)),
+                    SessionChange::Ready => {
+                        state.session = Some((node_id, true));
+                        state.handshake_failed = false;
+                    }
                     SessionChange::Down => {
-                        if state.session.is_some_and(|(id, _)| id == node_id) {
+                        if let Some((id, ready)) = state.session
+                            && id == node_id
+                        {
                             state.session = None;
+                            state.handshake_failed |= !ready;
                         }
                     }
                 }
