@@ -1,139 +1,212 @@
-//! An existing ractor application adopts the supervisor.
+//! A ractor application with the supervisor as a member of its supervision tree.
 //!
-//! The application's root actor starts a supervisor linked under itself (`with_parent`),
-//! hands it two of its own actors as tasks (`TaskSpec::actor`) with backoff and a retry
-//! limit, and queries the supervisor by `ractor::call!` from inside its own handler.
-//! Stopping the root actor shuts the supervisor down gracefully.
+//! The root actor:
+//! - starts a supervisor linked under itself (`with_parent`) that supervises one of the
+//!   application's actors (`TaskSpec::actor`); the connector's first incarnations stop with
+//!   an abnormal reason and are restarted (OTP semantics), and the live incarnation is
+//!   addressed by its ractor name;
+//! - adds a one-off job by message (`RegistryMessage::Add`) and gets its outcome as a
+//!   message of its own (`watch` + `forward_to`);
+//! - prints a dashboard from one `RegistryMessage::Snapshot` call;
+//! - starts a second supervisor whose restart intensity is exceeded: the root receives
+//!   `ActorFailed` for that supervisor's link and reacts by starting a replacement;
+//! - and on shutdown waits for both supervisors with ractor's own
+//!   `stop_children_and_wait`, so every task has stopped when the root exits.
 //!
 //! Run: `cargo run --example ractor_app`
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use ractor_taskvisor::prelude::*;
 use ractor_taskvisor::{RegistryMessage, TaskInfo};
+use tokio::sync::mpsc;
 
-/// A flaky connector: its first two incarnations crash in `post_start`, the third runs.
-struct Connector {
-    incarnations: Arc<AtomicU32>,
+/// Messages of the connector (one of the application's own actors).
+enum ConnectorMsg {
+    /// Which incarnation are you?
+    Incarnation(RpcReplyPort<u32>),
 }
+ractor_taskvisor::local_message!(ConnectorMsg);
+
+/// Loses its upstream twice, then stays connected.
+struct Connector;
 
 impl Actor for Connector {
-    type Msg = ();
-    type State = ();
-    type Arguments = ();
+    type Msg = ConnectorMsg;
+    type State = u32;
+    type Arguments = std::sync::Arc<std::sync::atomic::AtomicU32>;
 
-    async fn pre_start(&self, _me: ActorRef<()>, _: ()) -> Result<(), ActorProcessingErr> {
-        Ok(())
-    }
-
-    async fn post_start(&self, _me: ActorRef<()>, _: &mut ()) -> Result<(), ActorProcessingErr> {
-        let n = self.incarnations.fetch_add(1, Ordering::SeqCst) + 1;
-        println!("[connector] incarnation {n} starting");
+    async fn pre_start(
+        &self,
+        myself: ActorRef<ConnectorMsg>,
+        starts: Self::Arguments,
+    ) -> Result<u32, ActorProcessingErr> {
+        let n = starts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        println!("[connector] incarnation {n} up");
         if n < 3 {
-            return Err(format!("upstream refused connection (incarnation {n})").into());
+            // Not "normal" or "shutdown": an abnormal exit, restarted with backoff.
+            myself.stop(Some("lost upstream connection".into()));
         }
-        println!("[connector] connected");
-        Ok(())
-    }
-}
-
-/// A heartbeat actor that runs until it is stopped.
-struct Heartbeat;
-
-impl Actor for Heartbeat {
-    type Msg = ();
-    type State = ();
-    type Arguments = ();
-
-    async fn pre_start(&self, _me: ActorRef<()>, _: ()) -> Result<(), ActorProcessingErr> {
-        println!("[heartbeat] up");
-        Ok(())
+        Ok(n)
     }
 
-    async fn post_stop(&self, _me: ActorRef<()>, _: &mut ()) -> Result<(), ActorProcessingErr> {
-        println!("[heartbeat] stopped gracefully");
+    async fn handle(
+        &self,
+        _myself: ActorRef<ConnectorMsg>,
+        message: ConnectorMsg,
+        incarnation: &mut u32,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ConnectorMsg::Incarnation(reply) => {
+                let _ = reply.send(*incarnation);
+            }
+        }
         Ok(())
     }
 }
 
 /// Messages of the application's root actor.
-enum RootMessage {
-    /// Print the supervisor's view of its tasks.
-    Report,
+enum RootMsg {
+    /// The connector is up: address it and start the rest.
+    Wire,
+    /// A watched task finished (delivered by `forward_to`).
+    Finished(TaskId, String),
 }
+ractor_taskvisor::local_message!(RootMsg);
 
-// With the `cluster` feature ractor has no blanket `Message` impl: local-only message.
-#[cfg(feature = "cluster")]
-impl ractor::Message for RootMessage {}
-
-/// The application's root actor: owns the supervisor.
 struct Root;
 
 struct RootState {
-    supervisor: SupervisorHandle,
+    main: SupervisorHandle,
+    ingest: SupervisorHandle,
+    replacements: u32,
+    milestones: mpsc::UnboundedSender<&'static str>,
+}
+
+fn ingest_supervisor(
+    root: &ActorRef<RootMsg>,
+    name: &str,
+) -> Result<SupervisorHandle, RuntimeError> {
+    let config = SupervisorConfig::default().with_restart_intensity(3, Duration::from_secs(10));
+    let supervisor = Supervisor::builder(config)
+        .with_name(name)
+        .with_parent(root.get_cell())
+        .build();
+    let handle = supervisor.serve()?;
+    Ok(handle)
 }
 
 impl Actor for Root {
-    type Msg = RootMessage;
+    type Msg = RootMsg;
     type State = RootState;
-    type Arguments = ();
+    type Arguments = mpsc::UnboundedSender<&'static str>;
 
     async fn pre_start(
         &self,
-        myself: ActorRef<RootMessage>,
-        _: (),
+        myself: ActorRef<RootMsg>,
+        milestones: Self::Arguments,
     ) -> Result<RootState, ActorProcessingErr> {
         let supervisor = Supervisor::builder(SupervisorConfig::default())
-            .with_name("ractor-app")
+            .with_name("app")
             .with_parent(myself.get_cell())
             .with_grace(Duration::from_secs(2))
             .build();
-        let handle = supervisor.serve()?;
-        let incarnations = Arc::new(AtomicU32::new(0));
-        let connector = TaskSpec::actor("connector", move || {
-            (
-                Connector {
-                    incarnations: incarnations.clone(),
-                },
-                (),
-            )
+        let main = supervisor.serve()?;
+        let starts = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let connector = TaskSpec::actor("connector", move || (Connector, starts.clone()))
+            .with_restart(RestartPolicy::Always { interval: None }) // OTP "permanent"
+            .with_backoff(BackoffPolicy::constant(Duration::from_millis(50)))
+            .with_actor_name("app.connector");
+        main.add(connector).await?;
+        let ingest = ingest_supervisor(&myself, "ingest")?;
+        let _ = myself.cast(RootMsg::Wire);
+        Ok(RootState {
+            main,
+            ingest,
+            replacements: 0,
+            milestones,
         })
-        .with_backoff(BackoffPolicy::exponential(Duration::from_millis(50)))
-        .with_max_retries(std::num::NonZeroU32::new(5));
-        handle.add(connector).await?;
-        handle
-            .add(TaskSpec::actor("heartbeat", || (Heartbeat, ())))
-            .await?;
-        Ok(RootState { supervisor: handle })
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<RootMessage>,
-        message: RootMessage,
+        myself: ActorRef<RootMsg>,
+        message: RootMsg,
         state: &mut RootState,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            RootMessage::Report => {
-                // Any actor can query the registry with `call!`.
-                let registry = state.supervisor.registry_actor();
-                let tasks = ractor::call!(registry, RegistryMessage::List)?;
-                for (id, name) in tasks {
-                    let info: Option<TaskInfo> =
-                        ractor::call!(registry, RegistryMessage::TaskInfo, id.into())?;
-                    if let Some(info) = info {
-                        println!(
-                            "[root] {id} {name}: state={} attempt={} restarts={} last_failure={:?}",
-                            info.state.as_label(),
-                            info.attempt,
-                            info.restarts,
-                            info.last_failure
+            RootMsg::Wire => {
+                // The live connector, by its ractor name (the third incarnation).
+                let Some(cell) = ractor::registry::where_is("app.connector") else {
+                    let _ = ractor::time::send_after(
+                        Duration::from_millis(20),
+                        myself.get_cell(),
+                        || RootMsg::Wire,
+                    );
+                    return Ok(());
+                };
+                let connector: ActorRef<ConnectorMsg> = cell.into();
+                match ractor::call!(connector, ConnectorMsg::Incarnation) {
+                    Ok(n) if n >= 3 => println!("[root] connector incarnation {n} answers"),
+                    _ => {
+                        let _ = ractor::time::send_after(
+                            Duration::from_millis(20),
+                            myself.get_cell(),
+                            || RootMsg::Wire,
                         );
+                        return Ok(());
                     }
                 }
+
+                // A command by message, and its outcome as a message.
+                let registry = state.main.registry_actor();
+                let job = TaskSpec::once(
+                    "report",
+                    TaskFn::arc(|_ctx| async {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        Ok(())
+                    }),
+                );
+                let id = ractor::call!(registry, RegistryMessage::Add, job)??;
+                match state.main.watch(id).await {
+                    Ok(waiter) => waiter.forward_to(myself.clone(), |id, outcome| {
+                        RootMsg::Finished(id, outcome.as_label().to_owned())
+                    }),
+                    // It finished before we looked: nothing left to watch.
+                    Err(RuntimeError::TaskNotFound { .. }) => {
+                        println!("[root] job {id} already done");
+                        let _ = state.milestones.send("job finished");
+                    }
+                    Err(other) => return Err(other.into()),
+                }
+
+                // One call for a dashboard.
+                let snapshot: Vec<TaskInfo> = ractor::call!(registry, RegistryMessage::Snapshot)?;
+                for info in snapshot {
+                    println!(
+                        "[root] {} {}: {} attempt={} restarts={} last_failure={:?}",
+                        info.id,
+                        info.name,
+                        info.state.as_label(),
+                        info.attempt,
+                        info.restarts,
+                        info.last_failure
+                    );
+                }
+
+                // The ingest supervisor gets a task that keeps failing: its restart
+                // intensity is exceeded and the root hears of it as a failure.
+                let flaky = TaskSpec::restartable(
+                    "flaky-ingest",
+                    TaskFn::arc(|_ctx| async { Err(TaskError::fail("bad batch")) }),
+                )
+                .with_backoff(BackoffPolicy::constant(Duration::from_millis(5)));
+                state.ingest.add(flaky).await?;
+            }
+            RootMsg::Finished(id, outcome) => {
+                println!("[root] job {id} finished: {outcome}");
+                let _ = state.milestones.send("job finished");
             }
         }
         Ok(())
@@ -141,27 +214,56 @@ impl Actor for Root {
 
     async fn handle_supervisor_evt(
         &self,
-        _myself: ActorRef<RootMessage>,
+        myself: ActorRef<RootMsg>,
         event: SupervisionEvent,
+        state: &mut RootState,
+    ) -> Result<(), ActorProcessingErr> {
+        match event {
+            SupervisionEvent::ActorFailed(cell, error) => {
+                println!("[root] {:?} failed: {error}", cell.get_name());
+                if state.replacements == 0 {
+                    state.replacements += 1;
+                    state.ingest = ingest_supervisor(&myself, "ingest-2")?;
+                    println!("[root] started a replacement: ingest-2");
+                    let _ = state.milestones.send("ingest replaced");
+                }
+            }
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                println!("[root] {:?} terminated: {reason:?}", cell.get_name());
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        myself: ActorRef<RootMsg>,
         _state: &mut RootState,
     ) -> Result<(), ActorProcessingErr> {
-        if let SupervisionEvent::ActorTerminated(cell, _, reason) = event {
-            println!("[root] child {:?} terminated: {reason:?}", cell.get_name());
-        }
+        // Each supervisor's link stops only when that supervisor's shutdown is complete.
+        myself
+            .stop_children_and_wait(None, Some(Duration::from_secs(10)))
+            .await;
+        println!("[root] every supervisor has shut down");
         Ok(())
     }
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (root, join) = Actor::spawn(Some("app-root".into()), Root, ()).await?;
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    root.cast(RootMessage::Report)?;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    println!("[main] stopping the root actor: the supervisor shuts down gracefully");
+    let (milestones, mut reached) = mpsc::unbounded_channel();
+    let (root, join) = Actor::spawn(Some("app-root".into()), Root, milestones).await?;
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match tokio::time::timeout(Duration::from_secs(10), reached.recv()).await {
+            Ok(Some(milestone)) => seen.push(milestone),
+            _ => return Err("the application did not get going".into()),
+        }
+    }
+    println!("[main] {seen:?}; stopping the root actor");
     root.stop(None);
     join.await?;
-    // Give the detached shutdown a moment to finish its log lines.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    println!("[main] done");
     Ok(())
 }
