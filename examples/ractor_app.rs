@@ -139,22 +139,22 @@ impl Actor for Root {
             RootMsg::Wire => {
                 // The live connector, by its ractor name (the third incarnation).
                 let Some(cell) = ractor::registry::where_is("app.connector") else {
-                    let _ = ractor::time::send_after(
+                    drop(ractor::time::send_after(
                         Duration::from_millis(20),
                         myself.get_cell(),
                         || RootMsg::Wire,
-                    );
+                    ));
                     return Ok(());
                 };
                 let connector: ActorRef<ConnectorMsg> = cell.into();
                 match ractor::call!(connector, ConnectorMsg::Incarnation) {
                     Ok(n) if n >= 3 => println!("[root] connector incarnation {n} answers"),
                     _ => {
-                        let _ = ractor::time::send_after(
+                        drop(ractor::time::send_after(
                             Duration::from_millis(20),
                             myself.get_cell(),
                             || RootMsg::Wire,
-                        );
+                        ));
                         return Ok(());
                     }
                 }
