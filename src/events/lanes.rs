@@ -574,3 +574,6 @@ fn call(subscriber: &dyn Subscribe, event: &Event) -> Result<(), Arc<str>> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(all(test, loom))]
+mod loom_tests;

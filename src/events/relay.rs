@@ -380,3 +380,6 @@ pub(crate) async fn close_relay(
         _ => None,
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;

@@ -159,3 +159,6 @@ impl EventSink {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;
