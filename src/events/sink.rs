@@ -1,5 +1,5 @@
 //! [`EventSink`]: how every actor publishes an event — into the bounded bus ring, with one
-//! `cast` to the relay only when the ring goes from empty to non-empty — and nothing at all
+//! `cast` to the relay per batch (only when no drain is requested yet) — and nothing at all
 //! (not even building the event) while nobody listens.
 //!
 //! The bus is the newest-retaining ring of R§15: `bus_capacity` events; publishing into a
@@ -102,7 +102,7 @@ impl SinkState {
     }
 
     /// The relay's half of the protocol: moves everything on the ring into `batch` (empty;
-    /// the ring keeps its allocation in exchange) and ends the batch, so the next publish
+    /// swapped in, so neither side reallocates) and ends the batch, so the next publish
     /// wakes the relay again. After a loss, the `lagged(N)` report follows the first event
     /// taken (R§15); a loss always leaves a newer event behind, so there is one.
     pub(crate) fn take_batch(&self, batch: &mut VecDeque<Arc<Event>>) {
