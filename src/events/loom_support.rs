@@ -11,6 +11,14 @@ use super::sink::WakeRelay;
 use super::{Event, EventKind, SinkState, Subscribe};
 use crate::sync::{Condvar, Mutex};
 
+/// Runs `f` in every interleaving loom explores. `LOOM_MAX_PREEMPTIONS` bounds it as usual;
+/// unset, the bound is CI's 3 rather than none, under which these models run for hours.
+pub(crate) fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound.get_or_insert(3);
+    builder.check(f);
+}
+
 /// Publishes `n` ordinary events, waking the relay behind `mailbox`; returns their `seq`s
 /// in publication order.
 pub(crate) fn publish(state: &SinkState, mailbox: &Mailbox, n: usize) -> Vec<u64> {

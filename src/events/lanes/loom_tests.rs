@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{LaneStats, Lanes};
-use crate::events::loom_support::{Recorder, Tally};
+use crate::events::loom_support::{Recorder, Tally, model};
 use crate::events::{Event, EventKind, Subscribe};
 
 /// One lane per `(recorder, capacity)`, named `lane0`, `lane1`, …
@@ -70,7 +70,7 @@ fn in_order(tally: &Tally) -> bool {
 /// every event and loss to reach the subscriber with the lane still open, then closes it.
 fn accounted_before_close(capacity: usize, batches: &[&[MakeEvent]]) {
     let batches: Vec<Vec<MakeEvent>> = batches.iter().map(|b| b.to_vec()).collect();
-    loom::model(move || {
+    model(move || {
         let recorder = Recorder::new();
         let lanes = start(&[(&recorder, capacity)]);
         let mut sent = 0;
@@ -126,7 +126,7 @@ fn lagged_report_hitting_a_full_lane_carries_its_count() {
 /// report are delivered before the worker exits.
 #[test]
 fn close_drains_the_queue_and_the_pending_report() {
-    loom::model(|| {
+    model(|| {
         let recorder = Recorder::new();
         let lanes = start(&[(&recorder, 1)]);
         let first = ordinary();
@@ -150,7 +150,7 @@ fn close_drains_the_queue_and_the_pending_report() {
 /// reports `closed` once for the events offered after.
 #[test]
 fn close_at_the_deadline_discards_with_exact_accounting() {
-    loom::model(|| {
+    model(|| {
         let recorder = Recorder::new();
         let lanes = start(&[(&recorder, 1)]);
         // The second event never fits: one loss, counted whatever the worker does.
@@ -191,7 +191,7 @@ fn close_at_the_deadline_discards_with_exact_accounting() {
 /// to wake anybody, and the counters stay exact.
 #[test]
 fn panic_report_reaches_the_other_lane() {
-    loom::model(|| {
+    model(|| {
         let panicking = Recorder::panicking();
         let recorder = Recorder::new();
         let lanes = start(&[(&panicking, 1), (&recorder, 2)]);

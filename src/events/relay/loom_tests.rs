@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::{RelayArgs, RelayState};
 use crate::config::SupervisorConfig;
-use crate::events::loom_support::{Mailbox, Message, Recorder, publish};
+use crate::events::loom_support::{Mailbox, Message, Recorder, model, publish};
 use crate::supervisor::builder::SubscriberEntry;
 use crate::sync::{Arc, thread};
 
@@ -43,7 +43,7 @@ fn bus_then_lane(lane_capacity: usize) {
             .build()
             .unwrap(),
     );
-    loom::model(move || {
+    model(move || {
         let _tokio = runtime.enter();
         let recorder = Recorder::new();
         let entry = SubscriberEntry {

@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 
 use super::SinkState;
 use crate::events::EventKind;
-use crate::events::loom_support::{Mailbox, Message, publish};
+use crate::events::loom_support::{Mailbox, Message, model, publish};
 use crate::sync::{Arc, thread};
 
 /// What the stand-in relay took off the ring over one run.
@@ -60,7 +60,7 @@ fn listening(capacity: usize) -> Arc<SinkState> {
 
 /// Two producers (this thread and one more) of `each` events against one relay.
 fn two_producers(capacity: usize, each: usize) {
-    loom::model(move || {
+    model(move || {
         let state = listening(capacity);
         let mailbox = Arc::new(Mailbox::new());
         let relay = {
@@ -122,7 +122,7 @@ fn ring_strands_nothing_and_wakes_once_per_batch() {
 /// no batch stays marked scheduled, so a later publish asks again.
 #[test]
 fn failed_wake_up_leaves_no_batch_scheduled() {
-    loom::model(|| {
+    model(|| {
         let state = listening(1);
         let mailbox = Arc::new(Mailbox::gone());
         let other = {
