@@ -12,7 +12,8 @@ use super::{Event, EventKind, SinkState, Subscribe};
 use crate::sync::{Condvar, Mutex};
 
 /// Runs `f` in every interleaving loom explores. `LOOM_MAX_PREEMPTIONS` bounds it as usual;
-/// unset, the bound is CI's 3 rather than none, under which these models run for hours.
+/// unset, the bound is CI's 3 rather than none, since each extra preemption multiplies the
+/// larger models' runs about tenfold.
 pub(crate) fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound.get_or_insert(3);
