@@ -54,6 +54,7 @@ pub mod policy;
 pub mod prelude;
 pub mod registry;
 pub mod supervisor;
+mod sync;
 pub mod task;
 mod task_actor;
 

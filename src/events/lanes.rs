@@ -36,12 +36,12 @@ use std::collections::VecDeque;
 use std::io;
 use std::num::NonZeroUsize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
 use super::{Event, Subscribe};
+use crate::sync::{self, AtomicU64, Condvar, Mutex, MutexGuard, thread};
 
 /// Worker threads are named this prefix plus the subscriber's index.
 const THREAD_NAME_PREFIX: &str = "ractor-taskvisor-subscriber-";
@@ -59,7 +59,7 @@ const REASON_CLOSED: &str = "closed";
 /// Dropping `Lanes` without calling [`close`](Self::close) stops intake and lets each
 /// worker finish what is already queued in the background, without waiting for it.
 pub(crate) struct Lanes {
-    shared: Arc<Shared>,
+    shared: sync::Arc<Shared>,
 }
 
 /// Delivery counters of one lane, for event statistics (SPEC §5).
@@ -137,13 +137,13 @@ impl Lanes {
         // Built before spawning so that an early return drops it, and `Drop` closes the
         // lanes whose workers are already running.
         let this = Lanes {
-            shared: Arc::new(Shared {
+            shared: sync::Arc::new(Shared {
                 lanes,
                 bus: std::sync::OnceLock::new(),
             }),
         };
         for (index, (subscriber, _, _)) in subscribers.into_iter().enumerate() {
-            let shared = Arc::clone(&this.shared);
+            let shared = sync::Arc::clone(&this.shared);
             thread::Builder::new()
                 .name(format!("{THREAD_NAME_PREFIX}{index}"))
                 .spawn(move || run_worker(&shared, index, subscriber))?;
@@ -574,3 +574,6 @@ fn call(subscriber: &dyn Subscribe, event: &Event) -> Result<(), Arc<str>> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(all(test, loom))]
+mod loom_tests;

@@ -12,6 +12,8 @@ pub mod builtin;
 mod event;
 mod kind;
 pub(crate) mod lanes;
+#[cfg(all(test, loom))]
+mod loom_support;
 mod relay;
 mod sink;
 mod subscriber;

@@ -35,9 +35,6 @@ use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
 use crate::supervisor::builder::SubscriberEntry;
 
-/// The task name on relay overflow reports (R§15).
-const RELAY_COMPONENT: &str = "subscriber_listener";
-
 /// Messages of the [`RelayActor`].
 #[non_exhaustive]
 pub enum RelayMessage {
@@ -178,21 +175,26 @@ pub struct RelayState {
 }
 
 impl RelayState {
+    /// The state before the group is monitored; the loom models drive it without an actor.
+    fn new(args: RelayArgs) -> Self {
+        RelayState {
+            lanes: args.lanes,
+            sink: args.sink,
+            port: args.port,
+            port_sent: 0,
+            group: args.group,
+            members: Vec::new(),
+            foreign: std::collections::HashSet::new(),
+            group_delivered: 0,
+            group_failed: 0,
+            batch: std::collections::VecDeque::new(),
+        }
+    }
+
     /// Takes everything on the bus ring and delivers it in order; after a loss, the first
     /// delivered event is followed by the `lagged(N)` report (R§15).
     fn drain(&mut self) {
-        let lagged = {
-            let mut ring = self.sink.ring();
-            ring.scheduled = false;
-            std::mem::swap(&mut ring.events, &mut self.batch);
-            std::mem::take(&mut ring.lagged)
-        };
-        if lagged > 0 {
-            let report = Event::subscriber_overflow(RELAY_COMPONENT, format!("lagged({lagged})"))
-                .with_dropped(lagged);
-            let at = 1.min(self.batch.len());
-            self.batch.insert(at, Arc::new(report));
-        }
+        self.sink.take_batch(&mut self.batch);
         let batch = std::mem::take(&mut self.batch);
         let (front, back) = batch.as_slices();
         for part in [front, back] {
@@ -311,18 +313,7 @@ impl Actor for RelayActor {
         _myself: ActorRef<Self::Msg>,
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(RelayState {
-            lanes: args.lanes,
-            sink: args.sink,
-            port: args.port,
-            port_sent: 0,
-            group: args.group,
-            members: Vec::new(),
-            foreign: std::collections::HashSet::new(),
-            group_delivered: 0,
-            group_failed: 0,
-            batch: std::collections::VecDeque::new(),
-        })
+        Ok(RelayState::new(args))
     }
 
     async fn post_start(
@@ -416,3 +407,6 @@ pub(crate) async fn close_relay(
         _ => None,
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;

@@ -1,5 +1,5 @@
 //! [`EventSink`]: how every actor publishes an event — into the bounded bus ring, with one
-//! `cast` to the relay only when the ring goes from empty to non-empty — and nothing at all
+//! `cast` to the relay per batch (only when no drain is requested yet) — and nothing at all
 //! (not even building the event) while nobody listens.
 //!
 //! The bus is the newest-retaining ring of R§15: `bus_capacity` events; publishing into a
@@ -9,13 +9,17 @@
 //! hands each subscriber lane the batch with one lock and at most one thread wake-up.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 
 use ractor::ActorRef;
 
 use super::Event;
 use super::relay::{RelayCommand, RelayCommandKind, RelayMessage};
+use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard};
+
+/// The task name on the relay's overflow reports (R§15).
+const RELAY_COMPONENT: &str = "subscriber_listener";
 
 /// The bus ring and its bookkeeping, guarded by one mutex.
 ///
@@ -23,12 +27,12 @@ use super::relay::{RelayCommand, RelayCommandKind, RelayMessage};
 /// producers are the registry and the attempts, and "drop the oldest when full" plus
 /// "wake the relay once per batch" must be decided together.
 #[derive(Debug, Default)]
-pub(crate) struct Ring {
-    pub(crate) events: VecDeque<Arc<Event>>,
+struct Ring {
+    events: VecDeque<Arc<Event>>,
     /// Oldest events dropped because the ring was full, not yet reported.
-    pub(crate) lagged: u64,
+    lagged: u64,
     /// A drain is already requested from the relay.
-    pub(crate) scheduled: bool,
+    scheduled: bool,
 }
 
 /// State shared by every sink clone and the relay.
@@ -67,8 +71,70 @@ impl SinkState {
     }
 
     /// No user code runs under this lock; a poisoned mutex still holds a consistent ring.
-    pub(crate) fn ring(&self) -> MutexGuard<'_, Ring> {
+    fn ring(&self) -> MutexGuard<'_, Ring> {
         self.ring.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Puts the event `build` makes on the ring, if anybody listens, and wakes `relay` when
+    /// this event starts a batch. [`EventSink::publish`] is this with the relay's `ActorRef`;
+    /// the loom models call it with a stand-in mailbox.
+    #[inline]
+    pub(crate) fn publish(&self, relay: &impl WakeRelay, build: impl FnOnce() -> Event) {
+        if !self.listening.load(Ordering::Relaxed) {
+            return;
+        }
+        let event = Arc::new(build());
+        self.published.fetch_add(1, Ordering::Relaxed);
+        let mut ring = self.ring();
+        if ring.events.len() >= self.capacity {
+            ring.events.pop_front();
+            ring.lagged += 1;
+            self.bus_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        ring.events.push_back(event);
+        let wake = !std::mem::replace(&mut ring.scheduled, true);
+        drop(ring);
+        if wake && !relay.wake() {
+            // The relay is gone (after shutdown): let the next publish try again; the
+            // ring stays bounded meanwhile.
+            self.ring().scheduled = false;
+        }
+    }
+
+    /// The relay's half of the protocol: moves everything on the ring into `batch` (empty;
+    /// swapped in, so neither side reallocates) and ends the batch, so the next publish
+    /// wakes the relay again. After a loss, the `lagged(N)` report follows the first event
+    /// taken (R§15); a loss always leaves a newer event behind, so there is one.
+    pub(crate) fn take_batch(&self, batch: &mut VecDeque<Arc<Event>>) {
+        let lagged = {
+            let mut ring = self.ring();
+            ring.scheduled = false;
+            std::mem::swap(&mut ring.events, batch);
+            std::mem::take(&mut ring.lagged)
+        };
+        if lagged > 0 {
+            let report = Event::subscriber_overflow(RELAY_COMPONENT, format!("lagged({lagged})"))
+                .with_dropped(lagged);
+            let at = 1.min(batch.len());
+            batch.insert(at, Arc::new(report));
+        }
+    }
+}
+
+/// How a publisher asks the relay for one drain of the ring.
+///
+/// A seam for the loom models, which cannot run an actor. The one call site is generic, so
+/// production publishing is still a direct `cast`.
+pub(crate) trait WakeRelay {
+    /// Requests a drain; false if the relay is gone.
+    fn wake(&self) -> bool;
+}
+
+impl WakeRelay for ActorRef<RelayMessage> {
+    #[inline]
+    fn wake(&self) -> bool {
+        self.cast(RelayMessage::Command(RelayCommand(RelayCommandKind::Drain)))
+            .is_ok()
     }
 }
 
@@ -88,31 +154,11 @@ impl EventSink {
     /// Builds and publishes an event if anybody listens; `build` is not called otherwise.
     #[inline]
     pub(crate) fn publish(&self, build: impl FnOnce() -> Event) {
-        let Some((relay, state)) = &self.inner else {
-            return;
-        };
-        if !state.listening.load(Ordering::Relaxed) {
-            return;
-        }
-        let event = Arc::new(build());
-        state.published.fetch_add(1, Ordering::Relaxed);
-        let mut ring = state.ring();
-        if ring.events.len() >= state.capacity {
-            ring.events.pop_front();
-            ring.lagged += 1;
-            state.bus_dropped.fetch_add(1, Ordering::Relaxed);
-        }
-        ring.events.push_back(event);
-        let wake = !std::mem::replace(&mut ring.scheduled, true);
-        drop(ring);
-        if wake
-            && relay
-                .cast(RelayMessage::Command(RelayCommand(RelayCommandKind::Drain)))
-                .is_err()
-        {
-            // The relay is gone (after shutdown): let the next publish try again; the
-            // ring stays bounded meanwhile.
-            state.ring().scheduled = false;
+        if let Some((relay, state)) = &self.inner {
+            state.publish(relay, build);
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;
