@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::{ms, serve};
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use ractor_taskvisor::prelude::*;
-use ractor_taskvisor::{RegistryMessage, TaskInfo, TaskState, TaskTarget};
+use ractor_taskvisor::{RegistryMessage, TaskInfo, TaskState, TaskTarget, TaskWaiter};
 use tokio::sync::mpsc;
 
 const LIMIT: Duration = Duration::from_secs(10);
@@ -686,4 +686,89 @@ async fn a_group_member_that_cannot_take_events_is_reported() {
     ractor::pg::leave(handle.event_group(), vec![wrong.get_cell()]);
     wrong.stop(None);
     handle.shutdown().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// The parent owns the supervisor
+
+/// A parent that keeps the only handle in its state and hands out one waiter.
+struct Owner;
+
+impl Actor for Owner {
+    type Msg = ParentMsg;
+    type State = SupervisorHandle;
+    type Arguments = (Arc<AtomicBool>, tokio::sync::oneshot::Sender<TaskWaiter>);
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<ParentMsg>,
+        (cleaned, waiter_tx): Self::Arguments,
+    ) -> Result<SupervisorHandle, ActorProcessingErr> {
+        let supervisor = Supervisor::builder(SupervisorConfig::default())
+            .with_name("native-owner")
+            .with_parent(myself.get_cell())
+            .with_grace(Duration::from_secs(5))
+            .build();
+        let handle = supervisor.serve()?;
+        let slow_cleanup = TaskFn::arc(move |ctx: TaskContext| {
+            let cleaned = cleaned.clone();
+            async move {
+                ctx.cancelled().await;
+                tokio::time::sleep(ms(300)).await;
+                cleaned.store(true, Ordering::SeqCst);
+                Ok(())
+            }
+        });
+        let (_, waiter) = handle
+            .add_and_watch(TaskSpec::once("db", slow_cleanup))
+            .await?;
+        let _ = waiter_tx.send(waiter);
+        Ok(handle)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_that_exits_with_the_only_handle_still_gets_the_full_grace() {
+    let cleaned = Arc::new(AtomicBool::new(false));
+    let (waiter_tx, waiter_rx) = tokio::sync::oneshot::channel();
+    let (owner, join) = Actor::spawn(None, Owner, (cleaned.clone(), waiter_tx))
+        .await
+        .unwrap();
+    let waiter = waiter_rx.await.unwrap();
+    tokio::time::sleep(ms(20)).await;
+    owner.stop(None);
+    join.await.unwrap();
+    let outcome = tokio::time::timeout(LIMIT, waiter.wait())
+        .await
+        .expect("the outcome arrives")
+        .unwrap();
+    assert!(matches!(outcome, TaskOutcome::Canceled), "{outcome:?}");
+    assert!(
+        cleaned.load(Ordering::SeqCst),
+        "the cleanup ran within the grace"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_every_handle_of_a_parented_supervisor_does_not_shut_it_down() {
+    let (parent, _seen) = parent().await;
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_name("native-owned")
+        .with_parent(parent.get_cell())
+        .build();
+    let handle = supervisor.serve().unwrap();
+    let registry = handle.registry_actor();
+    drop(handle);
+    drop(supervisor);
+    tokio::time::sleep(ms(50)).await;
+    // Still admitting work, by message.
+    let id = ractor::call!(registry, |reply| RegistryMessage::Add(
+        TaskSpec::once("still-here", common::instant_ok()),
+        reply
+    ))
+    .unwrap();
+    assert!(id.is_ok(), "{id:?}");
+    parent.stop_children_and_wait(None, Some(LIMIT)).await;
+    assert!(ractor::registry::where_is("native-owned.registry").is_none());
+    parent.stop(None);
 }

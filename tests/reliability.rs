@@ -209,6 +209,26 @@ mod exiting_owner {
 }
 
 // ---------------------------------------------------------------------------------------
+// A supervisor's name is free once its shutdown returned
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_supervisor_name_can_be_served_again_right_after_shutdown() {
+    for round in 0..50 {
+        let supervisor = Supervisor::builder(SupervisorConfig::default())
+            .with_name("reused-name")
+            .build();
+        let handle = supervisor
+            .serve()
+            .unwrap_or_else(|error| panic!("round {round}: {error}"));
+        handle
+            .add(TaskSpec::once("t", common::cooperative()))
+            .await
+            .unwrap();
+        handle.shutdown().await.unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Registry death is fatal: everything is cancelled at once, admission closes
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -70,7 +70,10 @@ const FLUSH_TIMEOUT: Duration = Duration::from_millis(500);
 /// it leave: their `Disconnected` comes after the final events).
 pub(crate) async fn close(runtime: &crate::supervisor::runtime::Runtime) {
     watch::flush_remote_watchers(&runtime.event_group, FLUSH_TIMEOUT).await;
-    runtime.query.stop(None);
+    let _ = runtime
+        .query
+        .stop_and_wait(None, Some(std::time::Duration::from_secs(1)))
+        .await;
 }
 
 /// The `pg` event group of the supervisor named `supervisor` (default scope):

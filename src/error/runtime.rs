@@ -119,6 +119,8 @@ pub enum RuntimeError {
     /// More than `max_restarts` restarts happened within `period`, summed over the tasks the
     /// limit covers, so the supervisor shut itself down, as an Erlang/OTP supervisor does
     /// when its restart intensity is exceeded (SPEC §5). Returned by `run*` and `shutdown`.
+    /// The tasks still registered then are cancelled by that shutdown: their waiters
+    /// resolve `Canceled` (or `ForceAborted` after the grace).
     #[error("restart intensity exceeded: more than {max_restarts} restarts within {period:?}")]
     #[non_exhaustive]
     RestartIntensityExceeded {

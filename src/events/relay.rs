@@ -401,7 +401,10 @@ pub(crate) async fn close_relay(
             Some(timeout + Duration::from_secs(1)),
         )
         .await;
-    relay.stop(None);
+    // Waited for (bounded), so the relay's name is free once shutdown returns.
+    let _ = relay
+        .stop_and_wait(None, Some(Duration::from_secs(1)))
+        .await;
     match reply {
         Ok(CallResult::Success(stats)) => Some(stats),
         _ => None,

@@ -191,16 +191,23 @@ impl SupervisorBuilder {
         self
     }
 
-    /// Links the supervisor into `parent`'s ractor supervision tree, through a small link
-    /// actor named `"{name}.link"` spawned under `parent`:
-    /// - stopping (or killing) `parent` shuts the supervisor down gracefully — grace
-    ///   honoured, every watched outcome delivered — exactly like
-    ///   [`SupervisorHandle::shutdown`](crate::SupervisorHandle::shutdown);
-    /// - when the supervisor has shut down (for any reason), the link stops normally and
-    ///   `parent` receives `SupervisionEvent::ActorTerminated` for it, with the reason
-    ///   `"supervisor shut down"`. Nothing of ours kills `parent`; but ractor's default
-    ///   `handle_supervisor_evt` stops a parent when any child ends, so override it in
-    ///   `parent` if it should outlive the supervisor.
+    /// Links the supervisor into `parent`'s ractor supervision tree, through one small link
+    /// actor named `"{name}.link"`, linked under `parent` before `serve` returns:
+    /// - `parent` owns the supervisor: dropping every [`SupervisorHandle`](crate::SupervisorHandle)
+    ///   and the `Supervisor` does **not** shut it down (the last-owner rule applies only to
+    ///   supervisors without a parent); it ends when `parent` stops, when the link is
+    ///   stopped, or on [`shutdown`](crate::SupervisorHandle::shutdown);
+    /// - `parent.stop_children_and_wait(..)` (or `link.stop_and_wait(..)`) shuts the
+    ///   supervisor down gracefully — grace honoured, every watched outcome delivered — and
+    ///   returns only when that shutdown is complete; `parent` simply stopping or being
+    ///   killed starts the same graceful shutdown, detached;
+    /// - when the supervisor has shut down gracefully (any trigger), the link stops normally
+    ///   and `parent` receives `SupervisionEvent::ActorTerminated` for it, with the reason
+    ///   `"supervisor shut down"`; when it failed (restart intensity exceeded, registry
+    ///   died), the link fails and `parent` receives `SupervisionEvent::ActorFailed` whose
+    ///   error reads `"supervisor failed: <the RuntimeError>"`. Nothing of ours kills
+    ///   `parent`; but ractor's default `handle_supervisor_evt` stops a parent when any
+    ///   child ends, so override it in `parent` if it should outlive the supervisor.
     ///
     /// The registry itself is not linked under `parent`: ractor kills linked children
     /// without `post_stop` when a parent exits, which would skip the grace period.

@@ -97,7 +97,9 @@ impl SupervisorHandle {
     }
 
     /// Whether the supervisor still runs: `true` until a shutdown starts (any trigger,
-    /// including the last owner's drop) or the registry actor dies; `false` after.
+    /// including the last owner's drop) or the registry actor dies; `false` after. A
+    /// `kill()` of the registry actor is asynchronous: this turns `false` once the actor
+    /// has actually stopped (microseconds later).
     ///
     /// The queries below ([`list`](Self::list), [`alive_snapshot`](Self::alive_snapshot),
     /// [`is_alive`](Self::is_alive), [`task_info`](Self::task_info)) answer empty / `false`

@@ -1,6 +1,7 @@
 //! The public-ownership lease: what happens when the last `Supervisor`/handle is dropped.
 //!
-//! R§14: if no shutdown operation is installed, the last owner's drop closes admission,
+//! R§14: if no shutdown operation is installed and the supervisor has no parent actor
+//! (`with_parent`, whose stop owns its shutdown), the last owner's drop closes admission,
 //! fires the shutdown-started signal and cancels every task; with a Tokio runtime around,
 //! it also runs the shutdown workflow detached, so nothing is leaked. Its drain gives tasks
 //! at most [`OWNER_DROP_STOP_WINDOW`](super::shutdown::OWNER_DROP_STOP_WINDOW) to stop
@@ -29,7 +30,10 @@ impl Drop for OwnerLease {
         let Some(runtime) = runtime else {
             return;
         };
-        if runtime.shutdown.installed() {
+        // A supervisor linked under a parent actor belongs to that parent: the parent's
+        // stop (through the link) is what shuts it down, gracefully, and it must not be cut
+        // short by the parent's state (holding the last handle) being dropped at its exit.
+        if runtime.shutdown.installed() || runtime.parent_link.is_some() {
             return;
         }
         runtime.close_admission();

@@ -159,7 +159,13 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     crate::cluster::close(runtime).await;
     #[cfg(feature = "controller")]
     super::submit::stop_controller(runtime).await;
-    runtime.registry.stop(None);
+    // Waited for, so its name (and the supervisor's) is free once `shutdown` returns: a
+    // supervisor of the same name can be served right after. Bounded: the registry's
+    // handlers never block, so this is one mailbox turn.
+    let _ = runtime
+        .registry
+        .stop_and_wait(None, Some(Duration::from_secs(1)))
+        .await;
 
     let result = match (trigger, stuck) {
         (Trigger::RegistryFailed { reason }, _) => Err(RuntimeError::RegistryFailed { reason }),
