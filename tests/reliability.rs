@@ -29,43 +29,15 @@ fn ignores_cancellation(started: mpsc::UnboundedSender<()>) -> TaskRef {
 // ---------------------------------------------------------------------------------------
 // Last-owner drop
 
-#[tokio::test(start_paused = true)]
-async fn a_watched_task_that_ignores_cancellation_is_force_aborted_soon_after_the_last_owner_drops()
-{
-    // The default grace (60 s) is what a graceful shutdown would wait; nobody waits after
-    // the last owner is gone, so the stubborn task must not hold its waiter that long.
+/// Watches `spec` (its body must report its start on the channel it was built with), drops
+/// every owner once it runs, and returns the outcome and how long after the drop it came.
+async fn outcome_after_last_owner_drop(
+    spec: TaskSpec,
+    mut started: mpsc::UnboundedReceiver<()>,
+) -> (TaskOutcome, Duration) {
     let (supervisor, handle) = serve(SupervisorConfig::default());
-    let (tx, mut started) = mpsc::unbounded_channel();
-    let (_, waiter) = handle
-        .add_and_watch(TaskSpec::once("stubborn", ignores_cancellation(tx)))
-        .await
-        .unwrap();
-    started.recv().await.unwrap();
-
-    let dropped = tokio::time::Instant::now();
-    drop(handle);
-    drop(supervisor);
-    let outcome = tokio::time::timeout(Duration::from_secs(5), waiter.wait())
-        .await
-        .expect("the waiter resolves well before the 60 s grace")
-        .unwrap();
-    assert!(matches!(outcome, TaskOutcome::ForceAborted), "{outcome:?}");
-    assert!(
-        dropped.elapsed() <= Duration::from_secs(1),
-        "{:?}",
-        dropped.elapsed()
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn the_last_owner_drop_also_cuts_a_long_per_task_shutdown_timeout() {
-    let (supervisor, handle) = serve(SupervisorConfig::default());
-    let (tx, mut started) = mpsc::unbounded_channel();
-    let spec = TaskSpec::once("patient", ignores_cancellation(tx))
-        .with_shutdown_timeout(Duration::from_secs(600));
     let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
     started.recv().await.unwrap();
-
     let dropped = tokio::time::Instant::now();
     drop(handle);
     drop(supervisor);
@@ -73,12 +45,29 @@ async fn the_last_owner_drop_also_cuts_a_long_per_task_shutdown_timeout() {
         .await
         .expect("the waiter resolves")
         .unwrap();
+    (outcome, dropped.elapsed())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watched_task_that_ignores_cancellation_is_force_aborted_soon_after_the_last_owner_drops()
+{
+    // The default grace (60 s) is what a graceful shutdown would wait; nobody waits after
+    // the last owner is gone, so the stubborn task must not hold its waiter that long.
+    let (tx, started) = mpsc::unbounded_channel();
+    let spec = TaskSpec::once("stubborn", ignores_cancellation(tx));
+    let (outcome, took) = outcome_after_last_owner_drop(spec, started).await;
     assert!(matches!(outcome, TaskOutcome::ForceAborted), "{outcome:?}");
-    assert!(
-        dropped.elapsed() <= Duration::from_secs(1),
-        "{:?}",
-        dropped.elapsed()
-    );
+    assert!(took <= Duration::from_secs(1), "{took:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_last_owner_drop_also_cuts_a_long_per_task_shutdown_timeout() {
+    let (tx, started) = mpsc::unbounded_channel();
+    let spec = TaskSpec::once("patient", ignores_cancellation(tx))
+        .with_shutdown_timeout(Duration::from_secs(600));
+    let (outcome, took) = outcome_after_last_owner_drop(spec, started).await;
+    assert!(matches!(outcome, TaskOutcome::ForceAborted), "{outcome:?}");
+    assert!(took <= Duration::from_secs(1), "{took:?}");
 }
 
 // ---------------------------------------------------------------------------------------

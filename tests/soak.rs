@@ -132,6 +132,29 @@ fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
+/// RSS after a warm-up (the first tenth of the rounds fills allocator caches and tokio's
+/// task slabs) and its peak over the remaining rounds.
+#[derive(Default)]
+struct RssWatch {
+    warm: u64,
+    peak: u64,
+}
+
+impl RssWatch {
+    fn observe(&mut self, round: u64, rounds: u64) {
+        if round == rounds / 10 {
+            self.warm = rss_bytes();
+        } else if round > rounds / 10 {
+            self.peak = self.peak.max(rss_bytes());
+        }
+    }
+
+    /// `(after warm-up, peak, growth)` in bytes.
+    fn figures(&self) -> (u64, u64, u64) {
+        (self.warm, self.peak, self.peak.saturating_sub(self.warm))
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "churn soak: 1M add_and_watch, RSS must stay flat; run with --release --ignored"]
 async fn a_million_watched_tasks_churn_with_flat_memory() {
@@ -143,8 +166,7 @@ async fn a_million_watched_tasks_churn_with_flat_memory() {
         .build();
     let handle = supervisor.serve().unwrap();
     let started = std::time::Instant::now();
-    let mut warm = 0;
-    let mut peak_after_warmup = 0;
+    let mut rss = RssWatch::default();
     for round in 0..TOTAL / BATCH {
         let mut waiters = Vec::with_capacity(BATCH as usize);
         for i in 0..BATCH {
@@ -155,15 +177,10 @@ async fn a_million_watched_tasks_churn_with_flat_memory() {
         for waiter in waiters {
             assert!(waiter.wait().await.unwrap().is_success());
         }
-        // Warm-up: the first tenth fills allocator caches and tokio's task slabs.
-        if round == TOTAL / BATCH / 10 {
-            warm = rss_bytes();
-        } else if round > TOTAL / BATCH / 10 {
-            peak_after_warmup = peak_after_warmup.max(rss_bytes());
-        }
+        rss.observe(round, TOTAL / BATCH);
     }
     assert!(handle.list().await.is_empty());
-    let growth = peak_after_warmup.saturating_sub(warm);
+    let (warm, peak_after_warmup, growth) = rss.figures();
     println!(
         "churn: {TOTAL} add_and_watch in {:.1?}; RSS after warm-up {:.1} MiB, peak {:.1} MiB, growth {:.1} MiB",
         started.elapsed(),
@@ -198,8 +215,7 @@ async fn a_hundred_thousand_submissions_on_unique_slots_churn_with_flat_memory()
         .build();
     let handle = supervisor.serve().unwrap();
     let started = std::time::Instant::now();
-    let mut warm = 0;
-    let mut peak_after_warmup = 0;
+    let mut rss = RssWatch::default();
     for round in 0..TOTAL / BATCH {
         let mut waiters = Vec::with_capacity(BATCH as usize);
         for i in 0..BATCH {
@@ -213,15 +229,11 @@ async fn a_hundred_thousand_submissions_on_unique_slots_churn_with_flat_memory()
             let outcome = waiter.wait().await.unwrap();
             assert!(outcome.is_success(), "{outcome:?}");
         }
-        if round == TOTAL / BATCH / 10 {
-            warm = rss_bytes();
-        } else if round > TOTAL / BATCH / 10 {
-            peak_after_warmup = peak_after_warmup.max(rss_bytes());
-        }
+        rss.observe(round, TOTAL / BATCH);
     }
     let snapshot = handle.controller_snapshot().await.unwrap();
     assert_eq!(snapshot.running_count(), 0);
-    let growth = peak_after_warmup.saturating_sub(warm);
+    let (warm, peak_after_warmup, growth) = rss.figures();
     println!(
         "controller churn: {TOTAL} submissions on unique slots in {:.1?}; {} slots tracked at the end; RSS after warm-up {:.1} MiB, peak {:.1} MiB, growth {:.1} MiB",
         started.elapsed(),

@@ -23,7 +23,7 @@ pub use builtin::LogWriter;
 #[cfg(feature = "tracing")]
 pub use builtin::TracingSubscriber;
 pub use event::Event;
-#[cfg(test)]
+#[cfg(all(test, feature = "cluster"))]
 pub(crate) use event::tests as event_tests;
 pub use kind::{BackoffSource, EventKind, RejectionKind};
 pub use relay::{EventStats, RelayActor, RelayCommand, RelayMessage, RelayState, SubscriberStats};

@@ -159,26 +159,13 @@ pub(super) fn admit_batch(
             })
         })
         .collect();
-    if refusals.iter().any(Option::is_some) {
-        let mut first = None;
-        for (request, refusal) in requests.into_iter().zip(refusals) {
-            let (kind, reason) = match refusal {
-                Some((kind, reason, error)) => {
-                    first.get_or_insert(error);
-                    (kind, reason)
-                }
-                None => (RejectionKind::BatchRejected, BATCH_REASON.into()),
-            };
-            state.reject(
-                request.id,
-                request.spec.name(),
-                kind,
-                reason,
-                request.outcome,
-            );
-            drop_contained((request.spec, request.unit, request.release));
-        }
-        return Err(first.unwrap_or(RuntimeError::ShuttingDown));
+    if let Some((_, _, first)) = refusals.iter().flatten().next() {
+        let error = first.duplicate();
+        reject_batch(state, requests, |i| match &refusals[i] {
+            Some((kind, reason, _)) => (*kind, reason.clone()),
+            None => (RejectionKind::BatchRejected, BATCH_REASON.into()),
+        });
+        return Err(error);
     }
     // A name conflicts if it is taken, or if an earlier item of the batch already used it.
     let mut seen = std::collections::HashSet::with_capacity(requests.len());
@@ -188,21 +175,13 @@ pub(super) fn admit_batch(
         .collect();
     if let Some(first) = conflicts.iter().position(|c| *c) {
         let name: Arc<str> = requests[first].spec.name().into();
-        for (request, conflicting) in requests.into_iter().zip(conflicts) {
-            let (kind, reason) = if conflicting {
-                (RejectionKind::AlreadyExists, EXISTS_REASON)
+        reject_batch(state, requests, |i| {
+            if conflicts[i] {
+                (RejectionKind::AlreadyExists, EXISTS_REASON.into())
             } else {
-                (RejectionKind::BatchRejected, BATCH_REASON)
-            };
-            state.reject(
-                request.id,
-                request.spec.name(),
-                kind,
-                reason.into(),
-                request.outcome,
-            );
-            drop_contained((request.spec, request.unit, request.release));
-        }
+                (RejectionKind::BatchRejected, BATCH_REASON.into())
+            }
+        });
         return Err(RuntimeError::TaskAlreadyExists { name });
     }
     if let Err(AddRefusal::Limit(limit)) = state.check_limit(requests.len()) {
@@ -212,17 +191,9 @@ pub(super) fn admit_batch(
             current + requests.len()
         )
         .into();
-        for request in requests {
-            let kind = RejectionKind::ResourceLimit;
-            state.reject(
-                request.id,
-                request.spec.name(),
-                kind,
-                reason.clone(),
-                request.outcome,
-            );
-            drop_contained((request.spec, request.unit, request.release));
-        }
+        reject_batch(state, requests, |_| {
+            (RejectionKind::ResourceLimit, reason.clone())
+        });
         return Err(RuntimeError::ResourceLimitReached {
             resource: "registered_tasks",
             limit,
@@ -238,4 +209,24 @@ pub(super) fn admit_batch(
         );
     }
     Ok(())
+}
+
+/// Refuses every request of a batch: item `i` gets `why(i)` as its rejection kind and
+/// reason; the refused user values are dropped under the panic guard.
+fn reject_batch(
+    state: &mut RegistryState,
+    requests: Vec<AddRequest>,
+    why: impl Fn(usize) -> (RejectionKind, Arc<str>),
+) {
+    for (i, request) in requests.into_iter().enumerate() {
+        let (kind, reason) = why(i);
+        state.reject(
+            request.id,
+            request.spec.name(),
+            kind,
+            reason,
+            request.outcome,
+        );
+        drop_contained((request.spec, request.unit, request.release));
+    }
 }

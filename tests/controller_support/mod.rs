@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ractor_taskvisor::prelude::*;
@@ -11,8 +11,11 @@ use ractor_taskvisor::{Subscribe, TaskRef};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
-/// Marker contained in every panic message a test triggers on purpose.
-pub const EXPECTED_PANIC: &str = "(expected controller test panic)";
+#[path = "../common/panics.rs"]
+#[allow(dead_code)]
+mod panics;
+#[allow(unused_imports)]
+pub use panics::{EXPECTED_PANIC, silence_expected_panics};
 
 pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -211,24 +214,4 @@ impl Recorder {
             .filter_map(|e| e.reason.as_deref().map(str::to_owned))
             .collect()
     }
-}
-
-/// Installs (once per binary) a panic hook that keeps panics triggered on purpose quiet.
-pub fn silence_expected_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let expected = payload
-                .downcast_ref::<&str>()
-                .is_some_and(|s| s.contains(EXPECTED_PANIC))
-                || payload
-                    .downcast_ref::<String>()
-                    .is_some_and(|s| s.contains(EXPECTED_PANIC));
-            if !expected {
-                default(info);
-            }
-        }));
-    });
 }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Once, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use ractor_taskvisor::prelude::*;
@@ -17,29 +17,12 @@ use tokio::time::Instant;
 
 use super::plan::{Body, NAMES, Policy, SLOTS, Task};
 
-/// Marker in the message of every panic a body raises on purpose.
-pub const EXPECTED_PANIC: &str = "(expected system-model panic)";
-
-/// Keeps the panics raised on purpose out of the test output; every other panic (a
-/// failed assertion) still reaches the default hook.
-pub fn silence_expected_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let expected = payload
-                .downcast_ref::<&str>()
-                .is_some_and(|s| s.contains(EXPECTED_PANIC))
-                || payload
-                    .downcast_ref::<String>()
-                    .is_some_and(|s| s.contains(EXPECTED_PANIC));
-            if !expected {
-                default(info);
-            }
-        }));
-    });
-}
+// The panics bodies raise on purpose carry the shared marker and stay out of the output.
+#[path = "../common/panics.rs"]
+#[allow(dead_code)]
+mod panics;
+#[allow(unused_imports)]
+pub use panics::{EXPECTED_PANIC, silence_expected_panics};
 
 /// How many bodies of one kind run right now, and the most that ever did.
 #[derive(Default)]
