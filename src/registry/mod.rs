@@ -3,6 +3,8 @@
 //!
 //! - `actor`: the actor and its message handlers.
 //! - `admission`: which registrations are accepted (R§13), single and batch.
+//! - `attempts`: starting incarnations, permits, applying the restart decision.
+//! - `removal`: claims, stop windows, force-abort, the shutdown drain.
 //! - `requests`: `Add`, `Remove` and `Cancel` sent as messages by other actors.
 //! - `state`: indexes, claims and the terminal commit (synchronous).
 //! - `decision`: the restart decision, a pure function.
@@ -12,10 +14,12 @@
 
 pub(crate) mod actor;
 mod admission;
+mod attempts;
 pub(crate) mod decision;
 pub(crate) mod life;
 pub(crate) mod messages;
 pub(crate) mod permits;
+mod removal;
 mod requests;
 pub(crate) mod state;
 

@@ -11,9 +11,10 @@ use std::sync::Arc;
 
 use ractor::{ActorRef, RpcReplyPort};
 
-use super::actor::{claim_with_grace, spawn_attempt};
 use super::admission::admit_one;
+use super::attempts::spawn_attempt;
 use super::messages::{AddRequest, RegistryMessage};
+use super::removal::claim_with_grace;
 use super::state::{CancelWaiter, RegistryState};
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
