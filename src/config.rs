@@ -4,6 +4,7 @@ use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use crate::error::{BuildError, ConfigError, MAX_CAPACITY, check_capacity};
+use crate::policy::AutoShutdown;
 
 /// The longest duration a setting keeps: 30 years of 365 days (R§6). Longer values are
 /// clamped to it so that `Instant + duration` can never overflow anywhere in the runtime;
@@ -38,6 +39,7 @@ const fn clamp_duration(d: Duration) -> Duration {
 /// | [`bus_capacity`](Self::bus_capacity) | 1024 | ≤ `usize::MAX >> 3` |
 /// | [`registry_queue_capacity`](Self::registry_queue_capacity) | 1024 | ≤ `usize::MAX >> 3` |
 /// | [`restart_intensity`](Self::restart_intensity) | `None` (off) | period > 0 |
+/// | [`auto_shutdown`](Self::auto_shutdown) | `AutoShutdown::Never` | — |
 ///
 /// The plain setters accept any value of their type; bounds are enforced by the
 /// `try_with_*` setters ([`ConfigError`]) and again by `SupervisorBuilder::try_build`
@@ -52,6 +54,7 @@ pub struct SupervisorConfig {
     bus_capacity: NonZeroUsize,
     registry_queue_capacity: NonZeroUsize,
     restart_intensity: Option<(u32, Duration)>,
+    auto_shutdown: AutoShutdown,
 }
 
 impl Default for SupervisorConfig {
@@ -73,6 +76,7 @@ impl SupervisorConfig {
             bus_capacity: DEFAULT_CAPACITY,
             registry_queue_capacity: DEFAULT_CAPACITY,
             restart_intensity: None,
+            auto_shutdown: AutoShutdown::Never,
         }
     }
 
@@ -250,6 +254,23 @@ impl SupervisorConfig {
             Ok(v) => Ok(self.with_registry_queue_capacity(v)),
             Err(e) => Err(e),
         }
+    }
+
+    // ---- auto shutdown -----------------------------------------------------------------
+
+    /// Whether the end of significant tasks shuts the supervisor down (see
+    /// [`AutoShutdown`]; default `Never`).
+    pub const fn auto_shutdown(&self) -> AutoShutdown {
+        self.auto_shutdown
+    }
+
+    /// Sets [`auto_shutdown`](Self::auto_shutdown): with `AnySignificant` the first
+    /// [`significant`](crate::TaskSpec::significant) task to end shuts the supervisor down
+    /// gracefully, with `AllSignificant` the last one (Erlang/OTP `auto_shutdown`).
+    #[must_use]
+    pub const fn with_auto_shutdown(mut self, auto_shutdown: AutoShutdown) -> Self {
+        self.auto_shutdown = auto_shutdown;
+        self
     }
 
     // ---- restart intensity -------------------------------------------------------------

@@ -78,7 +78,7 @@ pub use events::{
 };
 pub use identity::{TaskId, TaskTarget};
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
-pub use policy::{BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
+pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
 pub use registry::{RegistryActor, RegistryMessage, TaskInfo, TaskState};
 pub use supervisor::{
     AddOperation, CancelOperation, RemoveOperation, Supervisor, SupervisorBuilder,

@@ -559,3 +559,66 @@ async fn task_defaults_fill_inherited_settings_and_explicit_values_win() {
     }
     handle.shutdown().await.unwrap();
 }
+
+/// Fails after running `run_for` each time; counts its attempts.
+fn fails_after(run_for: Duration, attempts: Arc<AtomicU32>) -> TaskRef {
+    TaskFn::arc(move |_ctx| {
+        let attempts = attempts.clone();
+        async move {
+            attempts.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(run_for).await;
+            Err(TaskError::fail("crashed"))
+        }
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failure_after_a_healthy_run_starts_a_new_streak_with_reset_after() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    let backoff = BackoffPolicy::constant(ms(10));
+    let limit = std::num::NonZeroU32::new(1);
+
+    // Without reset_after: 1 retry, then the streak exhausts the limit.
+    let plain = Arc::new(AtomicU32::new(0));
+    let spec = TaskSpec::restartable("plain", fails_after(Duration::from_secs(10), plain.clone()))
+        .with_backoff(backoff)
+        .with_max_retries(limit);
+    let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
+    assert!(matches!(
+        waiter.wait().await.unwrap(),
+        TaskOutcome::Failed { .. }
+    ));
+    assert_eq!(plain.load(Ordering::SeqCst), 2);
+
+    // With reset_after below the run time: every failure is the first of a new streak.
+    let healthy = Arc::new(AtomicU32::new(0));
+    let spec = TaskSpec::restartable(
+        "healthy",
+        fails_after(Duration::from_secs(10), healthy.clone()),
+    )
+    .with_backoff(backoff)
+    .with_max_retries(limit)
+    .with_reset_after(Duration::from_secs(5));
+    let (id, waiter) = handle.add_and_watch(spec).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(healthy.load(Ordering::SeqCst) >= 5, "still restarting");
+    assert!(handle.cancel(id).await.unwrap());
+    assert!(matches!(
+        waiter.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+
+    // A short run does not reset: it still exhausts the limit.
+    let short = Arc::new(AtomicU32::new(0));
+    let spec = TaskSpec::restartable("short", fails_after(Duration::from_secs(1), short.clone()))
+        .with_backoff(backoff)
+        .with_max_retries(limit)
+        .with_reset_after(Duration::from_secs(5));
+    let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
+    assert!(matches!(
+        waiter.wait().await.unwrap(),
+        TaskOutcome::Failed { .. }
+    ));
+    assert_eq!(short.load(Ordering::SeqCst), 2);
+    handle.shutdown().await.unwrap();
+}

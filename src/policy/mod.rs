@@ -5,10 +5,12 @@
 //! randomized by a [`JitterPolicy`]). The task actors and the registry apply
 //! them; nothing here touches the runtime.
 
+mod auto_shutdown;
 mod backoff;
 mod jitter;
 mod restart;
 
+pub use auto_shutdown::AutoShutdown;
 pub use backoff::{BackoffError, BackoffPolicy};
 pub use jitter::JitterPolicy;
 pub use restart::RestartPolicy;

@@ -140,7 +140,7 @@ pub(super) async fn on_exit(
     let ended_attempt = entry.attempt;
     let failed = matches!(
         verdict,
-        AttemptVerdict::Failed(_) | AttemptVerdict::TimedOut { .. }
+        AttemptVerdict::Failed { .. } | AttemptVerdict::TimedOut { .. }
     );
     match decide(&entry.policy, verdict, entry.retry_count, cancelled) {
         Decision::Finish(finish) => state.finish(id, finish),

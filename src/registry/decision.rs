@@ -72,10 +72,29 @@ pub(crate) fn decide(
             event_reason: Some(reason.into()),
         }),
         AttemptVerdict::Succeeded { elapsed } => decide_success(policy, elapsed, cancelled),
-        AttemptVerdict::TimedOut { timeout } => {
-            decide_failure(policy, TaskError::timeout(timeout), retry_count, cancelled)
-        }
-        AttemptVerdict::Failed(error) => decide_failure(policy, error, retry_count, cancelled),
+        AttemptVerdict::TimedOut { timeout, elapsed } => decide_failure(
+            policy,
+            TaskError::timeout(timeout),
+            streak(policy, retry_count, elapsed),
+            cancelled,
+        ),
+        AttemptVerdict::Failed { error, elapsed } => decide_failure(
+            policy,
+            error,
+            streak(policy, retry_count, elapsed),
+            cancelled,
+        ),
+    }
+}
+
+/// The failure streak a failed attempt counts from: `retry_count`, or 0 when the attempt ran
+/// at least the task's `reset_after` before failing — a healthy run resets the streak and
+/// the backoff as a success does (Akka's `resetBackoffAfter`; systemd forgets failures
+/// older than `StartLimitIntervalSec`).
+fn streak(policy: &ResolvedPolicy, retry_count: u32, elapsed: Duration) -> u32 {
+    match policy.reset_after {
+        Some(healthy) if elapsed >= healthy => 0,
+        _ => retry_count,
     }
 }
 
@@ -174,6 +193,8 @@ mod tests {
             max_retries: max_retries.and_then(NonZeroU32::new),
             shutdown_timeout: None,
             restart_intensity: None,
+            reset_after: None,
+            significant: false,
         }
     }
 
@@ -184,7 +205,14 @@ mod tests {
     }
 
     fn fail() -> AttemptVerdict {
-        AttemptVerdict::Failed(TaskError::fail("boom").with_exit_code(7))
+        failed_after(Duration::ZERO)
+    }
+
+    fn failed_after(elapsed: Duration) -> AttemptVerdict {
+        AttemptVerdict::Failed {
+            error: TaskError::fail("boom").with_exit_code(7),
+            elapsed,
+        }
     }
 
     fn finished(decision: Decision) -> TaskOutcome {
@@ -343,7 +371,10 @@ mod tests {
 
     #[test]
     fn fatal_is_never_retried() {
-        let verdict = AttemptVerdict::Failed(TaskError::fatal("bad config").with_exit_code(2));
+        let verdict = AttemptVerdict::Failed {
+            error: TaskError::fatal("bad config").with_exit_code(2),
+            elapsed: Duration::ZERO,
+        };
         match finished(decide(
             &policy(RestartPolicy::Always { interval: None }, None),
             verdict,
@@ -364,6 +395,7 @@ mod tests {
     fn configured_timeout_is_retryable_and_names_the_limit() {
         let verdict = AttemptVerdict::TimedOut {
             timeout: Duration::from_millis(50),
+            elapsed: Duration::from_millis(50),
         };
         match finished(decide(
             &policy(RestartPolicy::Never, None),
@@ -376,6 +408,7 @@ mod tests {
         }
         let verdict = AttemptVerdict::TimedOut {
             timeout: Duration::from_millis(50),
+            elapsed: Duration::from_millis(50),
         };
         assert!(matches!(
             decide(&policy(RestartPolicy::OnFailure, None), verdict, 0, false),
@@ -409,5 +442,52 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_failure_after_a_healthy_run_starts_a_new_streak() {
+        let mut p = policy(RestartPolicy::OnFailure, Some(2));
+        p.reset_after = Some(Duration::from_secs(5));
+        // At the limit (2 retries used), a short attempt exhausts the budget...
+        assert!(matches!(
+            finished(decide(&p, failed_after(Duration::from_secs(1)), 2, false)),
+            TaskOutcome::Failed { .. }
+        ));
+        // ...but one that ran at least `reset_after` is the first failure of a new streak:
+        // retried after the first backoff step, streak 1.
+        match decide(&p, failed_after(Duration::from_secs(5)), 2, false) {
+            Decision::Again {
+                delay,
+                next_retry_count,
+                ..
+            } => {
+                assert_eq!(next_retry_count, 1);
+                assert_eq!(delay, p.backoff.delay_for_retry(0));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A timeout counts its elapsed time the same way.
+        let timed_out = AttemptVerdict::TimedOut {
+            timeout: Duration::from_secs(9),
+            elapsed: Duration::from_secs(9),
+        };
+        assert!(matches!(
+            decide(&p, timed_out, 2, false),
+            Decision::Again {
+                next_retry_count: 1,
+                ..
+            }
+        ));
+        // Without `reset_after` nothing changes.
+        let plain = policy(RestartPolicy::OnFailure, Some(2));
+        assert!(matches!(
+            finished(decide(
+                &plain,
+                failed_after(Duration::from_secs(3600)),
+                2,
+                false
+            )),
+            TaskOutcome::Failed { .. }
+        ));
     }
 }

@@ -5,6 +5,7 @@
 //! - `admission`: which registrations are accepted (R§13), single and batch.
 //! - `attempts`: starting incarnations, permits, applying the restart decision.
 //! - `removal`: claims, stop windows, force-abort, the shutdown drain.
+//! - `queries`: task info, snapshot, alive view, list.
 //! - `requests`: `Add`, `Remove` and `Cancel` sent as messages by other actors.
 //! - `state`: indexes, claims and the terminal commit (synchronous).
 //! - `decision`: the restart decision, a pure function.
@@ -19,6 +20,7 @@ pub(crate) mod decision;
 pub(crate) mod life;
 pub(crate) mod messages;
 pub(crate) mod permits;
+mod queries;
 mod removal;
 mod requests;
 pub(crate) mod state;

@@ -16,7 +16,6 @@
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ractor::{ActorCell, ActorId, RpcReplyPort};
@@ -26,7 +25,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::decision::Finish;
 use super::life::LifeGuard;
-use super::messages::{TaskInfo, TaskState};
 use super::permits::Permits;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
@@ -63,6 +61,10 @@ pub struct RegistrySettings {
     pub(crate) intensity: Option<(u32, Duration)>,
     /// Fired once when the restart intensity is exceeded; the runtime then shuts down.
     pub(crate) meltdown: Option<oneshot::Sender<()>>,
+    /// When the end of significant tasks shuts the supervisor down.
+    pub(crate) auto_shutdown: crate::policy::AutoShutdown,
+    /// Fired once when `auto_shutdown` triggers; the runtime then shuts down gracefully.
+    pub(crate) auto_signal: Option<oneshot::Sender<()>>,
 }
 
 /// Where a registration's current incarnation is.
@@ -142,6 +144,9 @@ pub struct RegistryState {
     /// Ractor names claimed by registrations (`with_actor_name`), so two registrations
     /// cannot take turns holding one name.
     pub(crate) actor_names: HashMap<Arc<str>, TaskId>,
+    /// Significant registrations admitted and ended since start (`AutoShutdown`).
+    significant_admitted: usize,
+    significant_ended: usize,
     pub(crate) empty_waiters: Vec<RpcReplyPort<()>>,
     pub(crate) drain: Option<Drain>,
     /// Set by the first `Shutdown` command: later adds are refused.
@@ -218,6 +223,8 @@ impl RegistryState {
             reaping: HashMap::new(),
             reserved: HashMap::new(),
             actor_names: HashMap::new(),
+            significant_admitted: 0,
+            significant_ended: 0,
             empty_waiters: Vec::new(),
             drain: None,
             closed: false,
@@ -292,6 +299,7 @@ impl RegistryState {
         release: Option<ReleaseHook>,
     ) {
         let policy = spec.resolve(&self.settings.defaults);
+        self.significant_admitted += usize::from(policy.significant);
         let name: Arc<str> = Arc::from(spec.name());
         let shared = Arc::new(TaskShared {
             id,
@@ -363,6 +371,7 @@ impl RegistryState {
             return;
         };
         let name = entry.shared.name.clone();
+        let significant = entry.policy.significant;
         if self.names.get(&name) == Some(&id) {
             self.names.remove(&name);
         }
@@ -469,6 +478,10 @@ impl RegistryState {
                 }
             }
         }
+        if significant {
+            self.significant_ended += 1;
+            self.check_auto_shutdown();
+        }
         // The entry may hold the last reference to the user's task object.
         panics.extend(drop_contained(entry));
         for panic in panics {
@@ -479,6 +492,17 @@ impl RegistryState {
             });
         }
         self.after_membership_change();
+    }
+
+    /// Fires the auto-shutdown signal once its rule holds (never during a shutdown).
+    fn check_auto_shutdown(&mut self) {
+        let rule = self.settings.auto_shutdown;
+        if !self.closed
+            && rule.triggered(self.significant_ended, self.significant_admitted)
+            && let Some(signal) = self.settings.auto_signal.take()
+        {
+            let _ = signal.send(());
+        }
     }
 
     /// Releases the reservation of a force-aborted attempt that has physically exited.
@@ -539,67 +563,5 @@ impl RegistryState {
         stuck.sort();
         stuck.dedup();
         let _ = drain.reply.send(stuck);
-    }
-
-    /// Point-in-time record of one entry.
-    pub(crate) fn info(&self, id: TaskId) -> Option<TaskInfo> {
-        let entry = self.entries.get(&id)?;
-        let state = if entry.removing {
-            TaskState::Removing
-        } else {
-            match entry.phase {
-                Phase::Backoff(_) => TaskState::Backoff,
-                _ if entry.shared.running.load(Ordering::Acquire) => TaskState::Running,
-                _ => TaskState::WaitingForPermit,
-            }
-        };
-        Some(TaskInfo {
-            id,
-            name: entry.shared.name.clone(),
-            state,
-            attempt: entry.attempt,
-            restarts: entry.restarts,
-            last_failure: entry.last_failure.clone(),
-        })
-    }
-
-    /// Names with an attempt physically in progress, unsorted and possibly repeated (a
-    /// name can be running and reaping at once): callers sort and deduplicate.
-    ///
-    /// Visits only the registrations that have an attempt actor, never the whole registry:
-    /// a million registrations waiting for a permit or in backoff cost nothing here.
-    pub(crate) fn alive_unsorted(&self) -> Vec<Arc<str>> {
-        self.by_actor
-            .values()
-            .filter_map(|id| self.entries.get(id))
-            .filter(|e| e.shared.running.load(Ordering::Acquire))
-            .map(|e| e.shared.name.clone())
-            .chain(self.reaping.values().map(|r| r.name.clone()))
-            .collect()
-    }
-
-    pub(crate) fn is_alive(&self, name: &str) -> bool {
-        let running = self
-            .names
-            .get(name)
-            .and_then(|id| self.entries.get(id))
-            .is_some_and(|e| e.shared.running.load(Ordering::Acquire));
-        running || self.reserved.contains_key(name)
-    }
-
-    /// A record of every registration, in no particular order: callers sort.
-    pub(crate) fn snapshot_unsorted(&self) -> Vec<TaskInfo> {
-        self.entries
-            .keys()
-            .filter_map(|id| self.info(*id))
-            .collect()
-    }
-
-    /// Every registration as `(id, name)`, in no particular order: callers sort.
-    pub(crate) fn list_unsorted(&self) -> Vec<(TaskId, Arc<str>)> {
-        self.entries
-            .iter()
-            .map(|(id, e)| (*id, e.shared.name.clone()))
-            .collect()
     }
 }

@@ -139,6 +139,7 @@ impl Runtime {
             .map(|n| n.get().saturating_sub(subscribers.len()).min(MAX_CAPACITY));
         let ownership = ownership_limit.map(|n| Arc::new(Semaphore::new(n)));
         let (meltdown, melted) = tokio::sync::oneshot::channel();
+        let (auto_signal, auto_triggered) = tokio::sync::oneshot::channel();
         let settings = RegistrySettings {
             grace: config.grace(),
             max_registered: config.max_registered_tasks(),
@@ -153,6 +154,8 @@ impl Runtime {
                 .zip(config.ownership_capacity().map(|n| n.get())),
             intensity: config.restart_intensity(),
             meltdown: Some(meltdown),
+            auto_shutdown: config.auto_shutdown(),
+            auto_signal: Some(auto_signal),
         };
         let registry_name = Some(format!("{name}.registry"));
         let (registry, _) = ractor::ActorRuntime::<RegistryActor>::spawn_instant(
@@ -253,6 +256,17 @@ impl Runtime {
                         &owner,
                         Trigger::RegistryFailed { reason },
                     ));
+                }
+            });
+        }
+        if runtime.config.auto_shutdown() != crate::policy::AutoShutdown::Never {
+            // Significant tasks ended (OTP `auto_shutdown`): the graceful shutdown of
+            // `shutdown()`. The sender lives in the registry's state, so this task ends
+            // with the registry at the latest.
+            let owner = runtime.clone();
+            tokio::spawn(async move {
+                if auto_triggered.await.is_ok() {
+                    drop(super::shutdown::install(&owner, Trigger::Requested));
                 }
             });
         }

@@ -72,6 +72,8 @@ pub struct TaskSpec {
     max_retries: TaskSetting<Option<NonZeroU32>>,
     shutdown_timeout: Option<Duration>,
     restart_intensity: Option<(u32, Duration)>,
+    reset_after: Option<Duration>,
+    significant: bool,
     /// Set by [`TaskSpec::actor`]: each attempt hosts a ractor actor.
     hosts_actor: bool,
     actor_name: Option<Arc<str>>,
@@ -88,6 +90,8 @@ impl TaskSpec {
             max_retries: TaskSetting::Inherit,
             shutdown_timeout: None,
             restart_intensity: None,
+            reset_after: None,
+            significant: false,
             hosts_actor: false,
             actor_name: None,
             task,
@@ -236,6 +240,42 @@ impl TaskSpec {
         &self.name
     }
 
+    /// Resets the failure streak and the backoff after a healthy run (Akka's
+    /// `resetBackoffAfter`; systemd forgets failures older than `StartLimitIntervalSec`): an
+    /// attempt that ran at least `healthy` before it failed (or timed out) counts as the
+    /// first failure of a new streak, as if a success had come before it. So a service that
+    /// runs for hours between crashes is retried after the first backoff step and never
+    /// exhausts `max_retries`, while one that crashes right after each start still backs
+    /// off and gives up. The attempt's run time is measured as for the attempt timeout
+    /// (see [`with_timeout`](Self::with_timeout)). `Duration::ZERO` resets after every
+    /// failure (the retry limit then never applies).
+    pub fn with_reset_after(mut self, healthy: Duration) -> Self {
+        self.reset_after = Some(healthy);
+        self
+    }
+
+    /// Marks the task *significant* (Erlang/OTP 24 `significant` child): when it ends, with
+    /// any outcome, the supervisor's
+    /// [`auto_shutdown`](crate::SupervisorConfig::with_auto_shutdown) rule decides whether
+    /// the supervisor shuts down (`AnySignificant`: at once; `AllSignificant`: once every
+    /// significant task has ended). Without an auto-shutdown rule it changes nothing.
+    pub fn significant(mut self) -> Self {
+        self.significant = true;
+        self
+    }
+
+    /// Whether [`significant`](Self::significant) was set.
+    #[must_use]
+    pub fn is_significant(&self) -> bool {
+        self.significant
+    }
+
+    /// The healthy-run length set by [`with_reset_after`](Self::with_reset_after), if any.
+    #[must_use]
+    pub fn reset_after(&self) -> Option<Duration> {
+        self.reset_after
+    }
+
     /// Registers each incarnation of the hosted actor of a [`TaskSpec::actor`] task under
     /// the ractor name `name`, so `ractor::registry::where_is(name)` finds the live one.
     ///
@@ -312,6 +352,8 @@ impl TaskSpec {
             max_retries: self.max_retries.or(defaults.max_retries()),
             shutdown_timeout: self.shutdown_timeout,
             restart_intensity: self.restart_intensity,
+            reset_after: self.reset_after,
+            significant: self.significant,
         }
     }
 }
@@ -332,6 +374,8 @@ impl fmt::Debug for TaskSpec {
             .field("max_retries", &self.max_retries)
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("restart_intensity", &self.restart_intensity)
+            .field("reset_after", &self.reset_after)
+            .field("significant", &self.significant)
             .field("hosts_actor", &self.hosts_actor)
             .field("actor_name", &self.actor_name)
             .field("task", &OpaqueTask)
@@ -354,6 +398,10 @@ pub(crate) struct ResolvedPolicy {
     pub shutdown_timeout: Option<Duration>,
     /// Per-task restart intensity `(max_restarts, period)`; `None` = off.
     pub restart_intensity: Option<(u32, Duration)>,
+    /// A failed attempt that ran at least this long starts a new failure streak.
+    pub reset_after: Option<Duration>,
+    /// Its end counts for the supervisor's `AutoShutdown`.
+    pub significant: bool,
 }
 
 #[cfg(test)]

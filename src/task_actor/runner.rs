@@ -64,10 +64,14 @@ pub(crate) enum AttemptVerdict {
     /// The body returned `TaskError::Canceled`.
     Canceled,
     /// The body returned another error (including a task-returned `Timeout`), or panicked
-    /// while being created or polled (as a retryable `Fail`).
-    Failed(TaskError),
-    /// The configured attempt timeout elapsed; the body was cancelled and dropped.
-    TimedOut { timeout: Duration },
+    /// while being created or polled (as a retryable `Fail`), after running `elapsed`.
+    Failed { error: TaskError, elapsed: Duration },
+    /// The configured attempt timeout elapsed (after `elapsed`, at least `timeout`); the
+    /// body was cancelled and dropped.
+    TimedOut {
+        timeout: Duration,
+        elapsed: Duration,
+    },
     /// Dropping attempt-owned data panicked (R§12 step 5): the registration ends `Panicked`.
     CleanupPanicked { reason: String },
 }
@@ -167,7 +171,10 @@ pub(crate) async fn run_attempt(
                     .with_timeout(limit)
                     .with_duration(elapsed)
             });
-            AttemptVerdict::TimedOut { timeout: limit }
+            AttemptVerdict::TimedOut {
+                timeout: limit,
+                elapsed,
+            }
         }
         Some(Err(payload)) => {
             if let Err(second) = try_drop(future) {
@@ -206,7 +213,7 @@ pub(crate) async fn run_attempt(
                         }
                         event
                     });
-                    AttemptVerdict::Failed(error)
+                    AttemptVerdict::Failed { error, elapsed }
                 }
             }
         }
@@ -246,7 +253,7 @@ fn failed_by_panic(
             .with_duration(elapsed)
             .with_reason(error.to_string())
     });
-    AttemptVerdict::Failed(error)
+    AttemptVerdict::Failed { error, elapsed }
 }
 
 /// A panic while dropping attempt-owned data: publish `AttemptFailed`, end `Panicked`.

@@ -1,0 +1,77 @@
+//! The registry's read-only queries: one record, every record, the alive view, the list.
+//!
+//! Answered from the registry's own state (the alive view from each attempt's `running`
+//! flag, an atomic the attempt sets while its body runs), so they are exact and independent
+//! of event loss. Only registrations with an attempt in flight are visited for the alive
+//! view; callers sort large results off the actor's thread.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::messages::{TaskInfo, TaskState};
+use super::state::{Phase, RegistryState};
+use crate::identity::TaskId;
+
+impl RegistryState {
+    /// Point-in-time record of one entry.
+    pub(crate) fn info(&self, id: TaskId) -> Option<TaskInfo> {
+        let entry = self.entries.get(&id)?;
+        let state = if entry.removing {
+            TaskState::Removing
+        } else {
+            match entry.phase {
+                Phase::Backoff(_) => TaskState::Backoff,
+                _ if entry.shared.running.load(Ordering::Acquire) => TaskState::Running,
+                _ => TaskState::WaitingForPermit,
+            }
+        };
+        Some(TaskInfo {
+            id,
+            name: entry.shared.name.clone(),
+            state,
+            attempt: entry.attempt,
+            restarts: entry.restarts,
+            last_failure: entry.last_failure.clone(),
+        })
+    }
+
+    /// Names with an attempt physically in progress, unsorted and possibly repeated (a
+    /// name can be running and reaping at once): callers sort and deduplicate.
+    ///
+    /// Visits only the registrations that have an attempt actor, never the whole registry:
+    /// a million registrations waiting for a permit or in backoff cost nothing here.
+    pub(crate) fn alive_unsorted(&self) -> Vec<Arc<str>> {
+        self.by_actor
+            .values()
+            .filter_map(|id| self.entries.get(id))
+            .filter(|e| e.shared.running.load(Ordering::Acquire))
+            .map(|e| e.shared.name.clone())
+            .chain(self.reaping.values().map(|r| r.name.clone()))
+            .collect()
+    }
+
+    pub(crate) fn is_alive(&self, name: &str) -> bool {
+        let running = self
+            .names
+            .get(name)
+            .and_then(|id| self.entries.get(id))
+            .is_some_and(|e| e.shared.running.load(Ordering::Acquire));
+        running || self.reserved.contains_key(name)
+    }
+
+    /// A record of every registration, in no particular order: callers sort.
+    pub(crate) fn snapshot_unsorted(&self) -> Vec<TaskInfo> {
+        self.entries
+            .keys()
+            .filter_map(|id| self.info(*id))
+            .collect()
+    }
+
+    /// Every registration as `(id, name)`, in no particular order: callers sort.
+    pub(crate) fn list_unsorted(&self) -> Vec<(TaskId, Arc<str>)> {
+        self.entries
+            .iter()
+            .map(|(id, e)| (*id, e.shared.name.clone()))
+            .collect()
+    }
+}

@@ -1,0 +1,108 @@
+//! Significant tasks and auto shutdown (Erlang/OTP 24 `significant` + `auto_shutdown`):
+//! the end of significant tasks shuts the supervisor down gracefully.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{cooperative, ms, serve};
+use ractor_taskvisor::prelude::*;
+
+fn finishes_after(after: Duration, result: Result<(), &'static str>) -> TaskRef {
+    TaskFn::arc(move |_ctx| async move {
+        tokio::time::sleep(after).await;
+        result.map_err(TaskError::fail)
+    })
+}
+
+async fn stopped(handle: &SupervisorHandle) {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while handle.is_running() {
+            tokio::time::sleep(ms(1)).await;
+        }
+    })
+    .await
+    .expect("the supervisor shuts itself down");
+}
+
+#[tokio::test(start_paused = true)]
+async fn any_significant_end_shuts_the_supervisor_down_gracefully() {
+    let (_sup, handle) =
+        serve(SupervisorConfig::default().with_auto_shutdown(AutoShutdown::AnySignificant));
+    let (_, bystander) = handle
+        .add_and_watch(TaskSpec::once("bystander", cooperative()))
+        .await
+        .unwrap();
+    let spec = TaskSpec::once("main", finishes_after(ms(10), Err("crashed"))).significant();
+    let (_, main) = handle.add_and_watch(spec).await.unwrap();
+    // A failure counts as an end too.
+    assert!(matches!(
+        main.wait().await.unwrap(),
+        TaskOutcome::Failed { .. }
+    ));
+    stopped(&handle).await;
+    assert!(matches!(
+        bystander.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+    assert!(handle.clone().shutdown().await.is_ok());
+    assert!(handle.list().await.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn all_significant_waits_for_the_last_significant_task() {
+    let (_sup, handle) =
+        serve(SupervisorConfig::default().with_auto_shutdown(AutoShutdown::AllSignificant));
+    let (_, bystander) = handle
+        .add_and_watch(TaskSpec::once("bystander", cooperative()))
+        .await
+        .unwrap();
+    let (_, first) = handle
+        .add_and_watch(TaskSpec::once("first", finishes_after(ms(10), Ok(()))).significant())
+        .await
+        .unwrap();
+    let (_, last) = handle
+        .add_and_watch(TaskSpec::once("last", finishes_after(ms(500), Ok(()))).significant())
+        .await
+        .unwrap();
+    assert!(first.wait().await.unwrap().is_success());
+    tokio::time::sleep(ms(100)).await;
+    assert!(handle.is_running(), "one significant task is still running");
+    assert!(last.wait().await.unwrap().is_success());
+    stopped(&handle).await;
+    assert!(matches!(
+        bystander.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_an_auto_shutdown_rule_significance_changes_nothing() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    let spec = TaskSpec::once("main", finishes_after(ms(10), Ok(()))).significant();
+    assert!(spec.is_significant());
+    let (_, main) = handle.add_and_watch(spec).await.unwrap();
+    assert!(main.wait().await.unwrap().is_success());
+    tokio::time::sleep(ms(100)).await;
+    assert!(handle.is_running());
+    let (_, plain) = handle
+        .add_and_watch(TaskSpec::once("plain", finishes_after(ms(10), Ok(()))))
+        .await
+        .unwrap();
+    assert!(plain.wait().await.unwrap().is_success());
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_non_significant_end_does_not_trigger_any_significant() {
+    let (_sup, handle) =
+        serve(SupervisorConfig::default().with_auto_shutdown(AutoShutdown::AnySignificant));
+    let (_, plain) = handle
+        .add_and_watch(TaskSpec::once("plain", finishes_after(ms(10), Ok(()))))
+        .await
+        .unwrap();
+    assert!(plain.wait().await.unwrap().is_success());
+    tokio::time::sleep(ms(100)).await;
+    assert!(handle.is_running());
+    handle.shutdown().await.unwrap();
+}
