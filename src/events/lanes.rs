@@ -6,15 +6,16 @@
 //! callback ever runs on, or blocks, a Tokio worker.
 //!
 //! # Rules (R§15, R§16)
-//! - [`Lanes::dispatch`] never blocks. A full lane drops the *incoming* event for that lane
+//! - [`Lanes::dispatch_batch`] never blocks. A full lane drops the *incoming* event for that lane
 //!   only. Once that lane has drained, its own subscriber receives one coalesced
 //!   `SubscriberOverflow { task: <name>, reason: "full", dropped: N }` and the count
 //!   restarts from 0. A lane that lagged keeps receiving later events (BUG-04).
 //! - Internal diagnostics (`SubscriberOverflow`, `SubscriberPanicked`, `RuntimeFailure`)
 //!   are never counted as dropped or re-reported, so diagnostics cannot feed on themselves.
 //! - A callback panic is caught; the lane continues. For an ordinary event a
-//!   `SubscriberPanicked { task: <name>, reason: <message> }` is pushed into every *other*
-//!   lane. Lanes cannot publish through the relay, so this is the only place it goes. The
+//!   `SubscriberPanicked { task: <name>, reason: <message> }` is published on the bus once
+//!   it is connected (so every lane, the port and the group get it, the panicking lane
+//!   included); before that, it is pushed straight into every *other* lane. The
 //!   panic payload is dropped under its own guard, because a payload whose destructor
 //!   panics would otherwise kill the worker thread (BUG-18).
 //! - [`Lanes::close`] stops intake, waits until a deadline for lanes to drain, then discards
@@ -151,6 +152,12 @@ impl Lanes {
         Ok(this)
     }
 
+    /// Connects the supervisor's bus, on which lanes publish their `SubscriberPanicked`
+    /// reports. Later calls are ignored.
+    pub(crate) fn connect(&self, bus: super::EventSink) {
+        let _ = self.shared.bus.set(bus);
+    }
+
     /// Pushes `event` into every lane; never blocks and never runs user code.
     ///
     /// One `Arc<Event>` is shared by all lanes. A full lane drops the event for that lane
@@ -162,12 +169,6 @@ impl Lanes {
     /// The vector is empty, and does not allocate, in every other case. Those lanes can no
     /// longer deliver the reports, so the caller decides where they go (for example, the
     /// `OutputPort`).
-    /// Connects the supervisor's bus, on which lanes publish their `SubscriberPanicked`
-    /// reports. Later calls are ignored.
-    pub(crate) fn connect(&self, bus: super::EventSink) {
-        let _ = self.shared.bus.set(bus);
-    }
-
     #[cfg(test)]
     pub(crate) fn dispatch(&self, event: &Arc<Event>) -> Vec<Event> {
         let mut closed_reports = Vec::new();
