@@ -53,6 +53,21 @@ impl Drop for Spawned {
     }
 }
 
+/// Installs the shutdown that `signal` names once it resolves to `Some` (nothing for
+/// `None`). The task holds the runtime until then; every signal here resolves at the
+/// latest when the registry's state is dropped, at the end of a shutdown.
+fn shutdown_when(
+    runtime: &Arc<Runtime>,
+    signal: impl std::future::Future<Output = Option<Trigger>> + Send + 'static,
+) {
+    let owner = Arc::clone(runtime);
+    tokio::spawn(async move {
+        if let Some(trigger) = signal.await {
+            drop(super::shutdown::install(&owner, trigger));
+        }
+    });
+}
+
 /// Everything a handle needs to reach the running supervisor.
 pub(crate) struct Runtime {
     pub(crate) name: Arc<str>,
@@ -237,51 +252,33 @@ impl Runtime {
         if let Some((_, gone)) = parent_link {
             // The parent stopped (or was killed): shut down gracefully, as if asked to. The
             // task ends when the link goes away, which at the latest is the end of shutdown.
-            let owner = runtime.clone();
-            tokio::spawn(async move {
+            shutdown_when(&runtime, async move {
                 gone.cancelled().await;
-                drop(super::shutdown::install(&owner, Trigger::Requested));
+                Some(Trigger::Requested)
             });
         }
-        {
-            // Registry death is fatal (SPEC §1): its state's guard has already cancelled
-            // every task; here admission closes and the shutdown tail runs. Holds the
-            // runtime only while the registry lives (at the latest until shutdown ends).
-            let owner = runtime.clone();
-            tokio::spawn(async move {
-                owner.registry_life.gone().cancelled().await;
-                if let Some(reason) = owner.registry_life.failure() {
-                    owner.close_admission();
-                    drop(super::shutdown::install(
-                        &owner,
-                        Trigger::RegistryFailed { reason },
-                    ));
-                }
-            });
-        }
+        // Registry death is fatal (SPEC §1): its guard has already cancelled every task and
+        // closed admission; here the shutdown tail runs. Ends with the registry at the latest.
+        let life = runtime.registry_life.clone();
+        shutdown_when(&runtime, async move {
+            life.gone().cancelled().await;
+            life.failure()
+                .map(|reason| Trigger::RegistryFailed { reason })
+        });
         if runtime.config.auto_shutdown() != crate::policy::AutoShutdown::Never {
             // Significant tasks ended (OTP `auto_shutdown`): the graceful shutdown of
-            // `shutdown()`. The sender lives in the registry's state, so this task ends
-            // with the registry at the latest.
-            let owner = runtime.clone();
-            tokio::spawn(async move {
-                if auto_triggered.await.is_ok() {
-                    drop(super::shutdown::install(&owner, Trigger::Requested));
-                }
+            // `shutdown()`. The sender lives in the registry's state.
+            shutdown_when(&runtime, async move {
+                auto_triggered.await.ok().map(|()| Trigger::Requested)
             });
         }
         if let Some((max_restarts, period)) = runtime.config.restart_intensity() {
-            // Holds the runtime only while the registry lives: the sender is dropped with
-            // the registry's state, which ends this task.
-            let owner = runtime.clone();
-            tokio::spawn(async move {
-                if melted.await.is_ok() {
-                    let trigger = Trigger::RestartIntensity {
-                        max_restarts,
-                        period,
-                    };
-                    drop(super::shutdown::install(&owner, trigger));
-                }
+            // The sender lives in the registry's state.
+            shutdown_when(&runtime, async move {
+                melted.await.ok().map(|()| Trigger::RestartIntensity {
+                    max_restarts,
+                    period,
+                })
             });
         }
         Ok(runtime)
