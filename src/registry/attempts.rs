@@ -53,17 +53,15 @@ pub(super) async fn start_waiting(myself: &ActorRef<RegistryMessage>, state: &mu
 }
 
 /// Spawns the next attempt of `id` as a linked task actor; its permit (if the supervisor
-/// has a limit) is already taken.
+/// has a limit) is already taken. Every attempt actor holds one permit under a limit, from
+/// here until its exit is handled ([`on_exit`], or `RegistryState::reaped` for a
+/// force-aborted one), so no per-attempt flag is kept.
 async fn start_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, id: TaskId) {
-    let limited = state.permits.limited();
     let Some(entry) = state.entries.get_mut(&id) else {
-        if limited {
-            state.permits.release();
-        }
+        state.permits.release();
         return;
     };
     entry.attempt = entry.attempt.saturating_add(1);
-    entry.permit = limited;
     let args = TaskActorArgs {
         shared: entry.shared.clone(),
         attempt: entry.attempt,
@@ -77,7 +75,8 @@ async fn start_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryS
             }
         }
         Err(error) => {
-            give_back_permit(state, id);
+            // No actor was spawned: the permit is free at once.
+            state.permits.release();
             state.finish(
                 id,
                 Finish {
@@ -86,15 +85,6 @@ async fn start_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryS
                 },
             );
         }
-    }
-}
-
-/// The attempt of `id` is physically over: its permit (if it held one) is free again.
-fn give_back_permit(state: &mut RegistryState, id: TaskId) {
-    if let Some(entry) = state.entries.get_mut(&id)
-        && std::mem::take(&mut entry.permit)
-    {
-        state.permits.release();
     }
 }
 
@@ -108,7 +98,8 @@ pub(super) async fn on_exit(
     let Some(id) = state.by_actor.remove(&actor) else {
         return;
     };
-    give_back_permit(state, id);
+    // The attempt is physically over: its permit is free again.
+    state.permits.release();
     let Some(entry) = state.entries.get_mut(&id) else {
         return;
     };

@@ -38,6 +38,7 @@ impl Permits {
     }
 
     /// Whether a limit is configured (attempts then hold permits).
+    #[cfg(test)]
     pub(crate) fn limited(&self) -> bool {
         self.limit.is_some()
     }
@@ -59,7 +60,8 @@ impl Permits {
     }
 
     /// Gives back one permit taken by [`acquire_or_queue`](Self::acquire_or_queue) or
-    /// [`next_ready`](Self::next_ready).
+    /// [`next_ready`](Self::next_ready). Without a limit nothing is counted, so this is a
+    /// no-op and callers need not know whether a limit is set.
     pub(crate) fn release(&mut self) {
         self.in_use = self.in_use.saturating_sub(1);
     }
@@ -104,6 +106,7 @@ mod tests {
             assert!(permits.acquire_or_queue(TaskId::next()));
         }
         assert!(!permits.limited());
+        permits.release();
         assert_eq!(permits.in_use(), 0);
         assert_eq!(permits.next_ready(|_| true), None);
     }

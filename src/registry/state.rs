@@ -102,8 +102,6 @@ pub(crate) struct Entry {
     /// Ownership unit (R§18), returned when the entry is dropped at terminal commit.
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
     pub(crate) release: Option<ReleaseHook>,
-    /// The current attempt holds a `max_concurrent` permit.
-    pub(crate) permit: bool,
     /// Recent failure restarts, for the task's own restart intensity (allocated only when
     /// the task has one).
     pub(crate) restart_log: Option<std::collections::VecDeque<tokio::time::Instant>>,
@@ -182,8 +180,6 @@ pub(crate) struct Reaping {
     /// The ownership unit stays taken while the attempt (and the task object it uses)
     /// is physically alive (R§18).
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
-    /// The attempt still holds its `max_concurrent` permit.
-    pub(crate) permit: bool,
 }
 
 /// What a [`ReleaseHook`] is told about its registration.
@@ -332,7 +328,6 @@ impl RegistryState {
                 watchers: Vec::new(),
                 _unit: unit,
                 release,
-                permit: false,
                 restart_log: policy.restart_intensity.map(|_| Default::default()),
             },
         );
@@ -400,7 +395,6 @@ impl RegistryState {
                             name: name.clone(),
                             release,
                             _unit: entry._unit.take(),
-                            permit: std::mem::take(&mut entry.permit),
                         },
                     );
                     *self.reserved.entry(name.clone()).or_insert(0) += 1;
@@ -507,18 +501,11 @@ impl RegistryState {
 
     /// Releases the reservation of a force-aborted attempt that has physically exited.
     pub(crate) fn reaped(&mut self, actor: ActorId) -> bool {
-        let Some(Reaping {
-            name,
-            release,
-            permit,
-            ..
-        }) = self.reaping.remove(&actor)
-        else {
+        let Some(Reaping { name, release, .. }) = self.reaping.remove(&actor) else {
             return false;
         };
-        if permit {
-            self.permits.release();
-        }
+        // Its permit, held until now (every attempt actor holds one under a limit).
+        self.permits.release();
         if let Some(mut release) = release {
             release(Stage::Exited);
         }
