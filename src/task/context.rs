@@ -146,7 +146,11 @@ impl TaskContext {
         // the same attempt.
         Self {
             token: self.token.child_token(),
-            ..self.clone()
+            id: self.id,
+            name: Arc::clone(&self.name),
+            attempt: self.attempt,
+            actor: self.actor.clone(),
+            actor_name: self.actor_name.clone(),
         }
     }
 
