@@ -30,7 +30,6 @@ use super::messages::{CancelTicket, Command, CommandKind, RegistryMessage};
 use super::removal::{begin_drain, claim, claim_with_grace, drain_deadline_passed, force_abort};
 use super::requests;
 use super::state::{CancelWaiter, Phase, RegistrySettings, RegistryState};
-use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::panic_guard::{dispose, panic_message};
 use crate::task::hosted_actor;
@@ -233,12 +232,9 @@ async fn handle_command(
             let claimed = match state.resolve(&target) {
                 None => false,
                 Some(id) => {
-                    if let TaskTarget::Name(name) = &target {
-                        state.events().publish(|| {
-                            Event::new(EventKind::TaskRemoveRequested)
-                                .with_id(id)
-                                .with_task(name.clone())
-                        });
+                    // A by-id remove was announced by the handle before it was sent (R§13).
+                    if let TaskTarget::Name(_) = &target {
+                        requests::announce(state, id, &target, false);
                     }
                     claim_with_grace(myself, state, id)
                 }
@@ -253,15 +249,7 @@ async fn handle_command(
                     done: None,
                 },
                 Some(id) => {
-                    state.events().publish(|| {
-                        let event = Event::new(EventKind::TaskRemoveRequested)
-                            .with_id(id)
-                            .with_reason("manual_cancel");
-                        match &target {
-                            TaskTarget::Name(name) => event.with_task(name.clone()),
-                            TaskTarget::Id(_) => event,
-                        }
-                    });
+                    requests::announce(state, id, &target, true);
                     let (tx, rx) = oneshot::channel();
                     if let Some(entry) = state.entries.get_mut(&id) {
                         entry.cancel_waiters.push(CancelWaiter::Handle(tx));

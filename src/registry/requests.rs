@@ -77,8 +77,10 @@ fn admit(state: &mut RegistryState, spec: TaskSpec) -> Result<TaskId, RuntimeErr
     admit_one(state, request).map(|()| id)
 }
 
-/// Publishes `TaskRemoveRequested` for `target`, resolved to `id`.
-fn announce(state: &RegistryState, id: TaskId, target: &TaskTarget, cancel: bool) {
+/// Publishes `TaskRemoveRequested` for `target`, resolved to `id` (with the name for a
+/// by-name target, and the `manual_cancel` reason for a cancel); shared with the handle's
+/// commands in `actor.rs`.
+pub(super) fn announce(state: &RegistryState, id: TaskId, target: &TaskTarget, cancel: bool) {
     state.events().publish(|| {
         let mut event = Event::new(EventKind::TaskRemoveRequested).with_id(id);
         if let TaskTarget::Name(name) = target {
