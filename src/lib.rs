@@ -39,6 +39,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod attempt;
 #[cfg(feature = "cluster")]
 pub mod cluster;
 pub mod config;
@@ -56,7 +57,6 @@ pub mod registry;
 pub mod supervisor;
 mod sync;
 pub mod task;
-mod task_actor;
 
 pub use config::SupervisorConfig;
 #[cfg(feature = "controller")]

@@ -8,7 +8,7 @@
 //! message per actor), and task actors come and go at up to 100k/s.
 //!
 //! Two private message types get their impl next to their definition instead
-//! (`supervisor/parent.rs`, `task/actor.rs`), because they are not visible here.
+//! (`supervisor/parent.rs`, `task/hosted_actor.rs`), because they are not visible here.
 //!
 //! The remotable types are [`Event`](crate::Event) (through `BytesConvertable`, see
 //! [`wire`](super::wire)), [`QueryMessage`](super::QueryMessage) and the remote
@@ -18,4 +18,4 @@ impl ractor::Message for crate::registry::RegistryMessage {}
 impl ractor::Message for crate::events::RelayMessage {}
 #[cfg(feature = "controller")]
 impl ractor::Message for crate::controller::ControllerMessage {}
-impl ractor::Message for crate::task_actor::actor::TaskActorMessage {}
+impl ractor::Message for crate::attempt::actor::AttemptMessage {}

@@ -9,10 +9,10 @@ use super::decision::{Decision, Finish, decide};
 use super::messages::{CommandKind, RegistryMessage};
 use super::removal::send_later;
 use super::state::{Phase, RegistryState, intensity_exceeded};
+use crate::attempt::{AttemptActor, AttemptArgs, AttemptState, AttemptVerdict};
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
-use crate::task_actor::{AttemptVerdict, TaskActor, TaskActorArgs, TaskActorState};
 
 /// How an attempt actor left, as its supervision event reports it.
 pub(super) enum Exit {
@@ -62,11 +62,11 @@ async fn start_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryS
         return;
     };
     entry.attempt = entry.attempt.saturating_add(1);
-    let args = TaskActorArgs {
+    let args = AttemptArgs {
         shared: entry.shared.clone(),
         attempt: entry.attempt,
     };
-    match TaskActor::spawn_linked(None, TaskActor, args, myself.get_cell()).await {
+    match AttemptActor::spawn_linked(None, AttemptActor, args, myself.get_cell()).await {
         Ok((actor, _join)) => {
             let cell = actor.get_cell();
             state.by_actor.insert(cell.get_id(), id);
@@ -106,7 +106,7 @@ pub(super) async fn on_exit(
     entry.phase = Phase::Pending;
     let verdict = match exit {
         Exit::Terminated(Some(mut boxed)) => {
-            boxed.take::<TaskActorState>().ok().and_then(|s| s.verdict)
+            boxed.take::<AttemptState>().ok().and_then(|s| s.verdict)
         }
         Exit::Terminated(None) => None,
         Exit::Failed(message) => {

@@ -8,12 +8,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::attempt::AttemptVerdict;
 use crate::events::BackoffSource;
 use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
 use crate::policy::RestartPolicy;
 use crate::task::{ResolvedPolicy, TaskError};
-use crate::task_actor::AttemptVerdict;
 
 /// The shortest spacing between two successful `Always` attempts (R§12 step 7): keeps an
 /// instantly-succeeding periodic task from spinning a core.

@@ -26,12 +26,12 @@ use tokio_util::sync::CancellationToken;
 use super::decision::Finish;
 use super::life::LifeGuard;
 use super::permits::Permits;
+use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
 use crate::task::{ResolvedPolicy, TaskDefaults};
-use crate::task_actor::runner::TaskShared;
 
 /// Reason text of a force-aborted registration's `TaskFinished` event (R§19).
 pub(crate) const FORCE_ABORT_REASON: &str = "task did not stop within grace; force-aborted";

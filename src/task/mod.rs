@@ -1,21 +1,21 @@
 //! Task definition: the [`Task`] trait, its context, errors and specs (R§3, R§4, R§6, R§11).
 
-mod actor;
 mod context;
 mod defaults;
 mod error;
+mod hosted_actor;
 mod spec;
 // The file name `task.rs` is fixed by the crate layout; the trait lives
 // here next to its adapter.
 #[allow(clippy::module_inception)]
 mod task;
 
-pub(crate) use actor::hosted_actor;
-pub use actor::{FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX};
 pub(crate) use context::AttemptIdentity;
 pub use context::TaskContext;
 pub use defaults::TaskDefaults;
 pub use error::TaskError;
+pub(crate) use hosted_actor::hosted_actor;
+pub use hosted_actor::{FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX};
 pub(crate) use spec::ResolvedPolicy;
 pub use spec::{TaskSetting, TaskSpec};
 pub use task::{Task, TaskFn, TaskRef};

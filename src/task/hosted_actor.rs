@@ -69,8 +69,8 @@ fn stop_result(reason: Option<&str>) -> Result<(), TaskError> {
 
 /// The hosted actor of an attempt, found from the attempt's task actor: the task actor's
 /// host child (recognised by its message type) and the host's only child.
-pub(crate) fn hosted_actor(task_actor: &ActorCell) -> Option<ActorCell> {
-    task_actor
+pub(crate) fn hosted_actor(attempt: &ActorCell) -> Option<ActorCell> {
+    attempt
         .get_children()
         .into_iter()
         .find(|child| child.is_message_type_of::<HostMessage>() == Some(true))?

@@ -1,6 +1,6 @@
 //! The ractor actor that hosts one attempt.
 //!
-//! Owns: nothing beyond its attempt. Takes no messages ([`TaskActorMessage`] is empty).
+//! Owns: nothing beyond its attempt. Takes no messages ([`AttemptMessage`] is empty).
 //! Sends: attempt events to the relay (through [`EventSink`](crate::events::EventSink)).
 //! Ends: by stopping itself with the verdict stored in its final state, which ractor hands
 //! to the registry inside `SupervisionEvent::ActorTerminated` — supervision events overtake
@@ -19,38 +19,38 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use super::runner::{AttemptVerdict, TaskShared, run_attempt};
 
-/// The task actor. Stateless; everything lives in [`TaskActorState`].
-pub(crate) struct TaskActor;
+/// The task actor. Stateless; everything lives in [`AttemptState`].
+pub(crate) struct AttemptActor;
 
 /// The task actor takes no messages: its inputs are its token (cancellation) and ractor
 /// signals (kill). An empty enum keeps its mailbox blocks as small as they can be.
-pub(crate) enum TaskActorMessage {}
+pub(crate) enum AttemptMessage {}
 
 /// Spawn arguments of one incarnation.
-pub(crate) struct TaskActorArgs {
+pub(crate) struct AttemptArgs {
     pub(crate) shared: Arc<TaskShared>,
     /// 1-based attempt number of this incarnation.
     pub(crate) attempt: u32,
 }
 
 /// State of one incarnation; its `verdict` is what the registry reads at exit.
-pub(crate) struct TaskActorState {
+pub(crate) struct AttemptState {
     shared: Arc<TaskShared>,
     attempt: u32,
     pub(crate) verdict: Option<AttemptVerdict>,
 }
 
-impl Actor for TaskActor {
-    type Msg = TaskActorMessage;
-    type State = TaskActorState;
-    type Arguments = TaskActorArgs;
+impl Actor for AttemptActor {
+    type Msg = AttemptMessage;
+    type State = AttemptState;
+    type Arguments = AttemptArgs;
 
     async fn pre_start(
         &self,
         _myself: ActorRef<Self::Msg>,
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(TaskActorState {
+        Ok(AttemptState {
             shared: args.shared,
             attempt: args.attempt,
             verdict: None,

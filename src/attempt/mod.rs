@@ -1,6 +1,6 @@
 //! The task actor: one ractor actor per attempt.
 //!
-//! A registration's retries are actor restarts: the registry spawns one [`TaskActor`]
+//! A registration's retries are actor restarts: the registry spawns one [`AttemptActor`]
 //! incarnation per attempt, linked under itself, and reads the attempt's [`AttemptVerdict`]
 //! from the `ActorTerminated` supervision event when the incarnation exits. The actor takes
 //! no messages; cancellation reaches it through its [`CancellationToken`] and force-abort
@@ -14,5 +14,5 @@
 pub(crate) mod actor;
 pub(crate) mod runner;
 
-pub(crate) use actor::{TaskActor, TaskActorArgs, TaskActorState};
+pub(crate) use actor::{AttemptActor, AttemptArgs, AttemptState};
 pub(crate) use runner::AttemptVerdict;
