@@ -47,6 +47,7 @@ pub mod config;
 pub mod controller;
 pub mod error;
 pub mod events;
+mod group;
 pub mod identity;
 mod local_message;
 pub mod outcome;
@@ -76,6 +77,7 @@ pub use events::{
     BackoffSource, Event, EventKind, EventStats, RejectionKind, RelayActor, RelayMessage,
     Subscribe, SubscriberStats,
 };
+pub use group::{GroupStrategy, TaskGroup};
 pub use identity::{TaskId, TaskTarget};
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
 pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};

@@ -31,12 +31,18 @@ pub(crate) struct AttemptArgs {
     pub(crate) shared: Arc<TaskShared>,
     /// 1-based attempt number of this incarnation.
     pub(crate) attempt: u32,
+    /// The attempt's own token, when the registry may stop it alone (group members).
+    pub(crate) scope: Option<tokio_util::sync::CancellationToken>,
+    /// Told once the attempt announced itself (`AttemptStarting`).
+    pub(crate) started: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// State of one incarnation; its `verdict` is what the registry reads at exit.
 pub(crate) struct AttemptState {
     shared: Arc<TaskShared>,
     attempt: u32,
+    scope: Option<tokio_util::sync::CancellationToken>,
+    started: Option<tokio::sync::oneshot::Sender<()>>,
     pub(crate) verdict: Option<AttemptVerdict>,
 }
 
@@ -53,6 +59,8 @@ impl Actor for AttemptActor {
         Ok(AttemptState {
             shared: args.shared,
             attempt: args.attempt,
+            scope: args.scope,
+            started: args.started,
             verdict: None,
         })
     }
@@ -62,7 +70,14 @@ impl Actor for AttemptActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let verdict = run_attempt(&state.shared, state.attempt, myself.get_cell()).await;
+        let verdict = run_attempt(
+            &state.shared,
+            state.attempt,
+            myself.get_cell(),
+            state.scope.take(),
+            state.started.take(),
+        )
+        .await;
         state.verdict = Some(verdict);
         myself.stop(None);
         Ok(())

@@ -39,6 +39,8 @@ use crate::task::{AttemptIdentity, TaskContext, TaskError, TaskRef};
 pub(crate) struct TaskShared {
     pub(crate) id: TaskId,
     pub(crate) name: Arc<str>,
+    /// The name of the task's group, when it is a group member (carried by its events).
+    pub(crate) group: Option<Arc<str>>,
     pub(crate) task: TaskRef,
     /// Configured attempt timeout; `None` disables it.
     pub(crate) timeout: Option<Duration>,
@@ -90,32 +92,40 @@ impl Drop for RunningGuard<'_> {
 ///
 /// Everything the attempt owns is dropped before this returns, so a blocking destructor
 /// extends the attempt (and the registry's permit hold), as in R§12.
+///
+/// `scope` is the attempt's own token when the registry needs to stop this attempt without
+/// ending the registration (a group restart); `started` is told once `AttemptStarting` is
+/// published (a group starts its members one after the other).
 pub(crate) async fn run_attempt(
     shared: &TaskShared,
     attempt: u32,
     actor: ractor::ActorCell,
+    scope: Option<CancellationToken>,
+    started: Option<tokio::sync::oneshot::Sender<()>>,
 ) -> AttemptVerdict {
-    if shared.token.is_cancelled() {
+    if shared.token.is_cancelled() || scope.as_ref().is_some_and(|t| t.is_cancelled()) {
         return AttemptVerdict::NotStarted;
     }
 
     shared.running.store(true, Ordering::Release);
     let _running = RunningGuard(&shared.running);
-    shared.events.publish(|| {
-        Event::new(EventKind::AttemptStarting)
-            .with_id(shared.id)
-            .with_task(shared.name.clone())
-            .with_attempt(attempt)
-    });
+    shared
+        .events
+        .publish(|| attempt_event(shared, EventKind::AttemptStarting, attempt));
+    if let Some(started) = started {
+        let _ = started.send(());
+    }
 
     // A separate attempt scope is needed only where something can cancel the attempt
     // without cancelling the registration: its timeout, or user code holding the token
     // through `cancellation_token()` (R§3). Otherwise the registration's token serves, and
     // the attempt saves a token node and its locking.
-    let attempt_token = if shared.timeout.is_some() || cfg!(feature = "tokio-util-interop") {
-        shared.token.child_token()
-    } else {
-        shared.token.clone()
+    let attempt_token = match scope {
+        Some(scope) => scope,
+        None if shared.timeout.is_some() || cfg!(feature = "tokio-util-interop") => {
+            shared.token.child_token()
+        }
+        None => shared.token.clone(),
     };
     let ctx = TaskContext::for_attempt(
         attempt_token.clone(),
@@ -164,10 +174,7 @@ pub(crate) async fn run_attempt(
             }
             let elapsed = started.elapsed();
             shared.events.publish(|| {
-                Event::new(EventKind::AttemptTimedOut)
-                    .with_id(shared.id)
-                    .with_task(shared.name.clone())
-                    .with_attempt(attempt)
+                attempt_event(shared, EventKind::AttemptTimedOut, attempt)
                     .with_timeout(limit)
                     .with_duration(elapsed)
             });
@@ -221,10 +228,20 @@ pub(crate) async fn run_attempt(
 }
 
 fn attempt_event(shared: &TaskShared, kind: EventKind, attempt: u32) -> Event {
-    Event::new(kind)
-        .with_id(shared.id)
-        .with_task(shared.name.clone())
-        .with_attempt(attempt)
+    shared.event(kind).with_attempt(attempt)
+}
+
+impl TaskShared {
+    /// An event of `kind` about this registration: its id, name and group.
+    pub(crate) fn event(&self, kind: EventKind) -> Event {
+        let event = Event::new(kind)
+            .with_id(self.id)
+            .with_task(self.name.clone());
+        match &self.group {
+            Some(group) => event.with_group(group.clone()),
+            None => event,
+        }
+    }
 }
 
 /// A panic while creating or polling the body: a retryable `Fail` (R§12 step 4).

@@ -230,6 +230,7 @@ mod tests {
             attempt: 3,
             restarts: 2,
             last_failure: Some(Arc::from("boom")),
+            group: Some(Arc::from("pipeline")),
         };
         assert_eq!(TaskInfo::from_bytes(info.clone().into_bytes()), info);
         let stats = EventStats {

@@ -151,6 +151,18 @@ pub enum RuntimeError {
         reason: Arc<str>,
     },
 
+    /// A [`TaskGroup`](crate::TaskGroup) cannot be admitted as given: it has no member, two
+    /// members share a name, its restart intensity period is zero, or a group of that name
+    /// is registered. Nothing was started.
+    #[error("task group '{group}' is invalid: {reason}")]
+    #[non_exhaustive]
+    InvalidGroup {
+        /// The group's name.
+        group: Arc<str>,
+        /// What is wrong with it.
+        reason: Arc<str>,
+    },
+
     /// The ractor name given with `TaskSpec::with_actor_name` is held by another actor of
     /// this process (ractor names are process-global) or by another registration of this
     /// supervisor. Nothing was started.
@@ -207,6 +219,7 @@ impl RuntimeError {
             Self::TaskNotFound { .. } => "runtime_task_not_found",
             Self::InvalidTaskSpec { .. } => "runtime_invalid_task_spec",
             Self::ActorNameTaken { .. } => "runtime_actor_name_taken",
+            Self::InvalidGroup { .. } => "runtime_invalid_group",
         }
     }
 
@@ -263,6 +276,10 @@ impl RuntimeError {
                 reason: reason.clone(),
             },
             Self::ActorNameTaken { name } => Self::ActorNameTaken { name: name.clone() },
+            Self::InvalidGroup { group, reason } => Self::InvalidGroup {
+                group: group.clone(),
+                reason: reason.clone(),
+            },
         }
     }
 }
@@ -454,6 +471,14 @@ mod tests {
                 RuntimeError::ActorNameTaken { name: "db".into() },
                 "runtime_actor_name_taken",
                 "actor name 'db' is already in use".into(),
+            ),
+            (
+                RuntimeError::InvalidGroup {
+                    group: "g".into(),
+                    reason: "bad".into(),
+                },
+                "runtime_invalid_group",
+                "task group 'g' is invalid: bad".into(),
             ),
         ]
     }

@@ -80,6 +80,10 @@ pub struct Event {
     pub task: Option<Arc<str>>,
     /// The task's id, the correlation key across all events of one submission.
     pub id: Option<TaskId>,
+    /// The task's group ([`TaskGroup`](crate::TaskGroup) name), on every task event of a
+    /// group member and on group events.
+    #[serde(default)]
+    pub group: Option<Arc<str>>,
     /// Exit code reported by a failing task, when it gave one.
     pub exit_code: Option<i32>,
     /// What happened.
@@ -110,6 +114,7 @@ impl Event {
             attempt: None,
             task: None,
             id: None,
+            group: None,
             exit_code: None,
             kind,
             backoff_source: None,
@@ -174,6 +179,13 @@ impl Event {
     #[must_use]
     pub fn with_task(mut self, task: impl Into<Arc<str>>) -> Self {
         self.task = Some(task.into());
+        self
+    }
+
+    /// Sets `group` (the task's group name).
+    #[must_use]
+    pub fn with_group(mut self, group: impl Into<Arc<str>>) -> Self {
+        self.group = Some(group.into());
         self
     }
 
@@ -271,6 +283,7 @@ impl fmt::Debug for Event {
         set_fields!(
             id,
             task,
+            group,
             attempt,
             outcome_kind,
             rejection_kind,

@@ -42,6 +42,14 @@ pub enum EventKind {
     /// supervisor is shutting down (SPEC §5, Erlang/OTP `intensity`/`period`). `id` and
     /// `task` name the task whose restart tripped the limit when there is one.
     RestartIntensityExceeded,
+    /// A group restart begins: `group`, and `id`/`task` of the member whose end triggered
+    /// it. Its members are then stopped in reverse start order and started again in start
+    /// order (see [`GroupStrategy`](crate::GroupStrategy)).
+    GroupRestarting,
+    /// A group's restart intensity ([`TaskGroup::with_restart_intensity`](crate::TaskGroup::with_restart_intensity))
+    /// was exceeded: `group`, `reason`; every member still registered ends `Failed`. The
+    /// supervisor keeps running.
+    GroupRestartIntensityExceeded,
     /// An attempt is about to run its task body. `id`, `task`, `attempt`.
     AttemptStarting,
     /// An attempt returned `Ok`. `id`, `task`, `attempt`, `duration_ms`.
@@ -97,6 +105,8 @@ impl EventKind {
             Self::AllStoppedWithinGrace => "all_stopped_within_grace",
             Self::GraceExceeded => "grace_exceeded",
             Self::RestartIntensityExceeded => "restart_intensity_exceeded",
+            Self::GroupRestarting => "group_restarting",
+            Self::GroupRestartIntensityExceeded => "group_restart_intensity_exceeded",
             Self::AttemptStarting => "attempt_starting",
             Self::AttemptSucceeded => "attempt_succeeded",
             Self::AttemptCanceled => "attempt_canceled",
@@ -215,6 +225,11 @@ mod tests {
         (
             EventKind::RestartIntensityExceeded,
             "restart_intensity_exceeded",
+        ),
+        (EventKind::GroupRestarting, "group_restarting"),
+        (
+            EventKind::GroupRestartIntensityExceeded,
+            "group_restart_intensity_exceeded",
         ),
         (EventKind::AttemptStarting, "attempt_starting"),
         (EventKind::AttemptSucceeded, "attempt_succeeded"),

@@ -26,6 +26,7 @@ use tokio::sync::oneshot;
 
 use super::admission::{admit_batch, admit_one};
 use super::attempts::{Exit, on_exit, spawn_attempt, start_waiting};
+use super::groups;
 use super::messages::{CancelTicket, Command, CommandKind, RegistryMessage};
 use super::removal::{begin_drain, claim, claim_with_grace, drain_deadline_passed, force_abort};
 use super::requests;
@@ -63,9 +64,12 @@ impl Actor for RegistryActor {
         message: Self::Msg,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let handled = std::panic::AssertUnwindSafe(handle_message(&myself, state, message))
-            .catch_unwind()
-            .await;
+        let handled = std::panic::AssertUnwindSafe(async {
+            handle_message(&myself, state, message).await;
+            groups::settle(&myself, state).await;
+        })
+        .catch_unwind()
+        .await;
         contain(state, handled, "message handler")
     }
 
@@ -75,9 +79,12 @@ impl Actor for RegistryActor {
         event: SupervisionEvent,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let handled = std::panic::AssertUnwindSafe(handle_supervision(&myself, state, event))
-            .catch_unwind()
-            .await;
+        let handled = std::panic::AssertUnwindSafe(async {
+            handle_supervision(&myself, state, event).await;
+            groups::settle(&myself, state).await;
+        })
+        .catch_unwind()
+        .await;
         contain(state, handled, "supervision handler")
     }
 
@@ -227,6 +234,25 @@ async fn handle_command(
                     spawn_attempt(myself, state, id).await;
                 }
             }
+        }
+        CommandKind::AddGroup(request, reply) => match groups::admit(state, *request) {
+            Ok(ids) => {
+                let _ = reply.send(Ok(()));
+                // Members start in order, each announced before the next is spawned.
+                for id in ids {
+                    spawn_attempt(myself, state, id).await;
+                }
+            }
+            Err(error) => {
+                let _ = reply.send(Err(error));
+            }
+        },
+        CommandKind::GroupStopDeadline { id, attempt } => {
+            groups::stop_deadline(state, id, attempt);
+        }
+        CommandKind::GroupRestartDue { group, epoch } => {
+            let elapsed = super::group::Input::DelayElapsed { epoch };
+            state.group_inputs.push_back((group, elapsed));
         }
         CommandKind::Remove(target, reply) => {
             let claimed = match state.resolve(&target) {

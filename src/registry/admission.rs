@@ -114,9 +114,10 @@ pub(super) fn admit_one(
         outcome,
         unit,
         mut release,
+        group,
     } = request;
     let Some(refused) = refusal(state, &spec) else {
-        state.insert(id, spec, outcome, unit, release);
+        state.insert(id, spec, outcome, unit, release, group);
         return Ok(());
     };
     // A controller slot hears of the refusal before the watcher does, so a watcher that
@@ -206,6 +207,7 @@ pub(super) fn admit_batch(
             request.outcome,
             request.unit,
             request.release,
+            request.group,
         );
     }
     Ok(())
@@ -213,7 +215,7 @@ pub(super) fn admit_batch(
 
 /// Refuses every request of a batch: item `i` gets `why(i)` as its rejection kind and
 /// reason; the refused user values are dropped under the panic guard.
-fn reject_batch(
+pub(super) fn reject_batch(
     state: &mut RegistryState,
     requests: Vec<AddRequest>,
     why: impl Fn(usize) -> (RejectionKind, Arc<str>),

@@ -6,13 +6,15 @@ use ractor::actor::messages::BoxedState;
 use ractor::{Actor, ActorId, ActorRef};
 
 use super::decision::{Decision, Finish, decide};
+use super::group::Input;
 use super::messages::{CommandKind, RegistryMessage};
 use super::removal::send_later;
 use super::state::{Phase, RegistryState, intensity_exceeded};
 use crate::attempt::{AttemptActor, AttemptArgs, AttemptState, AttemptVerdict};
-use crate::events::{Event, EventKind};
+use crate::events::EventKind;
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
+use crate::panic_guard::drop_contained;
 
 /// How an attempt actor left, as its supervision event reports it.
 pub(super) enum Exit {
@@ -62,9 +64,23 @@ async fn start_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryS
         return;
     };
     entry.attempt = entry.attempt.saturating_add(1);
+    // A group member's attempt gets its own token (a group restart stops the attempt, not
+    // the registration) and reports its start, so members start one after the other.
+    let (scope, started) = match entry.group.as_mut() {
+        Some(member) => {
+            let scope = entry.shared.token.child_token();
+            member.scope = Some(scope.clone());
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            (Some(scope), Some((tx, rx)))
+        }
+        None => (None, None),
+    };
+    let (started_tx, started_rx) = started.unzip();
     let args = AttemptArgs {
         shared: entry.shared.clone(),
         attempt: entry.attempt,
+        scope,
+        started: started_tx,
     };
     match AttemptActor::spawn_linked(None, AttemptActor, args, myself.get_cell()).await {
         Ok((actor, _join)) => {
@@ -72,6 +88,10 @@ async fn start_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryS
             state.by_actor.insert(cell.get_id(), id);
             if let Some(entry) = state.entries.get_mut(&id) {
                 entry.phase = Phase::Attempt(cell);
+            }
+            if let Some(rx) = started_rx {
+                // Closed without a value when the attempt ends before announcing itself.
+                let _ = rx.await;
             }
         }
         Err(error) => {
@@ -104,6 +124,22 @@ pub(super) async fn on_exit(
         return;
     };
     entry.phase = Phase::Pending;
+    if let Some(member) = entry.group.as_mut() {
+        member.scope = None;
+        // The attempt its group asked to stop: the exit is the group's, whatever the verdict
+        // (a remove or shutdown claim since then takes precedence).
+        if member.stopping && !entry.removing {
+            member.stopping = false;
+            let stopped = Input::Stopped {
+                member: member.index,
+            };
+            let group = member.group;
+            entry.phase = Phase::Held;
+            state.group_inputs.push_back((group, stopped));
+            drop_contained(exit);
+            return;
+        }
+    }
     let verdict = match exit {
         Exit::Terminated(Some(mut boxed)) => {
             boxed.take::<AttemptState>().ok().and_then(|s| s.verdict)
@@ -165,11 +201,10 @@ pub(super) async fn on_exit(
                 return;
             };
             if let Some(source) = announce {
-                let name = entry.shared.name.clone();
-                state.events().publish(|| {
-                    let event = Event::new(EventKind::BackoffScheduled)
-                        .with_id(id)
-                        .with_task(name)
+                state.settings.events.publish(|| {
+                    let event = entry
+                        .shared
+                        .event(EventKind::BackoffScheduled)
                         .with_attempt(ended_attempt)
                         .with_delay(delay)
                         .with_backoff_source(source);
@@ -179,14 +214,36 @@ pub(super) async fn on_exit(
                     }
                 });
             }
-            if delay.is_zero() {
-                spawn_attempt(myself, state, id).await;
-            } else {
-                let timer = send_later(myself, delay, CommandKind::Restart(id));
-                if let Some(entry) = state.entries.get_mut(&id) {
-                    entry.phase = Phase::Backoff(timer);
-                }
+            // A group member's restart is its group's decision.
+            if let Some(member) = entry.group.as_mut() {
+                member.delay = delay;
+                let ended = Input::Ended {
+                    member: member.index,
+                    restart: Some(delay),
+                };
+                let group = member.group;
+                entry.phase = Phase::Held;
+                state.group_inputs.push_back((group, ended));
+                return;
             }
+            schedule(myself, state, id, delay).await;
+        }
+    }
+}
+
+/// Starts the next attempt of `id` after `delay` (at once when zero).
+pub(super) async fn schedule(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    id: TaskId,
+    delay: std::time::Duration,
+) {
+    if delay.is_zero() {
+        spawn_attempt(myself, state, id).await;
+    } else {
+        let timer = send_later(myself, delay, CommandKind::Restart(id));
+        if let Some(entry) = state.entries.get_mut(&id) {
+            entry.phase = Phase::Backoff(timer);
         }
     }
 }

@@ -97,6 +97,19 @@ pub(crate) enum CommandKind {
         window_cap: Option<Duration>,
         reply: RpcReplyPort<Vec<Arc<str>>>,
     },
+    /// Admits a [`TaskGroup`](crate::TaskGroup) all-or-nothing and starts its members in
+    /// order.
+    AddGroup(Box<GroupRequest>, RpcReplyPort<Result<(), RuntimeError>>),
+    /// The stop window of a group member's attempt number `attempt` ended: kill it.
+    GroupStopDeadline {
+        id: TaskId,
+        attempt: u32,
+    },
+    /// The restart delay of group `group` ended (stale unless `epoch` is current).
+    GroupRestartDue {
+        group: u64,
+        epoch: u64,
+    },
     /// Force-abort everything still registered now (second signal, owner drop fallback).
     ForceAbortAll,
     /// A backoff or repeat delay of registration `id` ended.
@@ -116,6 +129,16 @@ pub(crate) struct AddRequest {
     pub(crate) unit: Option<tokio::sync::OwnedSemaphorePermit>,
     /// Called once the registration is entirely gone (see [`super::state::ReleaseHook`]).
     pub(crate) release: Option<super::state::ReleaseHook>,
+    /// The name of the group it is a member of (set by the group's admission only).
+    pub(crate) group: Option<Arc<str>>,
+}
+
+/// A group to admit: its members' requests in start order, and its rules.
+pub(crate) struct GroupRequest {
+    pub(crate) name: Arc<str>,
+    pub(crate) strategy: crate::group::GroupStrategy,
+    pub(crate) intensity: Option<(u32, Duration)>,
+    pub(crate) members: Vec<AddRequest>,
 }
 
 /// The registry's answer to a cancel: whether this call made the claim, and a channel that
@@ -139,6 +162,9 @@ pub enum TaskState {
     Backoff,
     /// A remove, cancel or shutdown claimed it; it is stopping within its grace.
     Removing,
+    /// Stopped by its group's restart (or the member whose end triggered it): no attempt
+    /// runs; it starts again when the group restart starts its members.
+    GroupRestarting,
 }
 
 impl TaskState {
@@ -149,6 +175,7 @@ impl TaskState {
             TaskState::Running => "running",
             TaskState::Backoff => "backoff",
             TaskState::Removing => "removing",
+            TaskState::GroupRestarting => "group_restarting",
         }
     }
 }
@@ -169,4 +196,7 @@ pub struct TaskInfo {
     pub restarts: u32,
     /// The failure text of the latest failed attempt, if any attempt failed.
     pub last_failure: Option<Arc<str>>,
+    /// The name of its [`TaskGroup`](crate::TaskGroup), when it is a group member.
+    #[serde(default)]
+    pub group: Option<Arc<str>>,
 }

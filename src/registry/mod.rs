@@ -9,6 +9,8 @@
 //! - `requests`: `Add`, `Remove` and `Cancel` sent as messages by other actors.
 //! - `state`: indexes, claims and the terminal commit (synchronous).
 //! - `decision`: the restart decision, a pure function.
+//! - `group`: the group restart decision (OTP strategies), a pure machine.
+//! - `groups`: group admission and carrying out the group machine's effects.
 //! - `permits`: the `max_concurrent` count and the FIFO of registrations waiting for it.
 //! - `life`: how the registry's end (graceful, killed, panicked) reaches the runtime.
 //! - `messages`: the public message enum and query records.
@@ -17,6 +19,8 @@ pub(crate) mod actor;
 mod admission;
 mod attempts;
 pub(crate) mod decision;
+mod group;
+mod groups;
 pub(crate) mod life;
 pub(crate) mod messages;
 pub(crate) mod permits;
@@ -27,6 +31,6 @@ pub(crate) mod state;
 
 pub use actor::RegistryActor;
 pub(crate) use life::{LifeGuard, RegistryLife};
-pub(crate) use messages::{AddRequest, CommandKind};
+pub(crate) use messages::{AddRequest, CommandKind, GroupRequest};
 pub use messages::{CancelTicket, Command, RegistryMessage, TaskInfo, TaskState};
 pub(crate) use state::{RegistrySettings, ReleaseHook, Stage};

@@ -21,6 +21,7 @@ impl RegistryState {
         } else {
             match entry.phase {
                 Phase::Backoff(_) => TaskState::Backoff,
+                Phase::Held => TaskState::GroupRestarting,
                 _ if entry.shared.running.load(Ordering::Acquire) => TaskState::Running,
                 _ => TaskState::WaitingForPermit,
             }
@@ -32,6 +33,7 @@ impl RegistryState {
             attempt: entry.attempt,
             restarts: entry.restarts,
             last_failure: entry.last_failure.clone(),
+            group: entry.shared.group.clone(),
         })
     }
 

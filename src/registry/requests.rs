@@ -73,6 +73,7 @@ fn admit(state: &mut RegistryState, spec: TaskSpec) -> Result<TaskId, RuntimeErr
         outcome: None,
         unit,
         release: None,
+        group: None,
     };
     admit_one(state, request).map(|()| id)
 }

@@ -78,6 +78,9 @@ pub(crate) enum Phase {
     Backoff(AbortHandle),
     /// Accepted, first attempt not spawned yet (only inside one handler run).
     Pending,
+    /// A group member stopped by its group's restart (or the member that triggered it),
+    /// with no actor: waits for the group to start it again.
+    Held,
 }
 
 /// One registration.
@@ -105,6 +108,27 @@ pub(crate) struct Entry {
     /// Recent failure restarts, for the task's own restart intensity (allocated only when
     /// the task has one).
     pub(crate) restart_log: Option<std::collections::VecDeque<tokio::time::Instant>>,
+    /// Its place in a group, when it is a group member.
+    pub(crate) group: Option<Membership>,
+}
+
+/// A registration's place in its group (see [`super::groups`]).
+pub(crate) struct Membership {
+    /// The group's key in [`RegistryState::groups`].
+    pub(crate) group: u64,
+    /// Its index in the group's start order.
+    pub(crate) index: usize,
+    /// The token of its current attempt: a group restart stops the attempt, not the
+    /// registration.
+    pub(crate) scope: Option<CancellationToken>,
+    /// True while the group waits for this member's attempt to stop.
+    pub(crate) stopping: bool,
+    /// The delay its own policy asked for after its latest attempt (used when it
+    /// restarts alone).
+    pub(crate) delay: Duration,
+    /// Set when the group's intensity was exceeded: the member ends `Failed` with this
+    /// reason, however its attempt ends.
+    pub(crate) failed: Option<Arc<str>>,
 }
 
 /// A cancel caller waiting for the terminal commit of its target.
@@ -151,6 +175,14 @@ pub struct RegistryState {
     pub(crate) closed: bool,
     /// When recent failure restarts happened, for the restart intensity window.
     pub(crate) restart_log: std::collections::VecDeque<tokio::time::Instant>,
+    /// Groups with at least one member registered, by key.
+    pub(crate) groups: HashMap<u64, super::groups::GroupRecord>,
+    /// Group names in use, to their keys.
+    pub(crate) group_names: HashMap<Arc<str>, u64>,
+    pub(crate) next_group: u64,
+    /// What happened to group members during the current handler, applied by
+    /// [`super::groups::settle`] at its end.
+    pub(crate) group_inputs: std::collections::VecDeque<(u64, super::group::Input)>,
 }
 
 /// Records a restart now in `log` and tells whether more than `max_restarts` restarts fall
@@ -225,6 +257,10 @@ impl RegistryState {
             drain: None,
             closed: false,
             restart_log: std::collections::VecDeque::new(),
+            groups: HashMap::new(),
+            group_names: HashMap::new(),
+            next_group: 0,
+            group_inputs: std::collections::VecDeque::new(),
         }
     }
 
@@ -293,6 +329,7 @@ impl RegistryState {
         outcome: Option<oneshot::Sender<TaskOutcome>>,
         unit: Option<OwnedSemaphorePermit>,
         release: Option<ReleaseHook>,
+        group: Option<Arc<str>>,
     ) {
         let policy = spec.resolve(&self.settings.defaults);
         self.significant_admitted += usize::from(policy.significant);
@@ -300,6 +337,7 @@ impl RegistryState {
         let shared = Arc::new(TaskShared {
             id,
             name: name.clone(),
+            group,
             task: spec.task().clone(),
             timeout: policy.timeout,
             actor_name: spec.actor_name_arc().cloned(),
@@ -329,13 +367,13 @@ impl RegistryState {
                 _unit: unit,
                 release,
                 restart_log: policy.restart_intensity.map(|_| Default::default()),
+                group: None,
             },
         );
-        self.events().publish(|| {
-            Event::new(EventKind::TaskAdded)
-                .with_id(id)
-                .with_task(name.clone())
-        });
+        if let Some(entry) = self.entries.get(&id) {
+            self.events()
+                .publish(|| entry.shared.event(EventKind::TaskAdded));
+        }
     }
 
     /// Publishes `TaskAddFailed` and resolves a watcher with `Rejected` (R§13).
@@ -365,6 +403,16 @@ impl RegistryState {
         let Some(mut entry) = self.entries.remove(&id) else {
             return;
         };
+        let mut finish = finish;
+        if let Some(member) = entry.group.as_mut() {
+            if let Some(reason) = member.failed.take() {
+                finish = Finish::plain(TaskOutcome::failed(reason, None, None));
+            }
+            let left = super::group::Input::Left {
+                member: member.index,
+            };
+            self.group_inputs.push_back((member.group, left));
+        }
         let name = entry.shared.name.clone();
         let significant = entry.policy.significant;
         if self.names.get(&name) == Some(&id) {
@@ -401,16 +449,16 @@ impl RegistryState {
                 }
             }
             // Its slot in the permit queue is skipped when it reaches the front.
-            Phase::Waiting | Phase::Pending => {}
+            Phase::Waiting | Phase::Pending | Phase::Held => {}
         }
         let Finish {
             outcome,
             event_reason,
         } = finish;
         self.events().publish(|| {
-            let mut event = Event::new(EventKind::TaskFinished)
-                .with_id(id)
-                .with_task(name.clone())
+            let mut event = entry
+                .shared
+                .event(EventKind::TaskFinished)
                 .with_outcome_kind(outcome.kind());
             let reason: Option<Arc<str>> = match &outcome {
                 TaskOutcome::Failed { reason, .. } | TaskOutcome::Fatal { reason, .. } => {
@@ -455,11 +503,8 @@ impl RegistryState {
             None => Some(outcome),
         };
         panics.extend(undelivered.and_then(drop_contained));
-        self.events().publish(|| {
-            Event::new(EventKind::TaskRemoved)
-                .with_id(id)
-                .with_task(name.clone())
-        });
+        self.events()
+            .publish(|| entry.shared.event(EventKind::TaskRemoved));
         // Cancel callers learn of the commit by a value: a channel that merely closes means
         // the registry itself went away before committing.
         for waiter in entry.cancel_waiters.drain(..) {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use ractor::ActorRef;
 use ractor::rpc::CallResult;
 
+use super::groups::add_group;
 use super::operations::{AddOperation, CancelOperation, RemoveOperation, add};
 use super::owner::OwnerLease;
 use super::runtime::Runtime;
@@ -13,6 +14,7 @@ use super::shutdown::{self, Trigger};
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
 use crate::events::{EventStats, RelayMessage};
+use crate::group::TaskGroup;
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
 use crate::registry::{RegistryMessage, TaskInfo};
@@ -82,6 +84,43 @@ impl SupervisorHandle {
         let (id, waiter) = add(self.clone(), spec, true, true).await?;
         let waiter = waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?;
         Ok((id, waiter))
+    }
+
+    /// Adds a [`TaskGroup`] all-or-nothing and starts its members in order; returns their
+    /// ids in member order. Each member is an ordinary task (own id, name, policies and
+    /// outcome) whose restarts follow the group's [`GroupStrategy`](crate::GroupStrategy);
+    /// see `docs/semantics.md#groups`. Waits for a command slot and for one ownership unit
+    /// per member, like [`add`](Self::add).
+    ///
+    /// # Errors
+    /// - [`RuntimeError::InvalidGroup`]: no member, two members with one name, a zero
+    ///   intensity period, or a group of that name is registered;
+    /// - [`RuntimeError::TaskAlreadyExists`], [`RuntimeError::ActorNameTaken`],
+    ///   [`RuntimeError::InvalidTaskSpec`]: a member cannot be admitted (every member is
+    ///   then refused, like a static batch);
+    /// - [`RuntimeError::ResourceLimitReached`]: the members do not fit under
+    ///   `max_registered_tasks` (`"registered_tasks"`) or the ownership capacity
+    ///   (`"owned_user_lifetimes"`);
+    /// - [`RuntimeError::ShuttingDown`]: admission is closed.
+    pub async fn add_group(&self, group: TaskGroup) -> Result<Vec<TaskId>, RuntimeError> {
+        let members = add_group(self, group, false).await?;
+        Ok(members.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// [`add_group`](Self::add_group) with a [`TaskWaiter`] per member, in member order
+    /// (`waiter.id()` is the member's id): each resolves with that member's own outcome.
+    ///
+    /// # Errors
+    /// As [`add_group`](Self::add_group).
+    pub async fn add_group_and_watch(
+        &self,
+        group: TaskGroup,
+    ) -> Result<Vec<TaskWaiter>, RuntimeError> {
+        let members = add_group(self, group, true).await?;
+        members
+            .into_iter()
+            .map(|(id, waiter)| waiter.ok_or(RuntimeError::OutcomeUnavailable { id }))
+            .collect()
     }
 
     /// Starts removing `target` (a [`TaskId`] or a name): cancels it and returns once the

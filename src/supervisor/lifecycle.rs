@@ -116,6 +116,7 @@ where
                 outcome: None,
                 unit,
                 release: None,
+                group: None,
             });
         }
         let reply = runtime

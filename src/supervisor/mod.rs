@@ -6,11 +6,13 @@
 //! - `runtime`: the started actors, tokens and command permits.
 //! - `handle`: [`SupervisorHandle`] and its queries.
 //! - `operations`: the `add`/`remove`/`cancel` builders.
+//! - `groups`: `add_group`, all-or-nothing.
 //! - `shutdown`: the one shared shutdown operation.
 //! - `lifecycle`: the single-shot static `run*` lifecycle.
 //! - `owner`: the last-owner drop fallback.
 
 pub(crate) mod builder;
+mod groups;
 pub(crate) mod handle;
 mod lifecycle;
 pub(crate) mod operations;

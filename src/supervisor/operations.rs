@@ -187,6 +187,7 @@ pub(crate) async fn add(
         outcome: sender,
         unit,
         release: None,
+        group: None,
     };
     let reply = runtime
         .registry

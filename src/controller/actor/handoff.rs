@@ -63,6 +63,7 @@ impl ControllerState {
             outcome,
             unit,
             release: Some(release),
+            group: None,
         };
         let (tx, rx) = oneshot::channel();
         let add = RegistryCommand::Add(Box::new(request), RpcReplyPort::from(tx));

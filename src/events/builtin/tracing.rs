@@ -12,16 +12,17 @@ use crate::outcome::TaskOutcomeKind;
 ///
 /// Each event becomes one `tracing` event with target `ractor_taskvisor` and these stable
 /// field names, set only when the lifecycle event has them: `event` (the kind label),
-/// `event_seq`, `event_unix_ms`, `task_id`, `task_name`, `attempt`, `backoff_source`,
-/// `outcome_kind`, `rejection_kind`, `delay_ms`, `timeout_ms`, `duration_ms`, `dropped`,
-/// `exit_code`, and `reason` only when built with [`with_reasons`](Self::with_reasons)
-/// (reason text can carry user data). Names and reasons are cut at 4096 characters.
+/// `event_seq`, `event_unix_ms`, `task_id`, `task_name`, `task_group`, `attempt`,
+/// `backoff_source`, `outcome_kind`, `rejection_kind`, `delay_ms`, `timeout_ms`,
+/// `duration_ms`, `dropped`, `exit_code`, and `reason` only when built with
+/// [`with_reasons`](Self::with_reasons) (reason text can carry user data). Names and reasons are cut at 4096 characters.
 ///
 /// Levels follow the reference bridge (R§16): ERROR for `RuntimeFailure`,
 /// `SubscriberPanicked` and `TaskFinished` Fatal/Panicked; WARN for `GraceExceeded`,
-/// `RestartIntensityExceeded`, `SubscriberOverflow`, `TaskFinished` Failed/ForceAborted and
-/// `AdmissionFailed` rejections; INFO for `TaskFinished` Completed/Canceled,
-/// `ShutdownRequested`, `AllStoppedWithinGrace`; DEBUG for failures, backoff, add/remove
+/// `RestartIntensityExceeded`, `GroupRestartIntensityExceeded`, `SubscriberOverflow`,
+/// `TaskFinished` Failed/ForceAborted and `AdmissionFailed` rejections; INFO for
+/// `TaskFinished` Completed/Canceled, `ShutdownRequested`, `AllStoppedWithinGrace`,
+/// `GroupRestarting`; DEBUG for failures, backoff, add/remove
 /// and other rejections; TRACE for attempt starts/successes/cancels, add/remove requests
 /// and slot transitions.
 #[derive(Debug, Default, Clone, Copy)]
@@ -46,13 +47,16 @@ impl TracingSubscriber {
             EventKind::RuntimeFailure | EventKind::SubscriberPanicked => Level::ERROR,
             EventKind::GraceExceeded
             | EventKind::RestartIntensityExceeded
+            | EventKind::GroupRestartIntensityExceeded
             | EventKind::SubscriberOverflow => Level::WARN,
             EventKind::TaskFinished => match event.outcome_kind {
                 Some(TaskOutcomeKind::Fatal | TaskOutcomeKind::Panicked) => Level::ERROR,
                 Some(TaskOutcomeKind::Completed | TaskOutcomeKind::Canceled) => Level::INFO,
                 _ => Level::WARN,
             },
-            EventKind::ShutdownRequested | EventKind::AllStoppedWithinGrace => Level::INFO,
+            EventKind::ShutdownRequested
+            | EventKind::AllStoppedWithinGrace
+            | EventKind::GroupRestarting => Level::INFO,
             EventKind::TaskAddFailed => rejection_level(event.rejection_kind),
             #[cfg(feature = "controller")]
             EventKind::ControllerRejected => rejection_level(event.rejection_kind),
@@ -84,6 +88,7 @@ macro_rules! emit {
             .ok()
             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let task = e.task.as_deref().map(bounded);
+        let group = e.group.as_deref().map(bounded);
         let reason = $reason;
         tracing::event!(
             target: "ractor_taskvisor",
@@ -93,6 +98,7 @@ macro_rules! emit {
             event_unix_ms = unix_ms,
             task_id = e.id.map(|id| id.get()),
             task_name = task.as_deref(),
+            task_group = group.as_deref(),
             attempt = e.attempt,
             backoff_source = e.backoff_source.map(|s| s.as_label()),
             outcome_kind = e.outcome_kind.map(|k| k.as_label()),

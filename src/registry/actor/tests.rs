@@ -55,6 +55,7 @@ async fn a_panicking_registry_handler_cancels_every_task_and_fails_the_shutdown(
         release: Some(Box::new(|_stage| {
             panic!("release hook exploded (expected test panic)")
         })),
+        group: None,
     };
     let reply = runtime
         .registry

@@ -1,0 +1,117 @@
+//! The handle's group operation: `add_group` (SPEC §8), all-or-nothing like a static batch.
+
+use ractor::rpc::CallResult;
+use tokio::sync::oneshot;
+
+use super::handle::SupervisorHandle;
+use crate::error::RuntimeError;
+use crate::events::{Event, EventKind};
+use crate::group::TaskGroup;
+use crate::identity::TaskId;
+use crate::outcome::TaskWaiter;
+use crate::registry::{AddRequest, Command, CommandKind, GroupRequest, RegistryMessage};
+
+/// Adds `group`: checks it, takes one command slot and one ownership unit per member
+/// (waiting for them), publishes `TaskAddRequested` per member and hands the whole group
+/// to the registry. Returns the member ids in start order, with waiters when `watch`.
+pub(crate) async fn add_group(
+    handle: &SupervisorHandle,
+    group: TaskGroup,
+    watch: bool,
+) -> Result<Vec<(TaskId, Option<TaskWaiter>)>, RuntimeError> {
+    if let Some(problem) = group.problem() {
+        return Err(RuntimeError::InvalidGroup {
+            group: group.name().into(),
+            reason: problem.into(),
+        });
+    }
+    let runtime = handle.runtime();
+    if runtime.admission_closed() {
+        return Err(RuntimeError::ShuttingDown);
+    }
+    let TaskGroup {
+        name,
+        strategy,
+        members: specs,
+        intensity,
+    } = group;
+    let slot = tokio::select! {
+        biased;
+        _ = runtime.shutdown_started.cancelled() => return Err(RuntimeError::ShuttingDown),
+        permit = runtime.commands.clone().acquire_owned() => {
+            permit.map_err(|_| RuntimeError::ShuttingDown)?
+        }
+    };
+    let mut units = match &runtime.ownership {
+        None => None,
+        Some(ownership) => {
+            let limit = runtime
+                .config
+                .ownership_capacity()
+                .map_or(usize::MAX, |n| n.get());
+            let count = u32::try_from(specs.len())
+                .ok()
+                .filter(|_| specs.len() <= limit)
+                .ok_or(RuntimeError::ResourceLimitReached {
+                    resource: "owned_user_lifetimes",
+                    limit,
+                })?;
+            tokio::select! {
+                biased;
+                _ = runtime.shutdown_started.cancelled() => return Err(RuntimeError::ShuttingDown),
+                units = ownership.clone().acquire_many_owned(count) => {
+                    Some(units.map_err(|_| RuntimeError::ShuttingDown)?)
+                }
+            }
+        }
+    };
+    let mut members = Vec::with_capacity(specs.len());
+    let mut result = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let id = TaskId::next();
+        let (sender, waiter) = if watch {
+            let (tx, rx) = oneshot::channel();
+            (Some(tx), Some(TaskWaiter::new(id, rx)))
+        } else {
+            (None, None)
+        };
+        let task = spec.name_arc().clone();
+        let group = name.clone();
+        runtime.events.publish(|| {
+            Event::new(EventKind::TaskAddRequested)
+                .with_id(id)
+                .with_task(task)
+                .with_group(group)
+        });
+        members.push(AddRequest {
+            id,
+            spec,
+            outcome: sender,
+            unit: units.as_mut().and_then(|all| all.split(1)),
+            release: None,
+            group: Some(name.clone()),
+        });
+        result.push((id, waiter));
+    }
+    let request = GroupRequest {
+        name,
+        strategy,
+        intensity,
+        members,
+    };
+    let reply = runtime
+        .registry
+        .call(
+            |port| {
+                RegistryMessage::Command(Command(CommandKind::AddGroup(Box::new(request), port)))
+            },
+            None,
+        )
+        .await;
+    drop(slot);
+    match reply {
+        Ok(CallResult::Success(Ok(()))) => Ok(result),
+        Ok(CallResult::Success(Err(error))) => Err(error),
+        _ => Err(RuntimeError::ShuttingDown),
+    }
+}
