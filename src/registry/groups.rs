@@ -68,14 +68,14 @@ pub(super) fn admit(
     for (index, id) in ids.iter().enumerate() {
         if let Some(entry) = state.entries.get_mut(id) {
             restartable.push(!matches!(entry.policy.restart, RestartPolicy::Never));
-            entry.group = Some(Membership {
+            entry.group = Some(Box::new(Membership {
                 group: key,
                 index,
                 scope: None,
                 stopping: false,
                 delay: std::time::Duration::ZERO,
                 failed: None,
-            });
+            }));
         }
     }
     state.group_names.insert(name.clone(), key);

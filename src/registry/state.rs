@@ -109,7 +109,7 @@ pub(crate) struct Entry {
     /// the task has one).
     pub(crate) restart_log: Option<std::collections::VecDeque<tokio::time::Instant>>,
     /// Its place in a group, when it is a group member.
-    pub(crate) group: Option<Membership>,
+    pub(crate) group: Option<Box<Membership>>,
 }
 
 /// A registration's place in its group (see [`super::groups`]).
