@@ -14,9 +14,11 @@ pub use crate::events::LogWriter;
 #[cfg(feature = "tracing")]
 pub use crate::events::TracingSubscriber;
 pub use crate::events::{BackoffSource, Event, EventKind, RejectionKind, Subscribe};
+pub use crate::group::{GroupStrategy, TaskGroup};
 pub use crate::identity::{TaskId, TaskTarget};
 pub use crate::outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter};
 pub use crate::policy::{AutoShutdown, BackoffPolicy, JitterPolicy, RestartPolicy};
+pub use crate::registry::{TaskInfo, TaskState};
 pub use crate::supervisor::{Supervisor, SupervisorBuilder, SupervisorHandle};
 pub use crate::task::{Task, TaskContext, TaskDefaults, TaskError, TaskFn, TaskRef, TaskSpec};
 #[cfg(feature = "tokio-util-interop")]

@@ -288,7 +288,7 @@ async fn a_member_whose_policy_ends_it_ends_with_its_own_outcome_and_restarts_no
 
 #[tokio::test(start_paused = true)]
 async fn a_member_that_ignores_cancellation_is_force_aborted_and_never_overlaps_its_restart() {
-    let (_sup, handle) = serve(SupervisorConfig::default());
+    let (_sup, handle, recorder) = serve_recorded(SupervisorConfig::default());
     let journal = Journal::default();
     let stubborn_runs = Arc::new(AtomicUsize::new(0));
     let attempts = Arc::new(AtomicU32::new(0));
@@ -324,6 +324,12 @@ async fn a_member_that_ignores_cancellation_is_force_aborted_and_never_overlaps_
         .with_task(member(&journal, "b", &[1]));
     handle.add_group(group).await.unwrap();
     let before = tokio::time::Instant::now();
+    // b fails at 10 ms; stubborn is then being stopped, which its state shows.
+    tokio::time::sleep(ms(500)).await;
+    assert_eq!(
+        info(&handle, "stubborn").await.state,
+        TaskState::GroupRestarting
+    );
     journal.wait_len(5).await;
     assert_eq!(
         journal.lines(),
@@ -338,6 +344,11 @@ async fn a_member_that_ignores_cancellation_is_force_aborted_and_never_overlaps_
     // Its own shutdown timeout (2 s) passed before the force-abort.
     assert!(before.elapsed() >= Duration::from_secs(2));
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    // The force-abort is reported.
+    let killed = events_of(&recorder, EventKind::GroupMemberKilled, 1).await;
+    assert_eq!(killed[0].task.as_deref(), Some("stubborn"));
+    assert_eq!(killed[0].attempt, Some(1));
+    assert!(killed[0].reason.as_deref().unwrap().contains("2s"));
     // It ignores the shutdown's cancellation too.
     assert!(matches!(
         handle.shutdown().await,
@@ -385,6 +396,8 @@ async fn exceeding_the_group_intensity_fails_every_member_and_the_supervisor_kee
     // outcomes: wait for the exceeded report, published after the restarts.)
     let exceeded = events_of(&recorder, EventKind::GroupRestartIntensityExceeded, 1).await;
     assert_eq!(recorder.count("b", EventKind::GroupRestarting), 2);
+    // Each allowed restart announced its delay; the one that exceeded the limit did not.
+    assert_eq!(recorder.count("b", EventKind::BackoffScheduled), 2);
     assert_eq!(exceeded.len(), 1);
     assert_eq!(exceeded[0].group.as_deref(), Some("flaky"));
     assert!(handle.is_running());
@@ -413,7 +426,7 @@ async fn an_intensity_of_zero_fails_the_group_at_its_first_restart() {
 
 #[tokio::test(start_paused = true)]
 async fn bad_groups_get_typed_errors_and_start_nothing() {
-    let (_sup, handle) = serve(SupervisorConfig::default());
+    let (_sup, handle, recorder) = serve_recorded(SupervisorConfig::default());
     let invalid = |result: Result<Vec<TaskId>, RuntimeError>| match result {
         Err(RuntimeError::InvalidGroup { reason, .. }) => reason.to_string(),
         other => panic!("expected InvalidGroup, got {other:?}"),
@@ -442,6 +455,11 @@ async fn bad_groups_get_typed_errors_and_start_nothing() {
         Err(RuntimeError::TaskAlreadyExists { .. })
     ));
     assert!(handle.task_info("fresh").await.is_none());
+    let refused = events_of(&recorder, EventKind::TaskAddFailed, 2).await;
+    assert!(
+        refused.iter().all(|e| e.group.as_deref() == Some("clash")),
+        "{refused:?}"
+    );
 
     // A group name in use is refused; it is free again once its members are gone.
     let first = TaskGroup::new("solo", GroupStrategy::OneForOne)
@@ -460,6 +478,12 @@ async fn bad_groups_get_typed_errors_and_start_nothing() {
         .with_task(TaskSpec::once("z", cooperative()));
     assert!(matches!(
         handle.add_group(late).await,
+        Err(RuntimeError::ShuttingDown)
+    ));
+    // Closed admission is reported before the group's own shape.
+    let late_and_empty = TaskGroup::new("late", GroupStrategy::OneForAll);
+    assert!(matches!(
+        handle.add_group(late_and_empty).await,
         Err(RuntimeError::ShuttingDown)
     ));
 }

@@ -44,8 +44,13 @@ pub enum EventKind {
     RestartIntensityExceeded,
     /// A group restart begins: `group`, and `id`/`task` of the member whose end triggered
     /// it. Its members are then stopped in reverse start order and started again in start
-    /// order (see [`GroupStrategy`](crate::GroupStrategy)).
+    /// order (see [`GroupStrategy`](crate::GroupStrategy)). Not published for `OneForOne`,
+    /// where a member restarts alone (its `BackoffScheduled` reports it).
     GroupRestarting,
+    /// A group member did not stop within its stop window during a group restart and its
+    /// attempt was force-aborted; it is restarted with the group. `id`, `task`, `group`,
+    /// `attempt`, `reason`.
+    GroupMemberKilled,
     /// A group's restart intensity ([`TaskGroup::with_restart_intensity`](crate::TaskGroup::with_restart_intensity))
     /// was exceeded: `group`, `reason`; every member still registered ends `Failed`. The
     /// supervisor keeps running.
@@ -106,6 +111,7 @@ impl EventKind {
             Self::GraceExceeded => "grace_exceeded",
             Self::RestartIntensityExceeded => "restart_intensity_exceeded",
             Self::GroupRestarting => "group_restarting",
+            Self::GroupMemberKilled => "group_member_killed",
             Self::GroupRestartIntensityExceeded => "group_restart_intensity_exceeded",
             Self::AttemptStarting => "attempt_starting",
             Self::AttemptSucceeded => "attempt_succeeded",
@@ -227,6 +233,7 @@ mod tests {
             "restart_intensity_exceeded",
         ),
         (EventKind::GroupRestarting, "group_restarting"),
+        (EventKind::GroupMemberKilled, "group_member_killed"),
         (
             EventKind::GroupRestartIntensityExceeded,
             "group_restart_intensity_exceeded",

@@ -126,7 +126,14 @@ pub(super) fn admit_one(
         hook(Stage::Refused);
     }
     if refused.announce {
-        state.reject(id, spec.name(), refused.kind, refused.reason, outcome);
+        state.reject(
+            id,
+            spec.name(),
+            refused.kind,
+            refused.reason,
+            outcome,
+            group.as_ref(),
+        );
     } else if let Some(tx) = outcome {
         // Only controller work is still watched at a closed registry: tell its waiter why.
         let _ = tx.send(TaskOutcome::rejected(refused.kind, refused.reason));
@@ -228,6 +235,7 @@ pub(super) fn reject_batch(
             kind,
             reason,
             request.outcome,
+            request.group.as_ref(),
         );
         drop_contained((request.spec, request.unit, request.release));
     }

@@ -200,23 +200,17 @@ pub(super) async fn on_exit(
             let Some(entry) = state.entries.get_mut(&id) else {
                 return;
             };
-            if let Some(source) = announce {
-                state.settings.events.publish(|| {
-                    let event = entry
-                        .shared
-                        .event(EventKind::BackoffScheduled)
-                        .with_attempt(ended_attempt)
-                        .with_delay(delay)
-                        .with_backoff_source(source);
-                    match &reason {
-                        Some(reason) => event.with_reason(reason.clone()),
-                        None => event,
-                    }
-                });
-            }
-            // A group member's restart is its group's decision.
+            let backoff = announce.map(|source| Backoff {
+                attempt: ended_attempt,
+                delay,
+                source,
+                reason,
+            });
+            // A group member's restart is its group's decision; its backoff is announced
+            // once the group has decided (never, when the group's intensity is exceeded).
             if let Some(member) = entry.group.as_mut() {
                 member.delay = delay;
+                member.backoff = backoff;
                 let ended = Input::Ended {
                     member: member.index,
                     restart: Some(delay),
@@ -226,9 +220,40 @@ pub(super) async fn on_exit(
                 state.group_inputs.push_back((group, ended));
                 return;
             }
+            if let Some(backoff) = backoff {
+                announce_backoff(state, id, backoff);
+            }
             schedule(myself, state, id, delay).await;
         }
     }
+}
+
+/// A `BackoffScheduled` event to publish: the attempt that ended, the delay before the
+/// next one, why, and the failure text (failure retries only).
+pub(crate) struct Backoff {
+    pub(crate) attempt: u32,
+    pub(crate) delay: std::time::Duration,
+    pub(crate) source: crate::events::BackoffSource,
+    pub(crate) reason: Option<std::sync::Arc<str>>,
+}
+
+/// Publishes `BackoffScheduled` for `id`.
+pub(super) fn announce_backoff(state: &RegistryState, id: TaskId, backoff: Backoff) {
+    let Some(entry) = state.entries.get(&id) else {
+        return;
+    };
+    state.events().publish(|| {
+        let event = entry
+            .shared
+            .event(EventKind::BackoffScheduled)
+            .with_attempt(backoff.attempt)
+            .with_delay(backoff.delay)
+            .with_backoff_source(backoff.source);
+        match backoff.reason {
+            Some(reason) => event.with_reason(reason),
+            None => event,
+        }
+    });
 }
 
 /// Starts the next attempt of `id` after `delay` (at once when zero).

@@ -15,7 +15,7 @@ use ractor::ActorRef;
 use tokio::task::AbortHandle;
 
 use super::admission::{admit_batch, reject_batch};
-use super::attempts::{schedule, spawn_attempt};
+use super::attempts::{announce_backoff, schedule, spawn_attempt};
 use super::decision::Finish;
 use super::group::{Effect, GroupMachine, Input};
 use super::messages::{CommandKind, GroupRequest, RegistryMessage};
@@ -74,6 +74,7 @@ pub(super) fn admit(
                 scope: None,
                 stopping: false,
                 delay: std::time::Duration::ZERO,
+                backoff: None,
                 failed: None,
             }));
         }
@@ -134,6 +135,7 @@ async fn apply(
                 && !entry.removing
             {
                 let delay = entry.group.as_ref().map(|m| m.delay).unwrap_or_default();
+                announce_pending_backoff(state, id);
                 schedule(myself, state, id, delay).await;
             }
         }
@@ -141,11 +143,16 @@ async fn apply(
             let Some(record) = state.groups.get(&key) else {
                 return;
             };
-            let event = match member(state, key, trigger).and_then(|id| state.entries.get(&id)) {
+            let trigger = member(state, key, trigger);
+            let event = match trigger.and_then(|id| state.entries.get(&id)) {
                 Some(entry) => entry.shared.event(EventKind::GroupRestarting),
                 None => Event::new(EventKind::GroupRestarting).with_group(record.name.clone()),
             };
             state.events().publish(|| event);
+            // The delay the restart waits once its members are stopped.
+            if let Some(id) = trigger {
+                announce_pending_backoff(state, id);
+            }
         }
         Effect::Stop { member: index } => {
             if let Some(id) = member(state, key, index) {
@@ -185,6 +192,18 @@ async fn apply(
     }
 }
 
+/// Publishes the `BackoffScheduled` a member's end left pending, if any.
+fn announce_pending_backoff(state: &mut RegistryState, id: TaskId) {
+    let pending = state
+        .entries
+        .get_mut(&id)
+        .and_then(|e| e.group.as_mut())
+        .and_then(|m| m.backoff.take());
+    if let Some(backoff) = pending {
+        announce_backoff(state, id, backoff);
+    }
+}
+
 /// Stops the current attempt of member `id` for a group restart: its own token first,
 /// `kill()` after its stop window. A member without an actor is stopped at once.
 fn stop(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, key: u64, id: TaskId) {
@@ -207,6 +226,10 @@ fn stop(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, key: u64,
             }
             if window.is_zero() {
                 cell.kill();
+                state
+                    .settings
+                    .events
+                    .publish(|| killed_event(entry, window));
             } else {
                 // The timer is not kept: a stale deadline finds another attempt number
                 // (or no stop in progress) and does nothing.
@@ -237,6 +260,7 @@ fn stop(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, key: u64,
 
 /// The stop window of a member's attempt ended: kill it if the group still waits for it.
 pub(super) fn stop_deadline(state: &RegistryState, id: TaskId, attempt: u32) {
+    let window = state.stop_window(id);
     let Some(entry) = state.entries.get(&id) else {
         return;
     };
@@ -247,7 +271,19 @@ pub(super) fn stop_deadline(state: &RegistryState, id: TaskId, attempt: u32) {
         && let Phase::Attempt(cell) = &entry.phase
     {
         cell.kill();
+        state.events().publish(|| killed_event(entry, window));
     }
+}
+
+/// `GroupMemberKilled` for the current attempt of `entry`.
+fn killed_event(entry: &super::state::Entry, window: std::time::Duration) -> Event {
+    entry
+        .shared
+        .event(EventKind::GroupMemberKilled)
+        .with_attempt(entry.attempt)
+        .with_reason(format!(
+            "did not stop within its stop window ({window:?}) during a group restart; force-aborted"
+        ))
 }
 
 /// The group restart intensity is exceeded: every listed member ends `Failed` (running ones

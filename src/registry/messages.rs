@@ -162,8 +162,9 @@ pub enum TaskState {
     Backoff,
     /// A remove, cancel or shutdown claimed it; it is stopping within its grace.
     Removing,
-    /// Stopped by its group's restart (or the member whose end triggered it): no attempt
-    /// runs; it starts again when the group restart starts its members.
+    /// Part of a group restart: being stopped by it (its attempt was asked to stop), or
+    /// stopped (or the member whose end triggered it) with no attempt running; it starts
+    /// again when the group restart starts its members.
     GroupRestarting,
 }
 

@@ -18,6 +18,8 @@ impl RegistryState {
         let entry = self.entries.get(&id)?;
         let state = if entry.removing {
             TaskState::Removing
+        } else if entry.group.as_ref().is_some_and(|m| m.stopping) {
+            TaskState::GroupRestarting
         } else {
             match entry.phase {
                 Phase::Backoff(_) => TaskState::Backoff,

@@ -126,6 +126,8 @@ pub(crate) struct Membership {
     /// The delay its own policy asked for after its latest attempt (used when it
     /// restarts alone).
     pub(crate) delay: Duration,
+    /// Its `BackoffScheduled`, held until the group decides on the restart.
+    pub(crate) backoff: Option<super::attempts::Backoff>,
     /// Set when the group's intensity was exceeded: the member ends `Failed` with this
     /// reason, however its attempt ends.
     pub(crate) failed: Option<Arc<str>>,
@@ -384,13 +386,18 @@ impl RegistryState {
         kind: RejectionKind,
         reason: Arc<str>,
         outcome: Option<oneshot::Sender<TaskOutcome>>,
+        group: Option<&Arc<str>>,
     ) {
         self.events().publish(|| {
-            Event::new(EventKind::TaskAddFailed)
+            let event = Event::new(EventKind::TaskAddFailed)
                 .with_id(id)
                 .with_task(name)
                 .with_rejection_kind(kind)
-                .with_reason(reason.clone())
+                .with_reason(reason.clone());
+            match group {
+                Some(group) => event.with_group(group.clone()),
+                None => event,
+            }
         });
         if let Some(tx) = outcome {
             let _ = tx.send(TaskOutcome::rejected(kind, reason));

@@ -19,15 +19,15 @@ pub(crate) async fn add_group(
     group: TaskGroup,
     watch: bool,
 ) -> Result<Vec<(TaskId, Option<TaskWaiter>)>, RuntimeError> {
+    let runtime = handle.runtime();
+    if runtime.admission_closed() {
+        return Err(RuntimeError::ShuttingDown);
+    }
     if let Some(problem) = group.problem() {
         return Err(RuntimeError::InvalidGroup {
             group: group.name().into(),
             reason: problem.into(),
         });
-    }
-    let runtime = handle.runtime();
-    if runtime.admission_closed() {
-        return Err(RuntimeError::ShuttingDown);
     }
     let TaskGroup {
         name,

@@ -19,7 +19,8 @@ use crate::outcome::TaskOutcomeKind;
 ///
 /// Levels follow the reference bridge (R§16): ERROR for `RuntimeFailure`,
 /// `SubscriberPanicked` and `TaskFinished` Fatal/Panicked; WARN for `GraceExceeded`,
-/// `RestartIntensityExceeded`, `GroupRestartIntensityExceeded`, `SubscriberOverflow`,
+/// `RestartIntensityExceeded`, `GroupRestartIntensityExceeded`, `GroupMemberKilled`,
+/// `SubscriberOverflow`,
 /// `TaskFinished` Failed/ForceAborted and `AdmissionFailed` rejections; INFO for
 /// `TaskFinished` Completed/Canceled, `ShutdownRequested`, `AllStoppedWithinGrace`,
 /// `GroupRestarting`; DEBUG for failures, backoff, add/remove
@@ -48,6 +49,7 @@ impl TracingSubscriber {
             EventKind::GraceExceeded
             | EventKind::RestartIntensityExceeded
             | EventKind::GroupRestartIntensityExceeded
+            | EventKind::GroupMemberKilled
             | EventKind::SubscriberOverflow => Level::WARN,
             EventKind::TaskFinished => match event.outcome_kind {
                 Some(TaskOutcomeKind::Fatal | TaskOutcomeKind::Panicked) => Level::ERROR,
