@@ -54,6 +54,11 @@ pub enum EventKind {
     /// An attempt hit its configured timeout. `id`, `task`, `attempt`, `timeout_ms`,
     /// `duration_ms`.
     AttemptTimedOut,
+    /// An attempt went its stall timeout without a `TaskContext::heartbeat`; it was
+    /// cancelled and, after its stop window, dropped. It counts as a retryable failure.
+    /// `id`, `task`, `attempt`, `timeout_ms` (the stall timeout), `duration_ms`, `reason`
+    /// (`stalled: no heartbeat for …`).
+    AttemptStalled,
     /// A delay before the next attempt was scheduled. `id`, `task`, `attempt` (the one that
     /// just ended), `delay_ms`, `backoff_source`; `reason` only for failures.
     BackoffScheduled,
@@ -102,6 +107,7 @@ impl EventKind {
             Self::AttemptCanceled => "attempt_canceled",
             Self::AttemptFailed => "attempt_failed",
             Self::AttemptTimedOut => "attempt_timed_out",
+            Self::AttemptStalled => "attempt_stalled",
             Self::BackoffScheduled => "backoff_scheduled",
             Self::TaskAddRequested => "task_add_requested",
             Self::TaskAdded => "task_added",
@@ -221,6 +227,7 @@ mod tests {
         (EventKind::AttemptCanceled, "attempt_canceled"),
         (EventKind::AttemptFailed, "attempt_failed"),
         (EventKind::AttemptTimedOut, "attempt_timed_out"),
+        (EventKind::AttemptStalled, "attempt_stalled"),
         (EventKind::BackoffScheduled, "backoff_scheduled"),
         (EventKind::TaskAddRequested, "task_add_requested"),
         (EventKind::TaskAdded, "task_added"),

@@ -302,6 +302,13 @@ impl RegistryState {
             name: name.clone(),
             task: spec.task().clone(),
             timeout: policy.timeout,
+            // Stall watchdog (attempt/watchdog.rs): its stop window is the task's removal one.
+            stall: spec
+                .resolve_stall_timeout(&self.settings.defaults)
+                .map(|timeout| crate::attempt::watchdog::StallWatch {
+                    timeout,
+                    grace: policy.shutdown_timeout.unwrap_or(self.settings.grace),
+                }),
             actor_name: spec.actor_name_arc().cloned(),
             token: self.settings.root_token.child_token(),
             events: self.settings.events.clone(),

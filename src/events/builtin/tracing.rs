@@ -58,6 +58,7 @@ impl TracingSubscriber {
             EventKind::ControllerRejected => rejection_level(event.rejection_kind),
             EventKind::AttemptFailed
             | EventKind::AttemptTimedOut
+            | EventKind::AttemptStalled
             | EventKind::BackoffScheduled
             | EventKind::TaskAdded
             | EventKind::TaskRemoved => Level::DEBUG,
