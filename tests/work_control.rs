@@ -387,3 +387,203 @@ async fn a_zero_stall_timeout_is_a_typed_error() {
     handle.shutdown().await.unwrap();
     other.shutdown().await.unwrap();
 }
+
+// ---- join existing -----------------------------------------------------------------------
+
+#[cfg(feature = "controller")]
+mod join_existing {
+    use super::*;
+    use tokio::sync::{Semaphore, mpsc};
+
+    fn serve_controlled() -> (Arc<Supervisor>, SupervisorHandle, Arc<Recorder>) {
+        let recorder = Arc::new(Recorder::default());
+        let supervisor = Supervisor::builder(SupervisorConfig::default().with_grace(secs(1)))
+            .with_controller(ControllerConfig::default())
+            .with_subscribers(vec![
+                recorder.clone() as Arc<dyn ractor_taskvisor::Subscribe>
+            ])
+            .build();
+        let handle = supervisor.serve().unwrap();
+        (supervisor, handle, recorder)
+    }
+
+    /// Announces its start, waits for a permit of `gate`, then fails with "deploy failed".
+    fn gated(gate: Arc<Semaphore>, started: mpsc::UnboundedSender<()>) -> TaskRef {
+        TaskFn::arc(move |_ctx| {
+            let gate = gate.clone();
+            let started = started.clone();
+            async move {
+                let _ = started.send(());
+                let _permit = gate.acquire().await;
+                Err(TaskError::fail("deploy failed"))
+            }
+        })
+    }
+
+    /// A body that records that it ran (a joined spec must never run).
+    fn must_not_run(ran: Arc<AtomicBool>) -> TaskRef {
+        TaskFn::arc(move |_ctx| {
+            ran.store(true, Ordering::SeqCst);
+            async { Ok(()) }
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn on_an_idle_slot_join_existing_runs_like_queue() {
+        let (_sup, handle, _rec) = serve_controlled();
+        let ran = Arc::new(AtomicBool::new(false));
+        let spec =
+            ControllerSpec::join_existing(TaskSpec::once("deploy", must_not_run(ran.clone())))
+                .with_slot("lane");
+        let prepared = handle.prepare_submission(spec).unwrap();
+        let own = prepared.id();
+        let (id, waiter) = prepared.submit_and_watch().await.unwrap();
+        assert_eq!(id, own);
+        assert_eq!(waiter.id(), own);
+        assert!(matches!(
+            waiter.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        assert!(ran.load(Ordering::SeqCst));
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn on_a_busy_slot_it_resolves_with_the_owners_outcome_and_id_without_running() {
+        let (_sup, handle, recorder) = serve_controlled();
+        let gate = Arc::new(Semaphore::new(0));
+        let (started_tx, mut started) = mpsc::unbounded_channel();
+        let owner =
+            ControllerSpec::queue(TaskSpec::once("deploy", gated(gate.clone(), started_tx)))
+                .with_slot("lane");
+        let (owner_id, owner_waiter) = handle.submit_and_watch(owner).await.unwrap();
+        started.recv().await.unwrap();
+
+        let ran = Arc::new(AtomicBool::new(false));
+        let join = || {
+            ControllerSpec::join_existing(TaskSpec::once("deploy-2", must_not_run(ran.clone())))
+                .with_slot("lane")
+        };
+        let (joined_id, joined) = handle.submit_and_watch(join()).await.unwrap();
+        assert_eq!(joined_id, owner_id);
+        assert_eq!(joined.id(), owner_id);
+        // The synchronous form does not wait for the placement: its own id, same outcome.
+        let (own_id, quick) = handle.try_submit_and_watch(join()).unwrap();
+        assert_ne!(own_id, owner_id);
+        // Nothing was queued behind the owner.
+        let snapshot = handle.controller_snapshot().await.unwrap();
+        let view = snapshot.slot("lane").unwrap();
+        assert_eq!(view.owner_id, Some(owner_id));
+        assert_eq!(view.queue_depth, 0);
+
+        gate.add_permits(1);
+        for waiter in [owner_waiter, joined, quick] {
+            assert_eq!(
+                failed_reason(&waiter.wait().await.unwrap()),
+                "execution failed: deploy failed"
+            );
+        }
+        assert!(!ran.load(Ordering::SeqCst), "a joined spec never runs");
+        handle.shutdown().await.unwrap();
+        let joins: Vec<Event> = recorder
+            .events()
+            .into_iter()
+            .filter(|e| e.kind == EventKind::ControllerJoined)
+            .collect();
+        assert_eq!(joins.len(), 2, "{joins:?}");
+        assert_eq!(joins[0].task.as_deref(), Some("lane"));
+        assert_eq!(
+            joins[0].reason.as_deref(),
+            Some(format!("admission=JoinExisting joined={owner_id}").as_str())
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn joined_waiters_of_an_owner_the_registry_refuses_get_the_same_rejection() {
+        let (_sup, handle, _rec) = serve_controlled();
+        // The registry already has a task named "taken": the owner will be refused.
+        handle
+            .add(TaskSpec::once("taken", cooperative()))
+            .await
+            .unwrap();
+        let owner = ControllerSpec::queue(TaskSpec::once("taken", instant_ok())).with_slot("s");
+        let join =
+            ControllerSpec::join_existing(TaskSpec::once("other", instant_ok())).with_slot("s");
+        // Cast back to back: the join reaches the controller while the owner is admitting.
+        let (_, owner_waiter) = handle.try_submit_and_watch(owner).unwrap();
+        let (_, joined) = handle.try_submit_and_watch(join).unwrap();
+        let own = owner_waiter.wait().await.unwrap();
+        let theirs = joined.wait().await.unwrap();
+        match (&own, &theirs) {
+            (
+                TaskOutcome::Rejected {
+                    kind: a,
+                    reason: ra,
+                    ..
+                },
+                TaskOutcome::Rejected {
+                    kind: b,
+                    reason: rb,
+                    ..
+                },
+            ) => {
+                assert_eq!(a, b);
+                assert_eq!(*a, RejectionKind::AlreadyExists);
+                assert_eq!(ra, rb);
+            }
+            other => panic!("expected two rejections, got {other:?}"),
+        }
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn joined_waiters_of_a_force_aborted_owner_get_force_aborted() {
+        let (_sup, handle, _rec) = serve_controlled();
+        let owner = ControllerSpec::queue(
+            TaskSpec::once("stuck", stubborn()).with_shutdown_timeout(ms(200)),
+        )
+        .with_slot("s");
+        let (owner_id, owner_waiter) = handle.submit_and_watch(owner).await.unwrap();
+        let join =
+            ControllerSpec::join_existing(TaskSpec::once("again", instant_ok())).with_slot("s");
+        let (joined_id, joined) = handle.submit_and_watch(join).await.unwrap();
+        assert_eq!(joined_id, owner_id);
+        assert!(handle.cancel(owner_id).await.unwrap());
+        assert!(matches!(
+            owner_waiter.wait().await.unwrap(),
+            TaskOutcome::ForceAborted
+        ));
+        assert!(matches!(
+            joined.wait().await.unwrap(),
+            TaskOutcome::ForceAborted
+        ));
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn behind_an_owner_being_replaced_join_existing_queues() {
+        let (_sup, handle, _rec) = serve_controlled();
+        let (started_tx, mut started) = mpsc::unbounded_channel();
+        let owner =
+            ControllerSpec::queue(TaskSpec::once("v1", announced(started_tx, "v1"))).with_slot("s");
+        let (_owner_id, owner_waiter) = handle.submit_and_watch(owner).await.unwrap();
+        started.recv().await.unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        let replace = ControllerSpec::replace(TaskSpec::once("v2", instant_ok())).with_slot("s");
+        let (_, v2) = handle.try_submit_and_watch(replace).unwrap();
+        let join = ControllerSpec::join_existing(TaskSpec::once("v3", must_not_run(ran.clone())))
+            .with_slot("s");
+        let (_, v3) = handle.try_submit_and_watch(join).unwrap();
+        assert!(matches!(
+            owner_waiter.wait().await.unwrap(),
+            TaskOutcome::Canceled
+        ));
+        assert!(matches!(v2.wait().await.unwrap(), TaskOutcome::Completed));
+        assert!(matches!(v3.wait().await.unwrap(), TaskOutcome::Completed));
+        assert!(
+            ran.load(Ordering::SeqCst),
+            "queued behind the replacement, then run"
+        );
+        handle.shutdown().await.unwrap();
+    }
+}

@@ -41,6 +41,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use super::join::Joined;
 use super::messages::{
     CommandKind, ControllerCommand, ControllerMessage, ControllerShared, Submission,
 };
@@ -106,6 +107,8 @@ struct Owner {
     staged: Option<Box<Submission>>,
     /// The task waiting for registry capacity, while the owner waits for it.
     wait: Option<AbortHandle>,
+    /// Where `JoinExisting` submissions attach to this owner's outcome (`join.rs`).
+    joined: Arc<Joined>,
 }
 
 impl Actor for ControllerActor {
@@ -235,6 +238,8 @@ impl ControllerState {
 
     fn on_submit(&mut self, myself: &ActorRef<ControllerMessage>, mut submission: Box<Submission>) {
         drop(submission.intake.take());
+        // Only a join answers it; every other placement keeps the submission's own id.
+        let placed = submission.placed.take();
         let key = submission.spec.slot_arc();
         if self.closed {
             let kind = RejectionKind::ControllerShuttingDown;
@@ -296,9 +301,44 @@ impl ControllerState {
                     self.advance(myself, &key);
                 }
             }
+            Placement::Join(owner) => self.join(submission, &key, owner, placed),
             Placement::Reject(kind, reason) => self.reject(submission, &key, kind, &reason),
         }
         self.settle(myself, &key);
+    }
+
+    /// `JoinExisting` behind the live owner `owner` of `key` (see `join.rs`).
+    fn join(
+        &self,
+        mut submission: Box<Submission>,
+        key: &Arc<str>,
+        owner: TaskId,
+        placed: Option<oneshot::Sender<TaskId>>,
+    ) {
+        let Some(joined) = self
+            .slots
+            .get(key)
+            .and_then(|slot| slot.owner.as_ref())
+            .filter(|o| o.id == owner)
+            .map(|o| Arc::clone(&o.joined))
+        else {
+            return;
+        };
+        let id = submission.id;
+        self.publish(|| {
+            Event::new(EventKind::ControllerJoined)
+                .with_id(id)
+                .with_task(key.clone())
+                .with_reason(format!("admission=JoinExisting joined={owner}"))
+        });
+        if let Some(placed) = placed {
+            let _ = placed.send(owner);
+        }
+        if let Some(waiter) = submission.outcome.take() {
+            joined.join(waiter);
+        }
+        // The joined spec never runs; it may hold the last reference to the task object.
+        crate::panic_guard::drop_quietly(submission);
     }
 
     /// Makes `submission` the owner of the idle slot `key`: hands it to the registry if a
@@ -335,10 +375,15 @@ impl ControllerState {
         let Some(slot) = self.slots.get_mut(key) else {
             return;
         };
+        // Every owner's outcome passes the join relay, so a later JoinExisting can attach.
+        let mut submission = submission;
+        let (joined, outcome) = Joined::relay(submission.outcome.take());
+        submission.outcome = Some(outcome);
         slot.owner = Some(Owner {
             id,
             staged: Some(submission),
             wait: None,
+            joined,
         });
         let capacity = permit.is_some();
         self.drive(myself, key, Input::Start { id, capacity }, permit);

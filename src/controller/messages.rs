@@ -78,6 +78,9 @@ pub(crate) struct Submission {
     pub(crate) unit: Option<OwnedSemaphorePermit>,
     /// Intake permit (`queue_capacity`), given back when the controller takes it in.
     pub(crate) intake: Option<OwnedSemaphorePermit>,
+    /// `submit_and_watch` of a `JoinExisting` submission: told the owner's id when the
+    /// submission joins an owner; dropped unsent (own id) otherwise, at intake.
+    pub(crate) placed: Option<oneshot::Sender<TaskId>>,
 }
 
 /// A by-id remove/cancel asking the controller first (R§17 "Identity operations").

@@ -89,6 +89,12 @@ pub enum EventKind {
     /// `admitting→running`.
     #[cfg(feature = "controller")]
     ControllerSlotTransition,
+    /// A `JoinExisting` submission joined the slot's current owner instead of running:
+    /// `id` = the joined submission, `task` = slot, `reason` =
+    /// `admission=JoinExisting joined=<owner id>`. Its waiter resolves with the owner's
+    /// outcome.
+    #[cfg(feature = "controller")]
+    ControllerJoined,
 }
 
 impl EventKind {
@@ -121,6 +127,8 @@ impl EventKind {
             Self::ControllerSubmitted => "controller_submitted",
             #[cfg(feature = "controller")]
             Self::ControllerSlotTransition => "controller_slot_transition",
+            #[cfg(feature = "controller")]
+            Self::ControllerJoined => "controller_joined",
         }
     }
 
@@ -244,6 +252,8 @@ mod tests {
             EventKind::ControllerSlotTransition,
             "controller_slot_transition",
         ),
+        #[cfg(feature = "controller")]
+        (EventKind::ControllerJoined, "controller_joined"),
     ];
 
     const ALL_REJECTIONS: &[(RejectionKind, &str)] = &[

@@ -63,7 +63,7 @@ impl TracingSubscriber {
             | EventKind::TaskAdded
             | EventKind::TaskRemoved => Level::DEBUG,
             #[cfg(feature = "controller")]
-            EventKind::ControllerSubmitted => Level::DEBUG,
+            EventKind::ControllerSubmitted | EventKind::ControllerJoined => Level::DEBUG,
             _ => Level::TRACE,
         }
     }
