@@ -587,3 +587,512 @@ mod join_existing {
         handle.shutdown().await.unwrap();
     }
 }
+
+// ---- pause and resume (tasks) ------------------------------------------------------------
+
+mod pause_tasks {
+    use super::*;
+    use ractor_taskvisor::{RegistryMessage, TaskState};
+    use tokio::sync::{Semaphore, mpsc};
+
+    /// Reports `(attempt, start time)` on `tx` at each attempt, then succeeds.
+    fn ticking(tx: mpsc::UnboundedSender<(u32, Instant)>) -> TaskRef {
+        TaskFn::arc(move |ctx: TaskContext| {
+            let _ = tx.send((ctx.attempt(), Instant::now()));
+            async { Ok(()) }
+        })
+    }
+
+    /// Reports its start, waits for a permit of `gate`, then returns `result`.
+    fn gated(gate: Arc<Semaphore>, started: mpsc::UnboundedSender<u32>, fail: bool) -> TaskRef {
+        TaskFn::arc(move |ctx: TaskContext| {
+            let gate = gate.clone();
+            let _ = started.send(ctx.attempt());
+            async move {
+                let _permit = gate.acquire().await;
+                if fail {
+                    Err(TaskError::fail("boom"))
+                } else {
+                    Ok(())
+                }
+            }
+        })
+    }
+
+    async fn state_of(handle: &SupervisorHandle, name: &str) -> Option<TaskState> {
+        handle.task_info(name).await.map(|info| info.state)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paused_task_starts_no_new_attempt_until_resumed() {
+        let (_sup, handle, recorder) = serve_recorded(SupervisorConfig::default());
+        let (tx, mut ticks) = mpsc::unbounded_channel();
+        let spec = TaskSpec::periodic("tick", ticking(tx), secs(1));
+        let (id, waiter) = handle.add_and_watch(spec).await.unwrap();
+        assert_eq!(ticks.recv().await.unwrap().0, 1);
+        assert!(handle.pause(id).await.unwrap());
+        // A second pause changes nothing: a documented `false`, not an error.
+        assert!(!handle.pause("tick").await.unwrap());
+        // The 1 s interval ends while paused: the attempt it was for waits.
+        tokio::time::sleep(secs(10)).await;
+        assert!(ticks.try_recv().is_err());
+        assert_eq!(state_of(&handle, "tick").await, Some(TaskState::Paused));
+        let resumed_at = Instant::now();
+        assert!(handle.resume(id).await.unwrap());
+        assert!(!handle.resume(id).await.unwrap());
+        let (attempt, at) = ticks.recv().await.unwrap();
+        assert_eq!(attempt, 2);
+        assert!(at - resumed_at <= ms(1), "starts at the resume");
+        // And it keeps its period afterwards.
+        let (attempt, next) = ticks.recv().await.unwrap();
+        assert_eq!(attempt, 3);
+        assert!(next - at >= secs(1));
+        handle.shutdown().await.unwrap();
+        assert!(matches!(
+            waiter.wait().await.unwrap(),
+            TaskOutcome::Canceled
+        ));
+        assert_eq!(recorder.count("tick", EventKind::TaskPaused), 1);
+        assert_eq!(recorder.count("tick", EventKind::TaskResumed), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_running_attempt_runs_to_its_end_and_a_backoff_that_ends_while_paused_waits() {
+        let (_sup, handle) = serve(SupervisorConfig::default());
+        let gate = Arc::new(Semaphore::new(0));
+        let (tx, mut started) = mpsc::unbounded_channel();
+        let spec = TaskSpec::restartable("flaky", gated(gate.clone(), tx, true))
+            .with_backoff(BackoffPolicy::constant(ms(500)))
+            .with_max_retries(nz32(5));
+        let (id, _waiter) = handle.add_and_watch(spec).await.unwrap();
+        assert_eq!(started.recv().await.unwrap(), 1);
+        assert!(handle.pause(id).await.unwrap());
+        assert_eq!(state_of(&handle, "flaky").await, Some(TaskState::Running));
+        gate.add_permits(1);
+        tokio::time::sleep(ms(100)).await;
+        assert_eq!(state_of(&handle, "flaky").await, Some(TaskState::Backoff));
+        tokio::time::sleep(secs(5)).await;
+        assert_eq!(state_of(&handle, "flaky").await, Some(TaskState::Paused));
+        assert!(started.try_recv().is_err());
+        let info = handle.task_info(id).await.unwrap();
+        assert_eq!(info.attempt, 1);
+        assert!(handle.resume(id).await.unwrap());
+        assert_eq!(started.recv().await.unwrap(), 2);
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paused_task_whose_attempt_ends_it_finishes_as_usual() {
+        let (_sup, handle) = serve(SupervisorConfig::default());
+        let gate = Arc::new(Semaphore::new(0));
+        let (tx, mut started) = mpsc::unbounded_channel();
+        let spec = TaskSpec::restartable("done", gated(gate.clone(), tx, false));
+        let (id, waiter) = handle.add_and_watch(spec).await.unwrap();
+        started.recv().await.unwrap();
+        assert!(handle.pause(id).await.unwrap());
+        gate.add_permits(1);
+        assert!(matches!(
+            waiter.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        // The pause lost nothing and holds nothing: the task is gone.
+        let error = handle.resume(id).await.unwrap_err();
+        assert!(
+            matches!(error, RuntimeError::TaskNotFound { .. }),
+            "{error:?}"
+        );
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unknown_targets_are_task_not_found() {
+        let (_sup, handle) = serve(SupervisorConfig::default());
+        let (gone, waiter) = handle
+            .add_and_watch(TaskSpec::once("gone", instant_ok()))
+            .await
+            .unwrap();
+        waiter.wait().await.unwrap();
+        for error in [
+            handle.pause("nope").await.unwrap_err(),
+            handle.resume("nope").await.unwrap_err(),
+            handle.pause(gone).fail_fast().await.unwrap_err(),
+        ] {
+            assert!(
+                matches!(&error, RuntimeError::TaskNotFound { .. }),
+                "{error:?}"
+            );
+            assert!(error.to_string().starts_with("no registered task matches"));
+        }
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn remove_cancel_and_shutdown_end_a_paused_task_at_once() {
+        let (_sup, handle) = serve(SupervisorConfig::default().with_grace(secs(30)));
+        let park = |name: &'static str| TaskSpec::periodic(name, instant_ok(), secs(1));
+        let (a, wa) = handle.add_and_watch(park("a")).await.unwrap();
+        let (b, wb) = handle.add_and_watch(park("b")).await.unwrap();
+        let (c, wc) = handle.add_and_watch(park("c")).await.unwrap();
+        for id in [a, b, c] {
+            assert!(handle.pause(id).await.unwrap());
+        }
+        tokio::time::sleep(secs(2)).await;
+        for name in ["a", "b", "c"] {
+            assert_eq!(state_of(&handle, name).await, Some(TaskState::Paused));
+        }
+        let started = Instant::now();
+        assert!(handle.cancel(a).await.unwrap());
+        assert!(matches!(wa.wait().await.unwrap(), TaskOutcome::Canceled));
+        assert!(handle.remove(b).await.unwrap());
+        assert!(matches!(wb.wait().await.unwrap(), TaskOutcome::Canceled));
+        handle.clone().shutdown().await.unwrap();
+        assert!(matches!(wc.wait().await.unwrap(), TaskOutcome::Canceled));
+        // Nothing waited for the 30 s grace.
+        assert!(started.elapsed() < secs(1));
+        let error = handle.pause(c).await.unwrap_err();
+        assert!(matches!(error, RuntimeError::ShuttingDown), "{error:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paused_task_waiting_for_a_permit_gives_it_up_until_resumed() {
+        let config = SupervisorConfig::default().with_max_concurrent(Some(nzu(1)));
+        let (_sup, handle) = serve(config);
+        let gate = Arc::new(Semaphore::new(0));
+        let (tx, mut started) = mpsc::unbounded_channel();
+        let (_a, first) = handle
+            .add_and_watch(TaskSpec::once(
+                "first",
+                gated(gate.clone(), tx.clone(), false),
+            ))
+            .await
+            .unwrap();
+        started.recv().await.unwrap();
+        let (b, second) = handle
+            .add_and_watch(TaskSpec::once(
+                "second",
+                gated(gate.clone(), tx.clone(), false),
+            ))
+            .await
+            .unwrap();
+        let (_c, third) = handle
+            .add_and_watch(TaskSpec::once("third", gated(gate.clone(), tx, false)))
+            .await
+            .unwrap();
+        assert_eq!(
+            state_of(&handle, "second").await,
+            Some(TaskState::WaitingForPermit)
+        );
+        assert!(handle.pause(b).await.unwrap());
+        assert_eq!(state_of(&handle, "second").await, Some(TaskState::Paused));
+        gate.add_permits(2);
+        assert!(matches!(
+            first.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        // The freed permit went to "third", behind the paused "second".
+        assert!(matches!(
+            third.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        assert_eq!(state_of(&handle, "second").await, Some(TaskState::Paused));
+        assert!(handle.resume(b).await.unwrap());
+        started.recv().await.unwrap();
+        started.recv().await.unwrap();
+        gate.add_permits(1);
+        assert!(matches!(
+            second.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn other_actors_pause_and_resume_by_message() {
+        let (_sup, handle) = serve(SupervisorConfig::default());
+        let (tx, mut ticks) = mpsc::unbounded_channel();
+        handle
+            .add(TaskSpec::periodic("tick", ticking(tx), secs(1)))
+            .await
+            .unwrap();
+        ticks.recv().await.unwrap();
+        let registry = handle.registry_actor();
+        let target = || ractor_taskvisor::TaskTarget::from("tick");
+        let paused = ractor::call!(registry, RegistryMessage::Pause, target()).unwrap();
+        assert!(paused.unwrap());
+        let again = ractor::call!(registry, RegistryMessage::Pause, target()).unwrap();
+        assert!(!again.unwrap());
+        tokio::time::sleep(secs(3)).await;
+        assert!(ticks.try_recv().is_err());
+        let resumed = ractor::call!(registry, RegistryMessage::Resume, target()).unwrap();
+        assert!(resumed.unwrap());
+        assert_eq!(ticks.recv().await.unwrap().0, 2);
+        let unknown = ractor::call!(registry, RegistryMessage::Resume, "nope".into()).unwrap();
+        assert!(matches!(unknown, Err(RuntimeError::TaskNotFound { .. })));
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pause_racing_the_tasks_own_end_has_one_of_two_documented_results() {
+        let (_sup, handle) = serve(SupervisorConfig::default());
+        for round in 0..20 {
+            let name = format!("quick-{round}");
+            let (id, waiter) = handle
+                .add_and_watch(TaskSpec::once(name, instant_ok()))
+                .await
+                .unwrap();
+            let pause = tokio::spawn(handle.pause(id).into_future());
+            let result = pause.await.unwrap();
+            assert!(
+                matches!(result, Ok(true) | Err(RuntimeError::TaskNotFound { .. })),
+                "{result:?}"
+            );
+            // Either way the task ends as it would have without the pause.
+            assert!(matches!(
+                waiter.wait().await.unwrap(),
+                TaskOutcome::Completed
+            ));
+        }
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pause_racing_shutdown_never_hangs() {
+        let (_sup, handle) = serve(SupervisorConfig::default().with_grace(secs(1)));
+        let (id, waiter) = handle
+            .add_and_watch(TaskSpec::restartable("svc", cooperative()))
+            .await
+            .unwrap();
+        let pause = tokio::spawn(handle.pause(id).into_future());
+        let shutdown = tokio::spawn(handle.clone().shutdown());
+        let resume = tokio::spawn(handle.resume(id).into_future());
+        let paused = pause.await.unwrap();
+        assert!(
+            matches!(paused, Ok(true) | Err(RuntimeError::ShuttingDown)),
+            "{paused:?}"
+        );
+        let resumed = resume.await.unwrap();
+        assert!(
+            matches!(resumed, Ok(_) | Err(RuntimeError::ShuttingDown)),
+            "{resumed:?}"
+        );
+        shutdown.await.unwrap().unwrap();
+        assert!(matches!(
+            waiter.wait().await.unwrap(),
+            TaskOutcome::Canceled
+        ));
+    }
+}
+
+// ---- pause and resume (controller slots) -------------------------------------------------
+
+#[cfg(feature = "controller")]
+mod pause_slots {
+    use super::*;
+    use tokio::sync::{Semaphore, mpsc};
+
+    fn serve_controlled(config: ControllerConfig) -> (SupervisorHandle, Arc<Recorder>) {
+        let recorder = Arc::new(Recorder::default());
+        let supervisor = Supervisor::builder(SupervisorConfig::default().with_grace(secs(1)))
+            .with_controller(config)
+            .with_subscribers(vec![
+                recorder.clone() as Arc<dyn ractor_taskvisor::Subscribe>
+            ])
+            .build();
+        (supervisor.serve().unwrap(), recorder)
+    }
+
+    /// Reports `name` on `log` when it starts, then waits for a permit of `gate`.
+    fn job(
+        log: mpsc::UnboundedSender<&'static str>,
+        name: &'static str,
+        gate: Arc<Semaphore>,
+    ) -> TaskSpec {
+        TaskSpec::once(
+            name,
+            TaskFn::arc(move |_ctx| {
+                let _ = log.send(name);
+                let gate = gate.clone();
+                async move {
+                    let _permit = gate.acquire().await;
+                    Ok(())
+                }
+            }),
+        )
+    }
+
+    async fn view(handle: &SupervisorHandle, slot: &str) -> Option<SlotView> {
+        handle
+            .controller_snapshot()
+            .await
+            .unwrap()
+            .slot(slot)
+            .cloned()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paused_slot_keeps_its_queue_while_its_owner_runs_on() {
+        let (handle, recorder) = serve_controlled(ControllerConfig::default());
+        let gate = Arc::new(Semaphore::new(0));
+        let (log, mut started) = mpsc::unbounded_channel();
+        let submit = |name| {
+            handle.submit_and_watch(
+                ControllerSpec::queue(job(log.clone(), name, gate.clone())).with_slot("lane"),
+            )
+        };
+        let (owner_id, owner) = submit("deploy-1").await.unwrap();
+        assert_eq!(started.recv().await.unwrap(), "deploy-1");
+        let (_, second) = submit("deploy-2").await.unwrap();
+        let (_, third) = submit("deploy-3").await.unwrap();
+        assert!(handle.pause_slot("lane").await.unwrap());
+        assert!(!handle.pause_slot("lane").await.unwrap());
+        let paused = view(&handle, "lane").await.unwrap();
+        assert!(paused.paused);
+        assert_eq!(paused.owner_id, Some(owner_id));
+        assert_eq!(paused.queue_depth, 2);
+        // The owner is untouched: it finishes on its own; nothing queued starts.
+        gate.add_permits(1);
+        assert!(matches!(
+            owner.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        tokio::time::sleep(secs(5)).await;
+        assert!(started.try_recv().is_err());
+        let idle = view(&handle, "lane")
+            .await
+            .expect("a paused slot stays tracked");
+        assert_eq!(idle.status, SlotStatusKind::Idle);
+        assert_eq!((idle.paused, idle.queue_depth), (true, 2));
+        // Resumed: the queue advances in order.
+        assert!(handle.resume_slot("lane").await.unwrap());
+        assert!(!handle.resume_slot("lane").await.unwrap());
+        assert_eq!(started.recv().await.unwrap(), "deploy-2");
+        gate.add_permits(2);
+        assert!(matches!(
+            second.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        assert_eq!(started.recv().await.unwrap(), "deploy-3");
+        assert!(matches!(
+            third.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        handle.shutdown().await.unwrap();
+        let kinds: Vec<EventKind> = recorder
+            .events()
+            .into_iter()
+            .filter(|e| matches!(e.kind, EventKind::SlotPaused | EventKind::SlotResumed))
+            .inspect(|e| assert_eq!(e.task.as_deref(), Some("lane")))
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(kinds, vec![EventKind::SlotPaused, EventKind::SlotResumed]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pausing_an_untracked_slot_creates_it_paused_and_holds_new_work() {
+        let (handle, _rec) = serve_controlled(ControllerConfig::default());
+        assert!(
+            !handle.resume_slot("fresh").await.unwrap(),
+            "not paused, not tracked"
+        );
+        assert!(handle.pause_slot("fresh").await.unwrap());
+        let fresh = view(&handle, "fresh").await.unwrap();
+        assert!(fresh.paused);
+        assert_eq!(fresh.status, SlotStatusKind::Idle);
+        let gate = Arc::new(Semaphore::new(1));
+        let (log, mut started) = mpsc::unbounded_channel();
+        let (_, waiter) = handle
+            .submit_and_watch(
+                ControllerSpec::join_existing(job(log, "first", gate)).with_slot("fresh"),
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(secs(1)).await;
+        assert!(started.try_recv().is_err());
+        assert_eq!(view(&handle, "fresh").await.unwrap().queue_depth, 1);
+        assert!(handle.resume_slot("fresh").await.unwrap());
+        assert!(matches!(
+            waiter.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        assert_eq!(started.recv().await.unwrap(), "first");
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn slot_pause_errors_are_typed() {
+        let plain = Supervisor::new(SupervisorConfig::default(), Vec::new())
+            .serve()
+            .unwrap();
+        assert_eq!(
+            plain.pause_slot("x").await.unwrap_err(),
+            ControllerError::NotConfigured
+        );
+        assert_eq!(
+            plain.resume_slot("x").await.unwrap_err(),
+            ControllerError::NotConfigured
+        );
+        plain.shutdown().await.unwrap();
+
+        let config = ControllerConfig::default().with_max_controller_slots(Some(nzu(1)));
+        let (handle, _rec) = serve_controlled(config);
+        assert!(handle.pause_slot("one").await.unwrap());
+        let error = handle.pause_slot("two").await.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ControllerError::ResourceLimit {
+                    resource: "controller_slots",
+                    limit: 1,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        handle.clone().shutdown().await.unwrap();
+        assert_eq!(
+            handle.pause_slot("one").await.unwrap_err(),
+            ControllerError::Closed
+        );
+        assert_eq!(
+            handle.resume_slot("one").await.unwrap_err(),
+            ControllerError::Closed
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn shutdown_rejects_the_queue_of_a_paused_slot_and_never_hangs() {
+        let (handle, _rec) = serve_controlled(ControllerConfig::default());
+        let gate = Arc::new(Semaphore::new(0));
+        let (log, mut started) = mpsc::unbounded_channel();
+        let (_, owner) = handle
+            .submit_and_watch(
+                ControllerSpec::queue(job(log.clone(), "a", gate.clone())).with_slot("s"),
+            )
+            .await
+            .unwrap();
+        started.recv().await.unwrap();
+        let (_, queued) = handle
+            .submit_and_watch(ControllerSpec::queue(job(log, "b", gate)).with_slot("s"))
+            .await
+            .unwrap();
+        let pause = tokio::spawn(handle.pause_slot("s"));
+        let shutdown = tokio::spawn(handle.clone().shutdown());
+        let paused = pause.await.unwrap();
+        assert!(
+            matches!(paused, Ok(true) | Err(ControllerError::Closed)),
+            "{paused:?}"
+        );
+        shutdown.await.unwrap().unwrap_err(); // the gated owner outlives the 1 s grace
+        assert!(matches!(
+            owner.wait().await.unwrap(),
+            TaskOutcome::ForceAborted
+        ));
+        assert!(matches!(
+            queued.wait().await.unwrap(),
+            TaskOutcome::Rejected {
+                kind: RejectionKind::ControllerShuttingDown,
+                ..
+            }
+        ));
+    }
+}

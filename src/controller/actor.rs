@@ -28,10 +28,12 @@
 //!
 //! Files: this one (the actor, intake, queue advance, the state machine driver);
 //! `actor/handoff.rs` (the add command, capacity waits, retirement);
-//! `actor/lifecycle.rs` (by-id operations, snapshot, shutdown).
+//! `actor/lifecycle.rs` (by-id operations, snapshot, shutdown); `actor/pause.rs` (slot
+//! pause and resume).
 
 mod handoff;
 mod lifecycle;
+mod pause;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -45,7 +47,9 @@ use super::join::Joined;
 use super::messages::{
     CommandKind, ControllerCommand, ControllerMessage, ControllerShared, Submission,
 };
-use super::queue::{Limits, Placement, SlotQueue, place, slot_busy_reason, track_slot};
+use super::queue::{
+    Limits, Placement, SlotQueue, place, place_paused, slot_busy_reason, track_slot,
+};
 use super::slot::{Effect, Input, Phase, step};
 use super::snapshot::SlotStatusKind;
 use crate::error::RuntimeError;
@@ -98,6 +102,8 @@ struct Slot {
     since: Instant,
     owner: Option<Owner>,
     queue: SlotQueue<Box<Submission>>,
+    /// `pause_slot`: nothing queued starts and the slot stays tracked (`actor/pause.rs`).
+    paused: bool,
 }
 
 /// The slot's owner as the controller holds it.
@@ -177,6 +183,20 @@ impl Actor for ControllerActor {
                     state.settle(&myself, &slot);
                 }
                 CommandKind::Shutdown(reply) => state.on_shutdown(&myself, reply),
+                CommandKind::PauseSlot {
+                    slot,
+                    resume,
+                    reply,
+                    intake,
+                } => {
+                    drop(intake);
+                    let result = if resume {
+                        state.resume_slot(&myself, &slot)
+                    } else {
+                        state.pause_slot(&slot)
+                    };
+                    let _ = reply.send(result);
+                }
             },
         }
         Ok(())
@@ -250,9 +270,15 @@ impl ControllerState {
             return self.reject(submission, &key, RejectionKind::ResourceLimit, &reason);
         }
         let (phase, depth) = tracked.map_or((Phase::Idle, 0), |s| (s.phase, s.queue.len()));
+        let paused = tracked.is_some_and(|s| s.paused);
         let policy = submission.spec.admission();
         let id = submission.id;
-        match place(policy, phase, depth, self.pending, self.limits) {
+        let placement = if paused {
+            place_paused(policy, phase, depth, self.pending, self.limits)
+        } else {
+            place(policy, phase, depth, self.pending, self.limits)
+        };
+        match placement {
             Placement::Start => {
                 self.slots.entry(key.clone()).or_insert_with(Slot::new);
                 self.submitted(id, &key, || {
@@ -396,7 +422,7 @@ impl ControllerState {
             let Some(slot) = self.slots.get_mut(key) else {
                 return;
             };
-            if slot.phase != Phase::Idle {
+            if slot.phase != Phase::Idle || slot.paused {
                 return;
             }
             let Some(next) = slot.queue.pop_front() else {
@@ -416,6 +442,7 @@ impl ControllerState {
         if let Some(slot) = self.slots.get(key)
             && slot.phase == Phase::Idle
             && slot.queue.is_empty()
+            && !slot.paused
         {
             self.slots.remove(key);
         }
@@ -504,6 +531,7 @@ impl Slot {
             since: Instant::now(),
             owner: None,
             queue: SlotQueue::default(),
+            paused: false,
         }
     }
 }

@@ -67,6 +67,14 @@ pub(crate) enum CommandKind {
     Released { slot: Arc<str>, id: TaskId },
     /// Controller shutdown (R§17): close intake, reject pending work, reply when done.
     Shutdown(RpcReplyPort<()>),
+    /// `pause_slot` (`resume: false`) / `resume_slot` (`resume: true`), see
+    /// `actor/pause.rs`.
+    PauseSlot {
+        slot: Arc<str>,
+        resume: bool,
+        reply: RpcReplyPort<Result<bool, crate::error::ControllerError>>,
+        intake: Option<OwnedSemaphorePermit>,
+    },
 }
 
 /// One submission on its way into the controller.

@@ -123,6 +123,37 @@ pub(crate) fn place(
     }
 }
 
+/// [`place`] for a paused slot (`pause_slot`): nothing starts, so where `place` would start
+/// the submission (an idle slot with an empty queue) it is queued instead, under the
+/// `Queue` bounds; everything else is as on a running slot.
+pub(crate) fn place_paused(
+    policy: AdmissionPolicy,
+    phase: Phase,
+    depth: usize,
+    pending: usize,
+    limits: Limits,
+) -> Placement {
+    match place(policy, phase, depth, pending, limits) {
+        Placement::Start => {
+            if depth >= limits.max_slot_queue {
+                Placement::Reject(
+                    RejectionKind::QueueFull,
+                    format!("slot queue is full: {depth}/{}", limits.max_slot_queue),
+                )
+            } else if limits.max_total_pending.is_some_and(|max| pending >= max) {
+                let limit = limits.max_total_pending.unwrap_or(usize::MAX);
+                Placement::Reject(
+                    RejectionKind::ResourceLimit,
+                    format!("controller pending limit reached: {pending}/{limit}"),
+                )
+            } else {
+                Placement::Append
+            }
+        }
+        other => other,
+    }
+}
+
 /// R§19: "slot is busy; DropIfRunning rejected the submission ({status})".
 pub(crate) fn slot_busy_reason(status: SlotStatusKind) -> String {
     format!(
@@ -263,6 +294,36 @@ mod tests {
             Phase::Running { owner: a },
             Phase::Terminating { owner: a },
         ]
+    }
+
+    #[test]
+    fn on_a_paused_idle_slot_every_policy_queues_under_the_queue_bounds() {
+        for policy in [Queue, Replace, DropIfRunning, JoinExisting] {
+            assert_eq!(
+                place_paused(policy, Phase::Idle, 0, 0, limits(2, None)),
+                Placement::Append,
+                "{policy:?}"
+            );
+            assert!(matches!(
+                place_paused(policy, Phase::Idle, 0, 0, limits(0, None)),
+                Placement::Reject(RejectionKind::QueueFull, _)
+            ));
+            assert!(matches!(
+                place_paused(policy, Phase::Idle, 0, 1, limits(2, Some(1))),
+                Placement::Reject(RejectionKind::ResourceLimit, _)
+            ));
+        }
+        let owner = TaskId::next();
+        assert_eq!(
+            place_paused(
+                JoinExisting,
+                Phase::Running { owner },
+                0,
+                0,
+                limits(2, None)
+            ),
+            Placement::Join(owner)
+        );
     }
 
     #[test]

@@ -62,6 +62,11 @@ pub enum EventKind {
     /// A delay before the next attempt was scheduled. `id`, `task`, `attempt` (the one that
     /// just ended), `delay_ms`, `backoff_source`; `reason` only for failures.
     BackoffScheduled,
+    /// A task was paused (`handle.pause`): no new attempt starts until it is resumed.
+    /// `id`, `task`, `attempt` (the latest started, 0 before the first).
+    TaskPaused,
+    /// A paused task was resumed (`handle.resume`). `id`, `task`, `attempt`.
+    TaskResumed,
     /// A task is about to be committed to the registry queue. `id`, `task`. Not emitted for
     /// fail-fast rejections.
     TaskAddRequested,
@@ -95,6 +100,14 @@ pub enum EventKind {
     /// outcome.
     #[cfg(feature = "controller")]
     ControllerJoined,
+    /// A controller slot was paused (`handle.pause_slot`): queued work stays queued and
+    /// does not start; the owner is untouched. `task` = slot.
+    #[cfg(feature = "controller")]
+    SlotPaused,
+    /// A paused controller slot was resumed (`handle.resume_slot`); its queue advances.
+    /// `task` = slot.
+    #[cfg(feature = "controller")]
+    SlotResumed,
 }
 
 impl EventKind {
@@ -115,6 +128,8 @@ impl EventKind {
             Self::AttemptTimedOut => "attempt_timed_out",
             Self::AttemptStalled => "attempt_stalled",
             Self::BackoffScheduled => "backoff_scheduled",
+            Self::TaskPaused => "task_paused",
+            Self::TaskResumed => "task_resumed",
             Self::TaskAddRequested => "task_add_requested",
             Self::TaskAdded => "task_added",
             Self::TaskAddFailed => "task_add_failed",
@@ -129,6 +144,10 @@ impl EventKind {
             Self::ControllerSlotTransition => "controller_slot_transition",
             #[cfg(feature = "controller")]
             Self::ControllerJoined => "controller_joined",
+            #[cfg(feature = "controller")]
+            Self::SlotPaused => "slot_paused",
+            #[cfg(feature = "controller")]
+            Self::SlotResumed => "slot_resumed",
         }
     }
 
@@ -237,6 +256,8 @@ mod tests {
         (EventKind::AttemptTimedOut, "attempt_timed_out"),
         (EventKind::AttemptStalled, "attempt_stalled"),
         (EventKind::BackoffScheduled, "backoff_scheduled"),
+        (EventKind::TaskPaused, "task_paused"),
+        (EventKind::TaskResumed, "task_resumed"),
         (EventKind::TaskAddRequested, "task_add_requested"),
         (EventKind::TaskAdded, "task_added"),
         (EventKind::TaskAddFailed, "task_add_failed"),
@@ -254,6 +275,10 @@ mod tests {
         ),
         #[cfg(feature = "controller")]
         (EventKind::ControllerJoined, "controller_joined"),
+        #[cfg(feature = "controller")]
+        (EventKind::SlotPaused, "slot_paused"),
+        #[cfg(feature = "controller")]
+        (EventKind::SlotResumed, "slot_resumed"),
     ];
 
     const ALL_REJECTIONS: &[(RejectionKind, &str)] = &[

@@ -21,6 +21,7 @@ impl RegistryState {
         } else {
             match entry.phase {
                 Phase::Backoff(_) => TaskState::Backoff,
+                Phase::Paused => TaskState::Paused,
                 _ if entry.shared.running.load(Ordering::Acquire) => TaskState::Running,
                 _ => TaskState::WaitingForPermit,
             }

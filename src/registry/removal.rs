@@ -26,7 +26,10 @@ pub(super) fn claim(state: &mut RegistryState, id: TaskId) -> bool {
     }
     entry.removing = true;
     entry.shared.token.cancel();
-    if matches!(entry.phase, Phase::Backoff(_) | Phase::Waiting) {
+    if matches!(
+        entry.phase,
+        Phase::Backoff(_) | Phase::Waiting | Phase::Paused
+    ) {
         state.finish(id, Finish::plain(TaskOutcome::Canceled));
     }
     true
@@ -64,7 +67,7 @@ pub(super) fn force_abort(state: &mut RegistryState, id: TaskId) {
     };
     match &entry.phase {
         Phase::Attempt(cell) => cell.kill(),
-        Phase::Backoff(_) | Phase::Waiting | Phase::Pending => {
+        Phase::Backoff(_) | Phase::Waiting | Phase::Pending | Phase::Paused => {
             state.finish(id, Finish::plain(TaskOutcome::Canceled));
             return;
         }

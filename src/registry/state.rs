@@ -78,6 +78,9 @@ pub(crate) enum Phase {
     Backoff(AbortHandle),
     /// Accepted, first attempt not spawned yet (only inside one handler run).
     Pending,
+    /// Paused (`handle.pause`): the next attempt was due and waits, with no actor and no
+    /// permit, until a resume (see [`super::pause`]).
+    Paused,
 }
 
 /// One registration.
@@ -88,6 +91,8 @@ pub(crate) struct Entry {
     pub(crate) phase: Phase,
     /// True once a remove, cancel or shutdown claimed the registration.
     pub(crate) removing: bool,
+    /// `handle.pause`: no new attempt starts until a resume (see [`super::pause`]).
+    pub(crate) paused: bool,
     pub(crate) removal_timer: Option<AbortHandle>,
     /// Number of the latest attempt started (0 before the first).
     pub(crate) attempt: u32,
@@ -326,6 +331,7 @@ impl RegistryState {
                 outcome,
                 phase: Phase::Pending,
                 removing: false,
+                paused: false,
                 removal_timer: None,
                 attempt: 0,
                 retry_count: 0,
@@ -408,7 +414,7 @@ impl RegistryState {
                 }
             }
             // Its slot in the permit queue is skipped when it reaches the front.
-            Phase::Waiting | Phase::Pending => {}
+            Phase::Waiting | Phase::Pending | Phase::Paused => {}
         }
         let Finish {
             outcome,

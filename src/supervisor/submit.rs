@@ -106,7 +106,7 @@ impl SupervisorHandle {
 }
 
 /// The controller of `runtime`, if intake is still open.
-fn open_link(runtime: &Runtime) -> Result<&ControllerLink, ControllerError> {
+pub(crate) fn open_link(runtime: &Runtime) -> Result<&ControllerLink, ControllerError> {
     let link = runtime
         .controller
         .as_ref()
@@ -118,7 +118,7 @@ fn open_link(runtime: &Runtime) -> Result<&ControllerLink, ControllerError> {
 }
 
 /// Waits for one permit of `semaphore`, giving up when shutdown starts.
-async fn acquire(
+pub(crate) async fn acquire(
     runtime: &Runtime,
     semaphore: &std::sync::Arc<Semaphore>,
 ) -> Option<OwnedSemaphorePermit> {

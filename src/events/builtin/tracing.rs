@@ -52,7 +52,12 @@ impl TracingSubscriber {
                 Some(TaskOutcomeKind::Completed | TaskOutcomeKind::Canceled) => Level::INFO,
                 _ => Level::WARN,
             },
-            EventKind::ShutdownRequested | EventKind::AllStoppedWithinGrace => Level::INFO,
+            EventKind::ShutdownRequested
+            | EventKind::AllStoppedWithinGrace
+            | EventKind::TaskPaused
+            | EventKind::TaskResumed => Level::INFO,
+            #[cfg(feature = "controller")]
+            EventKind::SlotPaused | EventKind::SlotResumed => Level::INFO,
             EventKind::TaskAddFailed => rejection_level(event.rejection_kind),
             #[cfg(feature = "controller")]
             EventKind::ControllerRejected => rejection_level(event.rejection_kind),
