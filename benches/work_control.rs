@@ -28,76 +28,72 @@ use tokio::sync::oneshot;
 use support::{config, on_worker, runtime, warm};
 
 /// Times `iters` heartbeats inside one attempt of a task with or without a watchdog.
-fn heartbeats(iters: u64, watchdog: bool) -> impl std::future::Future<Output = Duration> {
-    async move {
-        let supervisor = Supervisor::new(config(), Vec::new());
-        let handle = supervisor.serve().expect("serve");
-        warm(&handle).await;
-        let (tx, rx) = oneshot::channel();
-        let tx = Arc::new(std::sync::Mutex::new(Some(tx)));
-        let task: TaskRef = TaskFn::arc(move |ctx: TaskContext| {
-            let tx = tx.clone();
-            async move {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    black_box(&ctx).heartbeat();
-                }
-                let elapsed = start.elapsed();
-                if let Some(tx) = tx.lock().expect("lock").take() {
-                    let _ = tx.send(elapsed);
-                }
-                Ok(())
+async fn heartbeats(iters: u64, watchdog: bool) -> Duration {
+    let supervisor = Supervisor::new(config(), Vec::new());
+    let handle = supervisor.serve().expect("serve");
+    warm(&handle).await;
+    let (tx, rx) = oneshot::channel();
+    let tx = Arc::new(std::sync::Mutex::new(Some(tx)));
+    let task: TaskRef = TaskFn::arc(move |ctx: TaskContext| {
+        let tx = tx.clone();
+        async move {
+            let start = Instant::now();
+            for _ in 0..iters {
+                black_box(&ctx).heartbeat();
             }
-        });
-        let mut spec = TaskSpec::once("beater", task);
-        if watchdog {
-            spec = spec.with_stall_timeout(Duration::from_secs(3600));
+            let elapsed = start.elapsed();
+            if let Some(tx) = tx.lock().expect("lock").take() {
+                let _ = tx.send(elapsed);
+            }
+            Ok(())
         }
-        let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
-        let outcome = waiter.wait().await.expect("outcome");
-        assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
-        let elapsed = rx.await.expect("measured");
-        handle.shutdown().await.expect("shutdown");
-        elapsed
+    });
+    let mut spec = TaskSpec::once("beater", task);
+    if watchdog {
+        spec = spec.with_stall_timeout(Duration::from_secs(3600));
     }
+    let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
+    let outcome = waiter.wait().await.expect("outcome");
+    assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+    let elapsed = rx.await.expect("measured");
+    handle.shutdown().await.expect("shutdown");
+    elapsed
 }
 
 /// Times `iters` zero-backoff retry cycles of one task, with or without a stall timeout.
-fn attempts(iters: u64, stall: bool) -> impl std::future::Future<Output = Duration> {
-    async move {
-        let supervisor = Supervisor::new(config(), Vec::new());
-        let handle = supervisor.serve().expect("serve");
-        warm(&handle).await;
-        let calls = Arc::new(AtomicU64::new(0));
-        let task: TaskRef = {
-            let calls = calls.clone();
-            TaskFn::arc(move |ctx: TaskContext| {
-                let failed = calls.fetch_add(1, Ordering::Relaxed) < iters;
-                async move {
-                    ctx.heartbeat();
-                    if failed {
-                        Err(TaskError::fail("transient"))
-                    } else {
-                        Ok(())
-                    }
+async fn attempts(iters: u64, stall: bool) -> Duration {
+    let supervisor = Supervisor::new(config(), Vec::new());
+    let handle = supervisor.serve().expect("serve");
+    warm(&handle).await;
+    let calls = Arc::new(AtomicU64::new(0));
+    let task: TaskRef = {
+        let calls = calls.clone();
+        TaskFn::arc(move |ctx: TaskContext| {
+            let failed = calls.fetch_add(1, Ordering::Relaxed) < iters;
+            async move {
+                ctx.heartbeat();
+                if failed {
+                    Err(TaskError::fail("transient"))
+                } else {
+                    Ok(())
                 }
-            })
-        };
-        let mut spec = TaskSpec::restartable("attempts", task)
-            .with_backoff(BackoffPolicy::constant(Duration::ZERO))
-            .with_max_retries(None);
-        if stall {
-            spec = spec.with_stall_timeout(Duration::from_secs(60));
-        }
-        let start = Instant::now();
-        let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
-        let outcome = waiter.wait().await.expect("outcome");
-        let elapsed = start.elapsed();
-        assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
-        assert_eq!(calls.load(Ordering::Relaxed), iters + 1);
-        handle.shutdown().await.expect("shutdown");
-        elapsed
+            }
+        })
+    };
+    let mut spec = TaskSpec::restartable("attempts", task)
+        .with_backoff(BackoffPolicy::constant(Duration::ZERO))
+        .with_max_retries(None);
+    if stall {
+        spec = spec.with_stall_timeout(Duration::from_secs(60));
     }
+    let start = Instant::now();
+    let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
+    let outcome = waiter.wait().await.expect("outcome");
+    let elapsed = start.elapsed();
+    assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+    assert_eq!(calls.load(Ordering::Relaxed), iters + 1);
+    handle.shutdown().await.expect("shutdown");
+    elapsed
 }
 
 fn work_control(c: &mut Criterion) {
