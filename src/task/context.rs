@@ -297,6 +297,28 @@ mod tests {
         assert!(matches!(result, Err(TaskError::Canceled)));
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn heartbeat_is_a_no_op_without_a_watchdog_and_beats_through_children() {
+        // No watchdog (a detached context): nothing to beat, nothing fails.
+        let plain = TaskContext::new(CancellationToken::new());
+        plain.heartbeat();
+        plain.child().heartbeat();
+        // With a watchdog record, a child scope beats for the same attempt.
+        let mut ctx = TaskContext::new(CancellationToken::new());
+        let record = Heartbeat::start();
+        ctx.heartbeat = Some(record.clone());
+        let stalled = tokio::spawn(record.stalled(Duration::from_secs(1)));
+        tokio::time::advance(Duration::from_millis(900)).await;
+        ctx.child().heartbeat();
+        tokio::time::advance(Duration::from_millis(900)).await;
+        tokio::task::yield_now().await;
+        assert!(
+            !stalled.is_finished(),
+            "the child's beat pushed the deadline"
+        );
+        stalled.await.expect("stalls 1 s after the beat");
+    }
+
     #[test]
     fn child_propagation_is_one_way() {
         let parent = TaskContext::new(CancellationToken::new());
