@@ -128,9 +128,10 @@ impl SupervisorHandle {
         }
     }
 
-    /// Resumes a paused task: if its next attempt was waiting it starts now (or queues for
-    /// a `max_concurrent` permit, at the back); if its attempt or backoff is still under
-    /// way, that simply goes on. Publishes `TaskResumed`.
+    /// Resumes a paused task: if its next attempt was waiting it starts now (or waits for a
+    /// `max_concurrent` permit again: at its old place in the FIFO if the queue has not
+    /// reached it yet, else at the back); if its attempt or backoff is still under way,
+    /// that simply goes on. Publishes `TaskResumed`.
     ///
     /// Awaits to `Ok(true)` when this call resumed the task, `Ok(false)` when it was not
     /// paused (or is being removed).
