@@ -83,7 +83,7 @@ pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
 pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
 pub use registry::{RegistryActor, RegistryMessage, TaskInfo, TaskState};
 pub use supervisor::{
-    AddOperation, CancelOperation, RemoveOperation, Supervisor, SupervisorBuilder,
+    AddOperation, CancelOperation, PauseOperation, RemoveOperation, Supervisor, SupervisorBuilder,
     SupervisorHandle, WatchedAddOperation,
 };
 pub use task::{

@@ -8,11 +8,13 @@
 //!
 //! - [`actor`]: the ractor `Actor` impl and its arguments.
 //! - [`runner`]: one attempt (permit, timeout, panic capture) as a plain async function.
+//! - [`watchdog`]: the stall watchdog's heartbeat record and timer.
 //!
 //! [`CancellationToken`]: tokio_util::sync::CancellationToken
 
 pub(crate) mod actor;
 pub(crate) mod runner;
+pub(crate) mod watchdog;
 
 pub(crate) use actor::{AttemptActor, AttemptArgs, AttemptState};
 pub(crate) use runner::AttemptVerdict;

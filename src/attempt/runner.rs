@@ -18,6 +18,7 @@
 //! the same poll, and the limit, not the poll order, decides.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +33,8 @@ use crate::identity::TaskId;
 use crate::panic_guard::{dispose, drop_quietly, panic_message, try_drop};
 use crate::task::{AttemptIdentity, TaskContext, TaskError, TaskRef};
 
+use super::watchdog::{Heartbeat, StallWatch, stall_reason};
+
 /// What stays the same for every attempt of one registration.
 ///
 /// Allocated once at admission and shared (by `Arc`) with every incarnation of the task
@@ -44,6 +47,8 @@ pub(crate) struct TaskShared {
     pub(crate) task: TaskRef,
     /// Configured attempt timeout; `None` disables it.
     pub(crate) timeout: Option<Duration>,
+    /// The stall watchdog (`with_stall_timeout`); `None` disables it.
+    pub(crate) stall: Option<StallWatch>,
     /// The ractor name for each incarnation of a hosted actor (`with_actor_name`).
     pub(crate) actor_name: Option<Arc<str>>,
     /// The registration's token: cancelled by remove, cancel, shutdown and owner drop.
@@ -118,15 +123,20 @@ pub(crate) async fn run_attempt(
 
     // A separate attempt scope is needed only where something can cancel the attempt
     // without cancelling the registration: its timeout, or user code holding the token
-    // through `cancellation_token()` (R§3). Otherwise the registration's token serves, and
+    // through `cancellation_token()` (R§3), or its stall watchdog. Otherwise the registration's token serves, and
     // the attempt saves a token node and its locking.
     let attempt_token = match scope {
         Some(scope) => scope,
-        None if shared.timeout.is_some() || cfg!(feature = "tokio-util-interop") => {
+        None if shared.timeout.is_some()
+            || shared.stall.is_some()
+            || cfg!(feature = "tokio-util-interop") =>
+        {
             shared.token.child_token()
         }
         None => shared.token.clone(),
     };
+    // The stall clock starts with the attempt (counted from its start, then from each beat).
+    let heartbeat = shared.stall.map(|_| Heartbeat::start());
     let ctx = TaskContext::for_attempt(
         attempt_token.clone(),
         AttemptIdentity {
@@ -135,6 +145,7 @@ pub(crate) async fn run_attempt(
             attempt,
             actor,
             actor_name: shared.actor_name.clone(),
+            heartbeat: heartbeat.clone(),
         },
     );
     let started = Instant::now();
@@ -149,8 +160,24 @@ pub(crate) async fn run_attempt(
     };
     let mut future = AssertUnwindSafe(future).catch_unwind();
 
-    let polled = match shared.timeout {
-        Some(limit) => match tokio::time::timeout(limit, &mut future).await {
+    let polled = match (shared.timeout, shared.stall, &heartbeat) {
+        (limit, Some(stall), Some(heartbeat)) => {
+            match watch(
+                &mut future,
+                limit,
+                started,
+                heartbeat.stalled(stall.timeout),
+            )
+            .await
+            {
+                Watched::Done(result) => Some(result),
+                Watched::TimedOut => None,
+                Watched::Stalled => {
+                    return stalled(shared, attempt, started, &attempt_token, future, stall).await;
+                }
+            }
+        }
+        (Some(limit), ..) => match tokio::time::timeout(limit, &mut future).await {
             // A result classified past the limit is a timeout too (module docs); the late
             // result may own user values, so it is dropped under the panic guard.
             Ok(late) if started.elapsed() > limit => {
@@ -160,7 +187,7 @@ pub(crate) async fn run_attempt(
             Ok(result) => Some(result),
             Err(_) => None,
         },
-        None => Some((&mut future).await),
+        (None, ..) => Some((&mut future).await),
     };
 
     match polled {
@@ -224,6 +251,76 @@ pub(crate) async fn run_attempt(
                 }
             }
         }
+    }
+}
+
+/// How a watched body (one with a stall watchdog) left the race with its timers.
+enum Watched<T> {
+    /// The body produced this result within its limits.
+    Done(T),
+    /// The attempt timeout elapsed first (or the result came after it).
+    TimedOut,
+    /// The watchdog saw no heartbeat for the stall timeout.
+    Stalled,
+}
+
+/// Polls `future` against the attempt timeout (same rule as without a watchdog: a result
+/// classified after the limit is a timeout) and the stall watchdog. Ties go to the body,
+/// then to the timeout.
+async fn watch<F: Future + Unpin>(
+    future: &mut F,
+    limit: Option<Duration>,
+    started: Instant,
+    stall: impl Future<Output = ()>,
+) -> Watched<F::Output> {
+    let timeout = async move {
+        match limit {
+            Some(limit) => tokio::time::sleep_until(started + limit).await,
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        result = future => match limit {
+            Some(limit) if started.elapsed() > limit => {
+                drop_quietly(result);
+                Watched::TimedOut
+            }
+            _ => Watched::Done(result),
+        },
+        () = timeout => Watched::TimedOut,
+        () = stall => Watched::Stalled,
+    }
+}
+
+/// The watchdog fired: cancel this attempt's scope (not the registration's), give the body
+/// its stop window to return, drop it, publish `AttemptStalled`; a retryable failure.
+async fn stalled<F: Future + Unpin>(
+    shared: &TaskShared,
+    attempt: u32,
+    started: Instant,
+    attempt_token: &CancellationToken,
+    mut future: F,
+    stall: StallWatch,
+) -> AttemptVerdict {
+    attempt_token.cancel();
+    // Whatever the body returns after its cancellation (or nothing, when the window ends
+    // first) does not change the verdict; it may own user values.
+    drop_quietly(tokio::time::timeout(stall.grace, &mut future).await);
+    if let Err(payload) = try_drop(future) {
+        return cleanup_panicked(shared, attempt, started, payload);
+    }
+    let elapsed = started.elapsed();
+    let reason = stall_reason(stall.timeout);
+    shared.events.publish(|| {
+        attempt_event(shared, EventKind::AttemptStalled, attempt)
+            .with_timeout(stall.timeout)
+            .with_duration(elapsed)
+            .with_reason(reason.clone())
+    });
+    AttemptVerdict::Failed {
+        error: TaskError::fail(reason),
+        elapsed,
     }
 }
 

@@ -28,10 +28,12 @@
 //!
 //! Files: this one (the actor, intake, queue advance, the state machine driver);
 //! `actor/handoff.rs` (the add command, capacity waits, retirement);
-//! `actor/lifecycle.rs` (by-id operations, snapshot, shutdown).
+//! `actor/lifecycle.rs` (by-id operations, snapshot, shutdown); `actor/pause.rs` (slot
+//! pause and resume).
 
 mod handoff;
 mod lifecycle;
+mod pause;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -41,10 +43,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use super::join::Joined;
 use super::messages::{
     CommandKind, ControllerCommand, ControllerMessage, ControllerShared, Submission,
 };
-use super::queue::{Limits, Placement, SlotQueue, place, slot_busy_reason, track_slot};
+use super::queue::{
+    Limits, Placement, SlotQueue, place, place_paused, slot_busy_reason, track_slot,
+};
 use super::slot::{Effect, Input, Phase, step};
 use super::snapshot::SlotStatusKind;
 use crate::error::RuntimeError;
@@ -97,6 +102,8 @@ struct Slot {
     since: Instant,
     owner: Option<Owner>,
     queue: SlotQueue<Box<Submission>>,
+    /// `pause_slot`: nothing queued starts and the slot stays tracked (`actor/pause.rs`).
+    paused: bool,
 }
 
 /// The slot's owner as the controller holds it.
@@ -106,6 +113,8 @@ struct Owner {
     staged: Option<Box<Submission>>,
     /// The task waiting for registry capacity, while the owner waits for it.
     wait: Option<AbortHandle>,
+    /// Where `JoinExisting` submissions attach to this owner's outcome (`join.rs`).
+    joined: Arc<Joined>,
 }
 
 impl Actor for ControllerActor {
@@ -174,6 +183,20 @@ impl Actor for ControllerActor {
                     state.settle(&myself, &slot);
                 }
                 CommandKind::Shutdown(reply) => state.on_shutdown(&myself, reply),
+                CommandKind::PauseSlot {
+                    slot,
+                    resume,
+                    reply,
+                    intake,
+                } => {
+                    drop(intake);
+                    let result = if resume {
+                        state.resume_slot(&myself, &slot)
+                    } else {
+                        state.pause_slot(&slot)
+                    };
+                    let _ = reply.send(result);
+                }
             },
         }
         Ok(())
@@ -235,6 +258,8 @@ impl ControllerState {
 
     fn on_submit(&mut self, myself: &ActorRef<ControllerMessage>, mut submission: Box<Submission>) {
         drop(submission.intake.take());
+        // Only a join answers it; every other placement keeps the submission's own id.
+        let placed = submission.placed.take();
         let key = submission.spec.slot_arc();
         if self.closed {
             let kind = RejectionKind::ControllerShuttingDown;
@@ -245,9 +270,15 @@ impl ControllerState {
             return self.reject(submission, &key, RejectionKind::ResourceLimit, &reason);
         }
         let (phase, depth) = tracked.map_or((Phase::Idle, 0), |s| (s.phase, s.queue.len()));
+        let paused = tracked.is_some_and(|s| s.paused);
         let policy = submission.spec.admission();
         let id = submission.id;
-        match place(policy, phase, depth, self.pending, self.limits) {
+        let placement = if paused {
+            place_paused(policy, phase, depth, self.pending, self.limits)
+        } else {
+            place(policy, phase, depth, self.pending, self.limits)
+        };
+        match placement {
             Placement::Start => {
                 self.slots.entry(key.clone()).or_insert_with(Slot::new);
                 self.submitted(id, &key, || {
@@ -296,9 +327,44 @@ impl ControllerState {
                     self.advance(myself, &key);
                 }
             }
+            Placement::Join(owner) => self.join(submission, &key, owner, placed),
             Placement::Reject(kind, reason) => self.reject(submission, &key, kind, &reason),
         }
         self.settle(myself, &key);
+    }
+
+    /// `JoinExisting` behind the live owner `owner` of `key` (see `join.rs`).
+    fn join(
+        &self,
+        mut submission: Box<Submission>,
+        key: &Arc<str>,
+        owner: TaskId,
+        placed: Option<oneshot::Sender<TaskId>>,
+    ) {
+        let Some(joined) = self
+            .slots
+            .get(key)
+            .and_then(|slot| slot.owner.as_ref())
+            .filter(|o| o.id == owner)
+            .map(|o| Arc::clone(&o.joined))
+        else {
+            return;
+        };
+        let id = submission.id;
+        self.publish(|| {
+            Event::new(EventKind::ControllerJoined)
+                .with_id(id)
+                .with_task(key.clone())
+                .with_reason(format!("admission=JoinExisting joined={owner}"))
+        });
+        if let Some(placed) = placed {
+            let _ = placed.send(owner);
+        }
+        if let Some(waiter) = submission.outcome.take() {
+            joined.join(waiter);
+        }
+        // The joined spec never runs; it may hold the last reference to the task object.
+        crate::panic_guard::drop_quietly(submission);
     }
 
     /// Makes `submission` the owner of the idle slot `key`: hands it to the registry if a
@@ -335,10 +401,15 @@ impl ControllerState {
         let Some(slot) = self.slots.get_mut(key) else {
             return;
         };
+        // Every owner's outcome passes the join relay, so a later JoinExisting can attach.
+        let mut submission = submission;
+        let (joined, outcome) = Joined::relay(submission.outcome.take());
+        submission.outcome = Some(outcome);
         slot.owner = Some(Owner {
             id,
             staged: Some(submission),
             wait: None,
+            joined,
         });
         let capacity = permit.is_some();
         self.drive(myself, key, Input::Start { id, capacity }, permit);
@@ -351,7 +422,7 @@ impl ControllerState {
             let Some(slot) = self.slots.get_mut(key) else {
                 return;
             };
-            if slot.phase != Phase::Idle {
+            if slot.phase != Phase::Idle || slot.paused {
                 return;
             }
             let Some(next) = slot.queue.pop_front() else {
@@ -371,6 +442,7 @@ impl ControllerState {
         if let Some(slot) = self.slots.get(key)
             && slot.phase == Phase::Idle
             && slot.queue.is_empty()
+            && !slot.paused
         {
             self.slots.remove(key);
         }
@@ -459,6 +531,7 @@ impl Slot {
             since: Instant::now(),
             owner: None,
             queue: SlotQueue::default(),
+            paused: false,
         }
     }
 }

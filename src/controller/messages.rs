@@ -67,6 +67,14 @@ pub(crate) enum CommandKind {
     Released { slot: Arc<str>, id: TaskId },
     /// Controller shutdown (R§17): close intake, reject pending work, reply when done.
     Shutdown(RpcReplyPort<()>),
+    /// `pause_slot` (`resume: false`) / `resume_slot` (`resume: true`), see
+    /// `actor/pause.rs`.
+    PauseSlot {
+        slot: Arc<str>,
+        resume: bool,
+        reply: RpcReplyPort<Result<bool, crate::error::ControllerError>>,
+        intake: Option<OwnedSemaphorePermit>,
+    },
 }
 
 /// One submission on its way into the controller.
@@ -78,6 +86,9 @@ pub(crate) struct Submission {
     pub(crate) unit: Option<OwnedSemaphorePermit>,
     /// Intake permit (`queue_capacity`), given back when the controller takes it in.
     pub(crate) intake: Option<OwnedSemaphorePermit>,
+    /// `submit_and_watch` of a `JoinExisting` submission: told the owner's id when the
+    /// submission joins an owner; dropped unsent (own id) otherwise, at intake.
+    pub(crate) placed: Option<oneshot::Sender<TaskId>>,
 }
 
 /// A by-id remove/cancel asking the controller first (R§17 "Identity operations").

@@ -31,10 +31,13 @@
 //! - `actor`: [`ControllerActor`], wiring both to messages; `messages`:
 //!   [`ControllerMessage`];
 //! - [`snapshot`]: [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`];
-//! - [`prepared`]: the [`Submit`] builders and [`PreparedSubmission`].
+//! - [`prepared`]: the [`Submit`] builders and [`PreparedSubmission`];
+//! - `join`: the relay that hands an owner's outcome to the submissions that joined it
+//!   (`JoinExisting`).
 
 mod actor;
 pub mod config;
+mod join;
 mod messages;
 pub mod prepared;
 mod queue;

@@ -166,13 +166,15 @@ impl PreparedSubmission {
         Submit::new(self.handle, self.spec, Some(self.id))
     }
 
-    /// Submits and watches, waiting for capacity: `(id, waiter)`.
+    /// Submits and watches, waiting for capacity: `(id, waiter)`. `id` is the prepared id,
+    /// except for a `JoinExisting` submission that joined the slot's owner: then it is the
+    /// owner's id (see
+    /// [`SupervisorHandle::submit_and_watch`](crate::SupervisorHandle::submit_and_watch)).
     ///
     /// # Errors
     /// See [`Submit`].
     pub async fn submit_and_watch(self) -> Result<(TaskId, TaskWaiter), ControllerError> {
-        let waiter = self.submit().watch().execute().await?;
-        Ok((waiter.id(), waiter))
+        submit::intake_and_watch(&self.handle, self.spec, self.id).await
     }
 
     /// Fail-fast, synchronous [`submit_and_watch`](Self::submit_and_watch).

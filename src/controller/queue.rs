@@ -42,6 +42,9 @@ pub(crate) enum Placement {
     /// `Replace` on a busy slot: become the queue head (displacing the current head, if
     /// any) and retire the owner.
     ReplaceHead,
+    /// `JoinExisting` behind an owner being admitted or running: attach to that owner's
+    /// outcome; nothing is queued.
+    Join(TaskId),
     /// Refused before intake into the slot.
     Reject(RejectionKind, String),
 }
@@ -79,8 +82,14 @@ pub(crate) fn place(
             Placement::Append
         };
     }
+    // JoinExisting joins a live owner; behind one on its way out it queues like Queue.
+    if policy == AdmissionPolicy::JoinExisting
+        && let Phase::Admitting { owner, .. } | Phase::Running { owner } = phase
+    {
+        return Placement::Join(owner);
+    }
     match policy {
-        AdmissionPolicy::Queue => {
+        AdmissionPolicy::Queue | AdmissionPolicy::JoinExisting => {
             if depth >= limits.max_slot_queue {
                 Placement::Reject(
                     RejectionKind::QueueFull,
@@ -111,6 +120,37 @@ pub(crate) fn place(
                 Placement::Reject(RejectionKind::SlotBusy, slot_busy_reason(phase.status()))
             }
         }
+    }
+}
+
+/// [`place`] for a paused slot (`pause_slot`): nothing starts, so where `place` would start
+/// the submission (an idle slot with an empty queue) it is queued instead, under the
+/// `Queue` bounds; everything else is as on a running slot.
+pub(crate) fn place_paused(
+    policy: AdmissionPolicy,
+    phase: Phase,
+    depth: usize,
+    pending: usize,
+    limits: Limits,
+) -> Placement {
+    match place(policy, phase, depth, pending, limits) {
+        Placement::Start => {
+            if depth >= limits.max_slot_queue {
+                Placement::Reject(
+                    RejectionKind::QueueFull,
+                    format!("slot queue is full: {depth}/{}", limits.max_slot_queue),
+                )
+            } else if limits.max_total_pending.is_some_and(|max| pending >= max) {
+                let limit = limits.max_total_pending.unwrap_or(usize::MAX);
+                Placement::Reject(
+                    RejectionKind::ResourceLimit,
+                    format!("controller pending limit reached: {pending}/{limit}"),
+                )
+            } else {
+                Placement::Append
+            }
+        }
+        other => other,
     }
 }
 
@@ -257,8 +297,88 @@ mod tests {
     }
 
     #[test]
+    fn on_a_paused_idle_slot_every_policy_queues_under_the_queue_bounds() {
+        for policy in [Queue, Replace, DropIfRunning, JoinExisting] {
+            assert_eq!(
+                place_paused(policy, Phase::Idle, 0, 0, limits(2, None)),
+                Placement::Append,
+                "{policy:?}"
+            );
+            assert!(matches!(
+                place_paused(policy, Phase::Idle, 0, 0, limits(0, None)),
+                Placement::Reject(RejectionKind::QueueFull, _)
+            ));
+            assert!(matches!(
+                place_paused(policy, Phase::Idle, 0, 1, limits(2, Some(1))),
+                Placement::Reject(RejectionKind::ResourceLimit, _)
+            ));
+        }
+        let owner = TaskId::next();
+        assert_eq!(
+            place_paused(
+                JoinExisting,
+                Phase::Running { owner },
+                0,
+                0,
+                limits(2, None)
+            ),
+            Placement::Join(owner)
+        );
+    }
+
+    #[test]
+    fn join_existing_joins_a_live_owner_and_queues_behind_one_on_its_way_out() {
+        let owner = TaskId::next();
+        for phase in [
+            Phase::Admitting {
+                owner,
+                waiting: true,
+            },
+            Phase::Admitting {
+                owner,
+                waiting: false,
+            },
+            Phase::Running { owner },
+        ] {
+            // Joining ignores the queue bounds: nothing is queued.
+            assert_eq!(
+                place(JoinExisting, phase, 3, 9, limits(0, Some(1))),
+                Placement::Join(owner),
+                "{phase:?}"
+            );
+        }
+        for phase in [
+            Phase::CancelPendingAdmission { owner },
+            Phase::Terminating { owner },
+        ] {
+            assert_eq!(
+                place(JoinExisting, phase, 0, 0, limits(1, None)),
+                Placement::Append
+            );
+            assert!(matches!(
+                place(JoinExisting, phase, 1, 1, limits(1, None)),
+                Placement::Reject(RejectionKind::QueueFull, _)
+            ));
+        }
+        assert_eq!(
+            place(
+                JoinExisting,
+                Phase::Exiting { owner },
+                0,
+                0,
+                limits(0, None)
+            ),
+            Placement::Append
+        );
+        assert_eq!(
+            place(JoinExisting, Phase::Idle, 0, 0, limits(0, None)),
+            Placement::Start
+        );
+    }
+
+    #[test]
     fn every_policy_starts_at_once_on_an_idle_slot_even_at_the_limits() {
-        for policy in [Queue, Replace, DropIfRunning] {
+        for policy in [Queue, Replace, DropIfRunning, JoinExisting] {
             assert_eq!(
                 place(policy, Phase::Idle, 0, 99, limits(0, Some(1))),
                 Placement::Start

@@ -56,6 +56,11 @@ pub struct SlotView {
     pub queue_depth: usize,
     /// Time spent in the current status (zero when idle).
     pub status_for: Duration,
+    /// Paused with `SupervisorHandle::pause_slot`: queued items do not start (the owner
+    /// is untouched) until `resume_slot`. A paused slot stays tracked, even idle with an
+    /// empty queue. (Absent in the serde form of older versions: `false`.)
+    #[serde(default)]
+    pub paused: bool,
 }
 
 /// A point-in-time view of the controller's slots, sorted by slot key (R§17).
@@ -127,6 +132,7 @@ mod tests {
             owner_id: (status != SlotStatusKind::Idle).then(TaskId::next),
             queue_depth: depth,
             status_for: Duration::ZERO,
+            paused: false,
         }
     }
 

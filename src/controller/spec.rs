@@ -18,6 +18,7 @@ use crate::task::TaskSpec;
 /// | [`Queue`](Self::Queue) | appended to the slot's FIFO; `Rejected { QueueFull }` when the slot already holds `max_slot_queue` pending items, `Rejected { ResourceLimit }` when the controller holds `max_total_pending` |
 /// | [`Replace`](Self::Replace) | becomes the queue head (the old head is `Rejected { SupersededByReplace }`, the tail keeps its order) and the owner is retired |
 /// | [`DropIfRunning`](Self::DropIfRunning) | `Rejected { SlotBusy }`, owner and queue untouched; behind an owner whose registry decision is still pending it waits for that decision (SPEC §5) |
+/// | [`JoinExisting`](Self::JoinExisting) | joins the owner (being admitted or running): not queued, its spec is dropped without running, its waiter resolves with a copy of the owner's final outcome; behind an owner that is being retired or whose outcome is already committed it is queued like `Queue` |
 ///
 /// Non-exhaustive: match with a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -34,15 +35,31 @@ pub enum AdmissionPolicy {
     Replace,
     /// Run only if the slot is free; otherwise be rejected with `SlotBusy`.
     DropIfRunning,
+    /// "Give me the one that is already running" (Temporal's `UseExisting` conflict
+    /// policy). On an idle slot it is admitted like [`Queue`](Self::Queue). While the slot
+    /// has an owner that is being admitted or running, the submission *joins* it: it is
+    /// not queued, its task spec is dropped without running, `ControllerJoined` is
+    /// published, and its waiter resolves with a copy of the owner's final outcome (as a
+    /// [`watch`](crate::SupervisorHandle::watch) of the owner would: `Completed`,
+    /// `Failed`, `ForceAborted`, …; `Rejected` with the owner's kind and reason when the
+    /// registry refuses the owner). `submit_and_watch` then returns the owner's
+    /// [`TaskId`](crate::TaskId), and the waiter's `id()` is the owner's.
+    ///
+    /// Behind an owner that is on its way out (retired by a `Replace`, or force-aborted
+    /// and still exiting) there is nothing worth joining: the submission is queued like
+    /// `Queue` (same bounds and rejections) and becomes a later owner.
+    JoinExisting,
 }
 
 impl AdmissionPolicy {
-    /// The stable `snake_case` label: `queue`, `replace` or `drop_if_running`.
+    /// The stable `snake_case` label: `queue`, `replace`, `drop_if_running` or
+    /// `join_existing`.
     pub const fn as_label(self) -> &'static str {
         match self {
             Self::Queue => "queue",
             Self::Replace => "replace",
             Self::DropIfRunning => "drop_if_running",
+            Self::JoinExisting => "join_existing",
         }
     }
 
@@ -52,6 +69,7 @@ impl AdmissionPolicy {
             Self::Queue => "Queue",
             Self::Replace => "Replace",
             Self::DropIfRunning => "DropIfRunning",
+            Self::JoinExisting => "JoinExisting",
         }
     }
 }
@@ -105,6 +123,12 @@ impl ControllerSpec {
     /// `new(AdmissionPolicy::DropIfRunning, task)`.
     pub fn drop_if_running(task: TaskSpec) -> Self {
         Self::new(AdmissionPolicy::DropIfRunning, task)
+    }
+
+    /// `new(AdmissionPolicy::JoinExisting, task)`: run `task` if the slot is idle, else
+    /// join the slot's current owner (see [`AdmissionPolicy::JoinExisting`]).
+    pub fn join_existing(task: TaskSpec) -> Self {
+        Self::new(AdmissionPolicy::JoinExisting, task)
     }
 
     /// The admission policy.
@@ -251,5 +275,11 @@ mod tests {
         assert_eq!(AdmissionPolicy::Replace.as_label(), "replace");
         assert_eq!(AdmissionPolicy::DropIfRunning.as_label(), "drop_if_running");
         assert_eq!(AdmissionPolicy::DropIfRunning.event_name(), "DropIfRunning");
+        assert_eq!(AdmissionPolicy::JoinExisting.as_label(), "join_existing");
+        assert_eq!(AdmissionPolicy::JoinExisting.event_name(), "JoinExisting");
+        assert_eq!(
+            ControllerSpec::join_existing(spec("j")).admission(),
+            AdmissionPolicy::JoinExisting
+        );
     }
 }

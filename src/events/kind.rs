@@ -67,9 +67,19 @@ pub enum EventKind {
     /// An attempt hit its configured timeout. `id`, `task`, `attempt`, `timeout_ms`,
     /// `duration_ms`.
     AttemptTimedOut,
+    /// An attempt went its stall timeout without a `TaskContext::heartbeat`; it was
+    /// cancelled and, after its stop window, dropped. It counts as a retryable failure.
+    /// `id`, `task`, `attempt`, `timeout_ms` (the stall timeout), `duration_ms`, `reason`
+    /// (`stalled: no heartbeat for …`).
+    AttemptStalled,
     /// A delay before the next attempt was scheduled. `id`, `task`, `attempt` (the one that
     /// just ended), `delay_ms`, `backoff_source`; `reason` only for failures.
     BackoffScheduled,
+    /// A task was paused (`handle.pause`): no new attempt starts until it is resumed.
+    /// `id`, `task`, `attempt` (the latest started, 0 before the first).
+    TaskPaused,
+    /// A paused task was resumed (`handle.resume`). `id`, `task`, `attempt`.
+    TaskResumed,
     /// A task is about to be committed to the registry queue. `id`, `task`. Not emitted for
     /// fail-fast rejections.
     TaskAddRequested,
@@ -97,6 +107,20 @@ pub enum EventKind {
     /// `admitting→running`.
     #[cfg(feature = "controller")]
     ControllerSlotTransition,
+    /// A `JoinExisting` submission joined the slot's current owner instead of running:
+    /// `id` = the joined submission, `task` = slot, `reason` =
+    /// `admission=JoinExisting joined=<owner id>`. Its waiter resolves with the owner's
+    /// outcome.
+    #[cfg(feature = "controller")]
+    ControllerJoined,
+    /// A controller slot was paused (`handle.pause_slot`): queued work stays queued and
+    /// does not start; the owner is untouched. `task` = slot.
+    #[cfg(feature = "controller")]
+    SlotPaused,
+    /// A paused controller slot was resumed (`handle.resume_slot`); its queue advances.
+    /// `task` = slot.
+    #[cfg(feature = "controller")]
+    SlotResumed,
 }
 
 impl EventKind {
@@ -118,7 +142,10 @@ impl EventKind {
             Self::AttemptCanceled => "attempt_canceled",
             Self::AttemptFailed => "attempt_failed",
             Self::AttemptTimedOut => "attempt_timed_out",
+            Self::AttemptStalled => "attempt_stalled",
             Self::BackoffScheduled => "backoff_scheduled",
+            Self::TaskPaused => "task_paused",
+            Self::TaskResumed => "task_resumed",
             Self::TaskAddRequested => "task_add_requested",
             Self::TaskAdded => "task_added",
             Self::TaskAddFailed => "task_add_failed",
@@ -131,6 +158,12 @@ impl EventKind {
             Self::ControllerSubmitted => "controller_submitted",
             #[cfg(feature = "controller")]
             Self::ControllerSlotTransition => "controller_slot_transition",
+            #[cfg(feature = "controller")]
+            Self::ControllerJoined => "controller_joined",
+            #[cfg(feature = "controller")]
+            Self::SlotPaused => "slot_paused",
+            #[cfg(feature = "controller")]
+            Self::SlotResumed => "slot_resumed",
         }
     }
 
@@ -243,7 +276,10 @@ mod tests {
         (EventKind::AttemptCanceled, "attempt_canceled"),
         (EventKind::AttemptFailed, "attempt_failed"),
         (EventKind::AttemptTimedOut, "attempt_timed_out"),
+        (EventKind::AttemptStalled, "attempt_stalled"),
         (EventKind::BackoffScheduled, "backoff_scheduled"),
+        (EventKind::TaskPaused, "task_paused"),
+        (EventKind::TaskResumed, "task_resumed"),
         (EventKind::TaskAddRequested, "task_add_requested"),
         (EventKind::TaskAdded, "task_added"),
         (EventKind::TaskAddFailed, "task_add_failed"),
@@ -259,6 +295,12 @@ mod tests {
             EventKind::ControllerSlotTransition,
             "controller_slot_transition",
         ),
+        #[cfg(feature = "controller")]
+        (EventKind::ControllerJoined, "controller_joined"),
+        #[cfg(feature = "controller")]
+        (EventKind::SlotPaused, "slot_paused"),
+        #[cfg(feature = "controller")]
+        (EventKind::SlotResumed, "slot_resumed"),
     ];
 
     const ALL_REJECTIONS: &[(RejectionKind, &str)] = &[

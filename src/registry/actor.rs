@@ -29,8 +29,8 @@ use super::attempts::{Exit, on_exit, spawn_attempt, start_waiting};
 use super::groups;
 use super::messages::{CancelTicket, Command, CommandKind, RegistryMessage};
 use super::removal::{begin_drain, claim, claim_with_grace, drain_deadline_passed, force_abort};
-use super::requests;
 use super::state::{CancelWaiter, Phase, RegistrySettings, RegistryState};
+use super::{pause, requests};
 use crate::identity::{TaskId, TaskTarget};
 use crate::panic_guard::{dispose, panic_message};
 use crate::task::hosted_actor;
@@ -176,6 +176,12 @@ async fn handle_message(
         }
         RegistryMessage::Cancel(target, reply) => {
             requests::cancel(myself, state, target, reply);
+        }
+        RegistryMessage::Pause(target, reply) => {
+            pause::by_message(myself, state, target, false, reply).await;
+        }
+        RegistryMessage::Resume(target, reply) => {
+            pause::by_message(myself, state, target, true, reply).await;
         }
         RegistryMessage::TaskInfo(target, reply) => {
             let info = state.resolve(&target).and_then(|id| state.info(id));
@@ -329,6 +335,12 @@ async fn handle_command(
             }
         }
         CommandKind::ForceAbort(id) => force_abort(state, id),
+        CommandKind::Pause(target, reply) => {
+            let _ = reply.send(pause::pause(state, &target));
+        }
+        CommandKind::Resume(target, reply) => {
+            let _ = reply.send(pause::resume(myself, state, &target).await);
+        }
     }
 }
 

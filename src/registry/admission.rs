@@ -25,12 +25,24 @@ const BATCH_REASON: &str = "another item rejected the all-or-nothing batch";
 const NOT_AN_ACTOR_TASK: &str =
     "with_actor_name needs a task that hosts a ractor actor (TaskSpec::actor)";
 
+/// Reason text of a zero stall timeout (given or inherited).
+const ZERO_STALL_TIMEOUT: &str =
+    "stall timeout must be greater than zero (a zero watchdog stalls every attempt at once)";
+
 /// Why a spec cannot be admitted as given: the rejection kind for its watcher and event,
 /// the reason text, and the caller's error.
 fn spec_refusal(
     state: &RegistryState,
     spec: &TaskSpec,
 ) -> Option<(RejectionKind, Arc<str>, RuntimeError)> {
+    if spec.resolve_stall_timeout(&state.settings.defaults) == Some(std::time::Duration::ZERO) {
+        let reason: Arc<str> = ZERO_STALL_TIMEOUT.into();
+        let error = RuntimeError::InvalidTaskSpec {
+            name: spec.name_arc().clone(),
+            reason: reason.clone(),
+        };
+        return Some((RejectionKind::AdmissionFailed, reason, error));
+    }
     let actor_name = spec.actor_name_arc()?;
     if !spec.hosts_actor() {
         let reason: Arc<str> = NOT_AN_ACTOR_TASK.into();

@@ -31,6 +31,11 @@ pub(super) async fn spawn_attempt(
     let Some(entry) = state.entries.get_mut(&id) else {
         return;
     };
+    // Paused (registry/pause.rs): the due attempt waits for a resume, holding nothing.
+    if entry.paused {
+        entry.phase = Phase::Paused;
+        return;
+    }
     if state.permits.acquire_or_queue(id) {
         start_attempt(myself, state, id).await;
     } else {

@@ -248,8 +248,9 @@ fn stop(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, key: u64,
             };
             state.group_inputs.push_back((key, stopped));
         }
-        // No actor: stopped already (a permit-queue place is skipped once not `Waiting`).
-        Phase::Waiting | Phase::Pending | Phase::Held => {
+        // No actor: stopped already (a permit-queue place is skipped once not `Waiting`; a
+        // paused member goes back to its pause when the group starts it again).
+        Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused => {
             let stopped = Input::Stopped {
                 member: member.index,
             };

@@ -1,7 +1,7 @@
 //! The registry's message enum and the records its queries return.
 //!
 //! Query variants (`List`, `Snapshot`, `AliveSnapshot`, `IsAlive`, `TaskInfo`, `ActorOf`)
-//! and the command variants `Add`, `Remove` and `Cancel` can be sent by any actor with
+//! and the command variants `Add`, `Remove`, `Cancel`, `Pause` and `Resume` can be sent by any actor with
 //! `ractor::call!`; they go through the same checks as the handle's operations.
 //! `Command` carries opaque payloads that only
 //! [`SupervisorHandle`](crate::SupervisorHandle) builds.
@@ -65,6 +65,18 @@ pub enum RegistryMessage {
     /// message made the claim, `Ok(false)` when it joined another removal (after the same
     /// wait) or the target is unknown (at once).
     Cancel(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
+    /// Pauses a registered task, as
+    /// [`SupervisorHandle::pause`](crate::SupervisorHandle::pause): no new attempt starts
+    /// (a running attempt runs to its end) until `Resume`. `Ok(true)` when this message
+    /// paused it, `Ok(false)` when it was already paused or is being removed;
+    /// `TaskNotFound` for a target that is not registered, `ShuttingDown` once shutdown
+    /// started, `CommandQueueFull` when `registry_queue_capacity` commands are in flight.
+    Pause(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
+    /// Resumes a paused task, as
+    /// [`SupervisorHandle::resume`](crate::SupervisorHandle::resume): `Ok(true)` when this
+    /// message resumed it (a parked task starts its next attempt now), `Ok(false)` when it
+    /// was not paused; the same errors as `Pause`.
+    Resume(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
     /// A state-changing command from a [`SupervisorHandle`](crate::SupervisorHandle).
     /// Opaque: build commands through the handle.
     Command(Command),
@@ -112,6 +124,10 @@ pub(crate) enum CommandKind {
     },
     /// Force-abort everything still registered now (second signal, owner drop fallback).
     ForceAbortAll,
+    /// `handle.pause` (`registry/pause.rs`).
+    Pause(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
+    /// `handle.resume` (`registry/pause.rs`).
+    Resume(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
     /// A backoff or repeat delay of registration `id` ended.
     Restart(TaskId),
     /// The removal grace of registration `id` ended.
@@ -166,6 +182,10 @@ pub enum TaskState {
     /// stopped (or the member whose end triggered it) with no attempt running; it starts
     /// again when the group restart starts its members.
     GroupRestarting,
+    /// Paused (`handle.pause`): its next attempt was due and waits, with no actor and no
+    /// permit, for `handle.resume`. (A paused task whose attempt is still running shows
+    /// `Running`, one in a backoff `Backoff`, until that attempt or backoff ends.)
+    Paused,
 }
 
 impl TaskState {
@@ -177,6 +197,7 @@ impl TaskState {
             TaskState::Backoff => "backoff",
             TaskState::Removing => "removing",
             TaskState::GroupRestarting => "group_restarting",
+            TaskState::Paused => "paused",
         }
     }
 }

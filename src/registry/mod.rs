@@ -5,6 +5,7 @@
 //! - `admission`: which registrations are accepted (R§13), single and batch.
 //! - `attempts`: starting incarnations, permits, applying the restart decision.
 //! - `removal`: claims, stop windows, force-abort, the shutdown drain.
+//! - `pause`: pause and resume of one registration.
 //! - `queries`: task info, snapshot, alive view, list.
 //! - `requests`: `Add`, `Remove` and `Cancel` sent as messages by other actors.
 //! - `state`: indexes, claims and the terminal commit (synchronous).
@@ -23,6 +24,7 @@ mod group;
 mod groups;
 pub(crate) mod life;
 pub(crate) mod messages;
+mod pause;
 pub(crate) mod permits;
 mod queries;
 mod removal;

@@ -24,6 +24,7 @@ impl RegistryState {
             match entry.phase {
                 Phase::Backoff(_) => TaskState::Backoff,
                 Phase::Held => TaskState::GroupRestarting,
+                Phase::Paused => TaskState::Paused,
                 _ if entry.shared.running.load(Ordering::Acquire) => TaskState::Running,
                 _ => TaskState::WaitingForPermit,
             }

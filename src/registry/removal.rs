@@ -28,7 +28,7 @@ pub(super) fn claim(state: &mut RegistryState, id: TaskId) -> bool {
     entry.shared.token.cancel();
     if matches!(
         entry.phase,
-        Phase::Backoff(_) | Phase::Waiting | Phase::Held
+        Phase::Backoff(_) | Phase::Waiting | Phase::Held | Phase::Paused
     ) {
         state.finish(id, Finish::plain(TaskOutcome::Canceled));
     }
@@ -67,7 +67,7 @@ pub(super) fn force_abort(state: &mut RegistryState, id: TaskId) {
     };
     match &entry.phase {
         Phase::Attempt(cell) => cell.kill(),
-        Phase::Backoff(_) | Phase::Waiting | Phase::Pending | Phase::Held => {
+        Phase::Backoff(_) | Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused => {
             state.finish(id, Finish::plain(TaskOutcome::Canceled));
             return;
         }

@@ -81,6 +81,9 @@ pub(crate) enum Phase {
     /// A group member stopped by its group's restart (or the member that triggered it),
     /// with no actor: waits for the group to start it again.
     Held,
+    /// Paused (`handle.pause`): the next attempt was due and waits, with no actor and no
+    /// permit, until a resume (see [`super::pause`]).
+    Paused,
 }
 
 /// One registration.
@@ -91,6 +94,8 @@ pub(crate) struct Entry {
     pub(crate) phase: Phase,
     /// True once a remove, cancel or shutdown claimed the registration.
     pub(crate) removing: bool,
+    /// `handle.pause`: no new attempt starts until a resume (see [`super::pause`]).
+    pub(crate) paused: bool,
     pub(crate) removal_timer: Option<AbortHandle>,
     /// Number of the latest attempt started (0 before the first).
     pub(crate) attempt: u32,
@@ -342,6 +347,13 @@ impl RegistryState {
             group,
             task: spec.task().clone(),
             timeout: policy.timeout,
+            // Stall watchdog (attempt/watchdog.rs): its stop window is the task's removal one.
+            stall: spec
+                .resolve_stall_timeout(&self.settings.defaults)
+                .map(|timeout| crate::attempt::watchdog::StallWatch {
+                    timeout,
+                    grace: policy.shutdown_timeout.unwrap_or(self.settings.grace),
+                }),
             actor_name: spec.actor_name_arc().cloned(),
             token: self.settings.root_token.child_token(),
             events: self.settings.events.clone(),
@@ -359,6 +371,7 @@ impl RegistryState {
                 outcome,
                 phase: Phase::Pending,
                 removing: false,
+                paused: false,
                 removal_timer: None,
                 attempt: 0,
                 retry_count: 0,
@@ -456,7 +469,7 @@ impl RegistryState {
                 }
             }
             // Its slot in the permit queue is skipped when it reaches the front.
-            Phase::Waiting | Phase::Pending | Phase::Held => {}
+            Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused => {}
         }
         let Finish {
             outcome,

@@ -18,6 +18,7 @@ mod lifecycle;
 pub(crate) mod operations;
 pub(crate) mod owner;
 mod parent;
+mod pause;
 pub(crate) mod runtime;
 pub(crate) mod shutdown;
 mod signals;
@@ -38,6 +39,7 @@ pub use operations::{
     AddOperation, CancelOperation, OperationFuture, RemoveOperation, WatchedAddOperation,
 };
 use owner::OwnerLease;
+pub use pause::PauseOperation;
 use runtime::Runtime;
 
 use crate::config::SupervisorConfig;

@@ -206,7 +206,7 @@ pub(crate) async fn add(
 /// Sends one command to the registry while holding a command-queue slot (waiting for one,
 /// or failing fast with [`RuntimeError::CommandQueueFull`]); `before_send` runs once the
 /// slot is held. A registry that is gone gives [`RuntimeError::ShuttingDown`].
-async fn call_registry<T: Send + 'static>(
+pub(super) async fn call_registry<T: Send + 'static>(
     runtime: &Runtime,
     fail_fast: bool,
     before_send: impl FnOnce(),

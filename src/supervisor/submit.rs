@@ -17,8 +17,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, oneshot};
 use super::handle::SupervisorHandle;
 use super::runtime::Runtime;
 use crate::controller::{
-    CommandKind, ControllerLink, ControllerMessage, ControllerSnapshot, ControllerSpec,
-    IdentityRequest, IdentityRoute, PreparedSubmission, Submission, Submit, command,
+    AdmissionPolicy, CommandKind, ControllerLink, ControllerMessage, ControllerSnapshot,
+    ControllerSpec, IdentityRequest, IdentityRoute, PreparedSubmission, Submission, Submit,
+    command,
 };
 use crate::error::{ControllerError, RuntimeError};
 use crate::identity::{TaskId, TaskTarget};
@@ -38,17 +39,22 @@ impl SupervisorHandle {
     /// Submits `spec` and watches it: `(id, waiter)`. Shorthand for
     /// `submit(spec).watch()`; the future is `Send + 'static`.
     ///
+    /// For an [`AdmissionPolicy::JoinExisting`](crate::AdmissionPolicy::JoinExisting)
+    /// submission it also waits for the controller to place it: when it joined the slot's
+    /// owner, `id` (and `waiter.id()`) is the **owner's** id and the waiter resolves with the
+    /// owner's outcome; otherwise it is the submission's own id. (`submit(..).watch()` and
+    /// the synchronous [`try_submit_and_watch`](Self::try_submit_and_watch) do not wait:
+    /// they always return the submission's own id; the waiter still resolves with the
+    /// owner's outcome.)
+    ///
     /// # Errors
     /// As [`Submit`]: `NotConfigured`, `Closed`.
     pub fn submit_and_watch(
         &self,
         spec: ControllerSpec,
     ) -> impl Future<Output = Result<(TaskId, TaskWaiter), ControllerError>> + Send + 'static {
-        let submit = self.submit(spec).watch();
-        async move {
-            let waiter = submit.execute().await?;
-            Ok((waiter.id(), waiter))
-        }
+        let handle = self.clone();
+        async move { intake_and_watch(&handle, spec, TaskId::next()).await }
     }
 
     /// Synchronous, fail-fast [`submit_and_watch`](Self::submit_and_watch) (R§9
@@ -100,7 +106,7 @@ impl SupervisorHandle {
 }
 
 /// The controller of `runtime`, if intake is still open.
-fn open_link(runtime: &Runtime) -> Result<&ControllerLink, ControllerError> {
+pub(crate) fn open_link(runtime: &Runtime) -> Result<&ControllerLink, ControllerError> {
     let link = runtime
         .controller
         .as_ref()
@@ -112,7 +118,7 @@ fn open_link(runtime: &Runtime) -> Result<&ControllerLink, ControllerError> {
 }
 
 /// Waits for one permit of `semaphore`, giving up when shutdown starts.
-async fn acquire(
+pub(crate) async fn acquire(
     runtime: &Runtime,
     semaphore: &std::sync::Arc<Semaphore>,
 ) -> Option<OwnedSemaphorePermit> {
@@ -144,6 +150,41 @@ pub(crate) async fn intake(
         .await
         .ok_or(ControllerError::Closed)?;
     send(link, id, spec, unit, permit, watch)
+}
+
+/// `submit_and_watch`: the waiting intake path, and for a `JoinExisting` submission the
+/// wait for its placement, so a joined submission returns (and its waiter carries) the
+/// owner's id.
+pub(crate) async fn intake_and_watch(
+    handle: &SupervisorHandle,
+    spec: ControllerSpec,
+    id: TaskId,
+) -> Result<(TaskId, TaskWaiter), ControllerError> {
+    if spec.admission() != AdmissionPolicy::JoinExisting {
+        let waiter = intake(handle, spec, id, true)
+            .await?
+            .ok_or(ControllerError::Closed)?;
+        return Ok((waiter.id(), waiter));
+    }
+    let runtime = handle.runtime();
+    let link = open_link(runtime)?;
+    let unit = match &runtime.ownership {
+        None => None,
+        Some(ownership) => Some(
+            acquire(runtime, ownership)
+                .await
+                .ok_or(ControllerError::Closed)?,
+        ),
+    };
+    let permit = acquire(runtime, &link.shared.intake)
+        .await
+        .ok_or(ControllerError::Closed)?;
+    let (outcome, rx) = oneshot::channel();
+    let (placed, placement) = oneshot::channel();
+    cast(link, id, spec, unit, permit, Some(outcome), Some(placed))?;
+    // Dropped unsent (not joined, or the controller went away): the submission's own id.
+    let id = placement.await.unwrap_or(id);
+    Ok((id, TaskWaiter::new(id, rx)))
 }
 
 /// The fail-fast intake path: command permit (`Full`), then ownership unit
@@ -196,17 +237,31 @@ fn send(
     } else {
         (None, None)
     };
+    cast(link, id, spec, unit, permit, outcome, None)?;
+    Ok(waiter)
+}
+
+/// Builds the submission and casts it; `Closed` when the controller is gone.
+fn cast(
+    link: &ControllerLink,
+    id: TaskId,
+    spec: ControllerSpec,
+    unit: Option<OwnedSemaphorePermit>,
+    permit: OwnedSemaphorePermit,
+    outcome: Option<oneshot::Sender<crate::outcome::TaskOutcome>>,
+    placed: Option<oneshot::Sender<TaskId>>,
+) -> Result<(), ControllerError> {
     let submission = Submission {
         id,
         spec,
         outcome,
         unit,
         intake: Some(permit),
+        placed,
     };
     link.actor
         .cast(command(CommandKind::Submit(Box::new(submission))))
-        .map_err(|_| ControllerError::Closed)?;
-    Ok(waiter)
+        .map_err(|_| ControllerError::Closed)
 }
 
 /// Where a by-id remove/cancel goes (R§17 "Identity operations through the controller").

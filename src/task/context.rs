@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::error::TaskError;
+use crate::attempt::watchdog::Heartbeat;
 use crate::identity::TaskId;
 
 /// Cancellation scope of one attempt (R§3).
@@ -30,6 +31,8 @@ pub struct TaskContext {
     /// The ractor name each incarnation of a hosted actor registers under
     /// ([`TaskSpec::with_actor_name`](super::TaskSpec::with_actor_name)).
     actor_name: Option<Arc<str>>,
+    /// The attempt's stall watchdog record, when the task has a stall timeout.
+    heartbeat: Option<Arc<Heartbeat>>,
 }
 
 /// Who an attempt is, for [`TaskContext::for_attempt`].
@@ -39,6 +42,7 @@ pub(crate) struct AttemptIdentity {
     pub(crate) attempt: u32,
     pub(crate) actor: ractor::ActorCell,
     pub(crate) actor_name: Option<Arc<str>>,
+    pub(crate) heartbeat: Option<Arc<Heartbeat>>,
 }
 
 impl TaskContext {
@@ -52,6 +56,7 @@ impl TaskContext {
             attempt: 1,
             actor: None,
             actor_name: None,
+            heartbeat: None,
         }
     }
 
@@ -64,6 +69,7 @@ impl TaskContext {
             attempt: who.attempt,
             actor: Some(who.actor),
             actor_name: who.actor_name,
+            heartbeat: who.heartbeat,
         }
     }
 
@@ -95,6 +101,26 @@ impl TaskContext {
     #[must_use]
     pub fn attempt(&self) -> u32 {
         self.attempt
+    }
+
+    /// Tells the attempt's stall watchdog that the body is alive
+    /// ([`TaskSpec::with_stall_timeout`](super::TaskSpec::with_stall_timeout)): the attempt
+    /// then has the full stall timeout again, counted from now.
+    ///
+    /// Cost: one read of the runtime clock and one relaxed atomic store; no message, no
+    /// lock, no allocation, never blocks, never fails. Clones of this context and
+    /// [`child`](Self::child) scopes beat for the same attempt.
+    ///
+    /// A no-op (documented, not an error) when the task has no stall timeout, for a
+    /// detached context (`TaskContext::detached`, feature `test-util`), and for a context
+    /// of an attempt that has already ended (a helper that kept a clone): nobody reads that
+    /// attempt's heartbeat any more, and it cannot reach the next attempt, which has its
+    /// own.
+    #[inline]
+    pub fn heartbeat(&self) {
+        if let Some(heartbeat) = &self.heartbeat {
+            heartbeat.beat();
+        }
     }
 
     #[cfg(test)]
@@ -151,6 +177,7 @@ impl TaskContext {
             attempt: self.attempt,
             actor: self.actor.clone(),
             actor_name: self.actor_name.clone(),
+            heartbeat: self.heartbeat.clone(),
         }
     }
 
@@ -268,6 +295,28 @@ mod tests {
             .run_until_cancelled(tokio::time::sleep(Duration::from_secs(3_600)))
             .await;
         assert!(matches!(result, Err(TaskError::Canceled)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn heartbeat_is_a_no_op_without_a_watchdog_and_beats_through_children() {
+        // No watchdog (a detached context): nothing to beat, nothing fails.
+        let plain = TaskContext::new(CancellationToken::new());
+        plain.heartbeat();
+        plain.child().heartbeat();
+        // With a watchdog record, a child scope beats for the same attempt.
+        let mut ctx = TaskContext::new(CancellationToken::new());
+        let record = Heartbeat::start();
+        ctx.heartbeat = Some(record.clone());
+        let stalled = tokio::spawn(record.stalled(Duration::from_secs(1)));
+        tokio::time::advance(Duration::from_millis(900)).await;
+        ctx.child().heartbeat();
+        tokio::time::advance(Duration::from_millis(900)).await;
+        tokio::task::yield_now().await;
+        assert!(
+            !stalled.is_finished(),
+            "the child's beat pushed the deadline"
+        );
+        stalled.await.expect("stalls 1 s after the beat");
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::policy::{BackoffPolicy, RestartPolicy};
 /// | [`backoff`](Self::backoff) | [`BackoffPolicy::default()`]: 200 ms × 2 ≤ 30 s, equal jitter |
 /// | [`timeout`](Self::timeout) | `None`: attempts have no timeout |
 /// | [`max_retries`](Self::max_retries) | `None`: unlimited retries |
+/// | [`stall_timeout`](Self::stall_timeout) | `None`: no stall watchdog |
 #[derive(Clone, Debug, Default, PartialEq)]
 #[must_use]
 pub struct TaskDefaults {
@@ -23,6 +24,7 @@ pub struct TaskDefaults {
     backoff: BackoffPolicy,
     timeout: Option<Duration>,
     max_retries: Option<NonZeroU32>,
+    stall_timeout: Option<Duration>,
 }
 
 impl TaskDefaults {
@@ -53,6 +55,36 @@ impl TaskDefaults {
     #[must_use]
     pub fn max_retries(&self) -> Option<NonZeroU32> {
         self.max_retries
+    }
+
+    /// Stall timeout for specs that inherit it
+    /// ([`TaskSpec::with_stall_timeout`](crate::task::TaskSpec::with_stall_timeout));
+    /// `None` = no watchdog.
+    #[must_use]
+    pub fn stall_timeout(&self) -> Option<Duration> {
+        self.stall_timeout
+    }
+
+    /// Sets the inherited stall timeout; `None` = no watchdog. A zero is kept as given and
+    /// refused at admission of every spec that inherits it
+    /// ([`RuntimeError::InvalidTaskSpec`](crate::RuntimeError::InvalidTaskSpec)); use
+    /// [`try_with_stall_timeout`](Self::try_with_stall_timeout) to catch it here.
+    pub fn with_stall_timeout(mut self, stall_timeout: impl Into<Option<Duration>>) -> Self {
+        self.stall_timeout = stall_timeout.into();
+        self
+    }
+
+    /// [`with_stall_timeout`](Self::with_stall_timeout) that checks the value now.
+    ///
+    /// # Errors
+    /// [`ConfigError::Zero`] with `field: "stall_timeout"` when `stall_timeout` is zero.
+    pub fn try_with_stall_timeout(self, stall_timeout: Duration) -> Result<Self, ConfigError> {
+        if stall_timeout.is_zero() {
+            return Err(ConfigError::Zero {
+                field: "stall_timeout",
+            });
+        }
+        Ok(self.with_stall_timeout(stall_timeout))
     }
 
     /// Sets the inherited restart policy.

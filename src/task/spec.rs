@@ -77,6 +77,8 @@ pub struct TaskSpec {
     /// Set by [`TaskSpec::actor`]: each attempt hosts a ractor actor.
     hosts_actor: bool,
     actor_name: Option<Arc<str>>,
+    /// `with_stall_timeout`: `Explicit(None)` disables an inherited watchdog.
+    stall_timeout: TaskSetting<Option<Duration>>,
     task: TaskRef,
 }
 
@@ -94,6 +96,7 @@ impl TaskSpec {
             significant: false,
             hosts_actor: false,
             actor_name: None,
+            stall_timeout: TaskSetting::Inherit,
             task,
         }
     }
@@ -232,6 +235,57 @@ impl TaskSpec {
     #[must_use]
     pub fn restart_intensity(&self) -> Option<(u32, Duration)> {
         self.restart_intensity
+    }
+
+    /// Arms the stall watchdog: an attempt that goes `stall_timeout` without a
+    /// [`TaskContext::heartbeat`](crate::TaskContext::heartbeat) (counted from the
+    /// attempt's start, then from its latest heartbeat, on the runtime clock) is stalled.
+    /// `None` explicitly disables a watchdog inherited from
+    /// [`TaskDefaults::with_stall_timeout`].
+    ///
+    /// A stalled attempt's own cancellation scope is cancelled (not the registration's:
+    /// the task is not being removed), and the body gets the task's stop window (its
+    /// [`with_shutdown_timeout`](Self::with_shutdown_timeout), else the supervisor grace)
+    /// to return; then it is dropped at its next poll point. Either way the attempt is a
+    /// retryable failure with the text `"stalled: no heartbeat for {stall_timeout:?}"`
+    /// (e.g. `stalled: no heartbeat for 5s`), `EventKind::AttemptStalled` is published,
+    /// and the restart policy, backoff and retry limit apply as for any failure. How it
+    /// composes with the attempt timeout: see `docs/semantics.md#stall-watchdog`.
+    ///
+    /// # Errors (at admission, from `add` and the other add forms)
+    /// [`RuntimeError::InvalidTaskSpec`](crate::RuntimeError::InvalidTaskSpec) when the
+    /// timeout (given here or inherited) is zero: such a watchdog would stall every attempt
+    /// at once. [`try_with_stall_timeout`](Self::try_with_stall_timeout) reports a zero at
+    /// once instead.
+    pub fn with_stall_timeout(mut self, stall_timeout: impl Into<Option<Duration>>) -> Self {
+        self.stall_timeout = TaskSetting::Explicit(stall_timeout.into());
+        self
+    }
+
+    /// [`with_stall_timeout`](Self::with_stall_timeout) that checks the value now.
+    ///
+    /// # Errors
+    /// [`ConfigError::Zero`] with `field: "stall_timeout"` when `stall_timeout` is zero.
+    pub fn try_with_stall_timeout(self, stall_timeout: Duration) -> Result<Self, ConfigError> {
+        if stall_timeout.is_zero() {
+            return Err(ConfigError::Zero {
+                field: "stall_timeout",
+            });
+        }
+        Ok(self.with_stall_timeout(stall_timeout))
+    }
+
+    /// The stall-timeout setting: `Inherit` (the default: the supervisor's
+    /// [`TaskDefaults::stall_timeout`]), `Explicit(Some(d))` or `Explicit(None)` (no
+    /// watchdog).
+    #[must_use]
+    pub fn stall_timeout_override(&self) -> TaskSetting<Option<Duration>> {
+        self.stall_timeout
+    }
+
+    /// The stall timeout after applying `defaults`; `Some(ZERO)` is refused at admission.
+    pub(crate) fn resolve_stall_timeout(&self, defaults: &TaskDefaults) -> Option<Duration> {
+        self.stall_timeout.or(defaults.stall_timeout())
     }
 
     /// The shared name, for cheap clones into registries and events.
@@ -378,6 +432,7 @@ impl fmt::Debug for TaskSpec {
             .field("significant", &self.significant)
             .field("hosts_actor", &self.hosts_actor)
             .field("actor_name", &self.actor_name)
+            .field("stall_timeout", &self.stall_timeout)
             .field("task", &OpaqueTask)
             .finish()
     }

@@ -91,6 +91,7 @@ impl ControllerState {
                     Phase::Idle => std::time::Duration::ZERO,
                     _ => now.saturating_duration_since(slot.since),
                 },
+                paused: slot.paused,
             })
             .collect();
         ControllerSnapshot::new(views)

@@ -58,17 +58,22 @@ impl TracingSubscriber {
             },
             EventKind::ShutdownRequested
             | EventKind::AllStoppedWithinGrace
-            | EventKind::GroupRestarting => Level::INFO,
+            | EventKind::GroupRestarting
+            | EventKind::TaskPaused
+            | EventKind::TaskResumed => Level::INFO,
+            #[cfg(feature = "controller")]
+            EventKind::SlotPaused | EventKind::SlotResumed => Level::INFO,
             EventKind::TaskAddFailed => rejection_level(event.rejection_kind),
             #[cfg(feature = "controller")]
             EventKind::ControllerRejected => rejection_level(event.rejection_kind),
             EventKind::AttemptFailed
             | EventKind::AttemptTimedOut
+            | EventKind::AttemptStalled
             | EventKind::BackoffScheduled
             | EventKind::TaskAdded
             | EventKind::TaskRemoved => Level::DEBUG,
             #[cfg(feature = "controller")]
-            EventKind::ControllerSubmitted => Level::DEBUG,
+            EventKind::ControllerSubmitted | EventKind::ControllerJoined => Level::DEBUG,
             _ => Level::TRACE,
         }
     }

@@ -1,0 +1,158 @@
+//! Join-existing admission: fanning one owner's outcome out to the submissions that joined
+//! it ([`AdmissionPolicy::JoinExisting`](super::AdmissionPolicy::JoinExisting)).
+//!
+//! When the controller makes a submission a slot's owner, it puts a [`Joined`] relay in
+//! front of the owner's outcome channel: the registry (or the controller itself, for an
+//! owner refused before the handoff) sends the owner's outcome to the relay, which sends
+//! it to the owner's own waiter and a copy to every joined waiter. A join that arrives
+//! after the outcome (the owner's release is still in the controller's mailbox) gets the
+//! recorded copy at once, so every joined waiter resolves exactly once, with the owner's
+//! outcome, whatever the interleaving. If the outcome's sender is dropped without a value
+//! (the registry died), every waiter sees its channel close, as the owner's own would
+//! (`OutcomeUnavailable`).
+//!
+//! The relay holds only channel ends and one outcome copy; it never waits on the
+//! controller, and the controller never waits on it.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::oneshot;
+
+use crate::outcome::TaskOutcome;
+use crate::panic_guard::drop_quietly;
+
+/// The joined waiters of one owner, and its outcome once known.
+pub(crate) struct Joined {
+    state: Mutex<JoinState>,
+}
+
+enum JoinState {
+    /// The owner's outcome is not known yet.
+    Open(Vec<oneshot::Sender<TaskOutcome>>),
+    /// The owner's outcome, for joins that arrive after it.
+    Done(TaskOutcome),
+    /// The outcome channel closed without a value.
+    Gone,
+}
+
+impl Joined {
+    /// Puts a relay in front of `own` (the owner's waiter channel, if it is watched):
+    /// returns the relay and the sender that now stands for the owner's outcome.
+    pub(crate) fn relay(
+        own: Option<oneshot::Sender<TaskOutcome>>,
+    ) -> (Arc<Joined>, oneshot::Sender<TaskOutcome>) {
+        let joined = Arc::new(Joined {
+            state: Mutex::new(JoinState::Open(Vec::new())),
+        });
+        let (tx, rx) = oneshot::channel();
+        let relay = Arc::clone(&joined);
+        tokio::spawn(async move {
+            match rx.await {
+                Ok(outcome) => relay.resolve(outcome, own),
+                Err(_) => {
+                    let waiters = std::mem::replace(&mut *relay.lock(), JoinState::Gone);
+                    drop(waiters);
+                    drop(own);
+                }
+            }
+        });
+        (joined, tx)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, JoinState> {
+        // Nothing here panics while holding the lock; a poisoned lock still holds valid
+        // state.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn resolve(&self, outcome: TaskOutcome, own: Option<oneshot::Sender<TaskOutcome>>) {
+        let waiters = {
+            let mut state = self.lock();
+            match std::mem::replace(&mut *state, JoinState::Done(outcome.clone())) {
+                JoinState::Open(waiters) => waiters,
+                // One outcome per owner: nothing else can be here.
+                other => {
+                    *state = other;
+                    Vec::new()
+                }
+            }
+        };
+        for waiter in waiters {
+            if let Err(unsent) = waiter.send(outcome.clone()) {
+                drop_quietly(unsent);
+            }
+        }
+        match own {
+            Some(tx) => {
+                if let Err(unsent) = tx.send(outcome) {
+                    drop_quietly(unsent);
+                }
+            }
+            None => drop_quietly(outcome),
+        }
+    }
+
+    /// Attaches `waiter` to the owner's outcome: it resolves with a copy of it (at once if
+    /// the outcome is already known; its channel closes if the outcome can never come).
+    pub(crate) fn join(&self, waiter: oneshot::Sender<TaskOutcome>) {
+        let mut state = self.lock();
+        match &mut *state {
+            JoinState::Open(waiters) => waiters.push(waiter),
+            JoinState::Done(outcome) => {
+                let copy = outcome.clone();
+                drop(state);
+                if let Err(unsent) = waiter.send(copy) {
+                    drop_quietly(unsent);
+                }
+            }
+            JoinState::Gone => drop(waiter),
+        }
+    }
+}
+
+impl Drop for Joined {
+    fn drop(&mut self) {
+        // The recorded outcome may hold the last reference to a user error source.
+        let state = std::mem::replace(
+            self.state
+                .get_mut()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            JoinState::Gone,
+        );
+        drop_quietly(state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn owner_and_joined_waiters_get_the_same_outcome_whenever_they_join() {
+        let (own_tx, own_rx) = oneshot::channel();
+        let (joined, tx) = Joined::relay(Some(own_tx));
+        let (early_tx, early_rx) = oneshot::channel();
+        joined.join(early_tx);
+        tx.send(TaskOutcome::ForceAborted).expect("relay alive");
+        assert!(matches!(own_rx.await, Ok(TaskOutcome::ForceAborted)));
+        assert!(matches!(early_rx.await, Ok(TaskOutcome::ForceAborted)));
+        // After the outcome: a copy at once.
+        let (late_tx, late_rx) = oneshot::channel();
+        joined.join(late_tx);
+        assert!(matches!(late_rx.await, Ok(TaskOutcome::ForceAborted)));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_outcome_channel_closes_every_joined_waiter() {
+        let (joined, tx) = Joined::relay(None);
+        let (early_tx, early_rx) = oneshot::channel::<TaskOutcome>();
+        joined.join(early_tx);
+        drop(tx);
+        assert!(early_rx.await.is_err());
+        let (late_tx, late_rx) = oneshot::channel::<TaskOutcome>();
+        joined.join(late_tx);
+        assert!(late_rx.await.is_err());
+    }
+}
