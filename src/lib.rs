@@ -54,6 +54,7 @@ mod panic_guard;
 pub mod policy;
 pub mod prelude;
 pub mod registry;
+mod rejection;
 pub mod supervisor;
 mod sync;
 pub mod task;
@@ -62,8 +63,7 @@ pub use config::SupervisorConfig;
 #[cfg(feature = "controller")]
 pub use controller::{
     AdmissionPolicy, ControllerActor, ControllerCommand, ControllerConfig, ControllerMessage,
-    ControllerSnapshot, ControllerSpec, PreparedSubmission, SlotStatusKind, SlotView, Submit,
-    WatchedSubmit,
+    ControllerSnapshot, ControllerSpec, SlotStatusKind, SlotView,
 };
 #[cfg(feature = "controller")]
 pub use error::ControllerError;
@@ -84,6 +84,8 @@ pub use supervisor::{
     AddOperation, CancelOperation, RemoveOperation, Supervisor, SupervisorBuilder,
     SupervisorHandle, WatchedAddOperation,
 };
+#[cfg(feature = "controller")]
+pub use supervisor::{PreparedSubmission, Submit, WatchedSubmit};
 pub use task::{
     FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX, Task, TaskContext, TaskDefaults, TaskError, TaskFn,
     TaskRef, TaskSetting, TaskSpec,

@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::error::{RuntimeError, SharedError};
-use crate::events::RejectionKind;
 use crate::identity::TaskId;
 use crate::panic_guard::{dispose, drop_quietly};
+use crate::rejection::RejectionKind;
 
 /// How one registered (or submitted) task ended, once and for all (R§10).
 ///

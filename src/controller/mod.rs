@@ -30,13 +30,15 @@
 //! - `queue`: the per-slot queue rules, pure functions and the FIFO type;
 //! - `actor`: [`ControllerActor`], wiring both to messages; `messages`:
 //!   [`ControllerMessage`];
-//! - [`snapshot`]: [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`];
-//! - [`prepared`]: the [`Submit`] builders and [`PreparedSubmission`].
+//! - [`snapshot`]: [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`].
+//!
+//! The handle-side submission builders ([`Submit`](crate::Submit),
+//! [`PreparedSubmission`](crate::PreparedSubmission)) live with the handle in
+//! `supervisor/prepared.rs` and `supervisor/submit.rs`.
 
 mod actor;
 pub mod config;
 mod messages;
-pub mod prepared;
 mod queue;
 mod slot;
 pub mod snapshot;
@@ -50,6 +52,5 @@ pub(crate) use messages::{
     command,
 };
 pub use messages::{ControllerCommand, ControllerMessage};
-pub use prepared::{PreparedSubmission, Submit, WatchedSubmit};
 pub use snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
 pub use spec::{AdmissionPolicy, ControllerSpec};

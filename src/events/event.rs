@@ -11,9 +11,10 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use super::kind::{BackoffSource, EventKind, RejectionKind};
+use super::kind::{BackoffSource, EventKind};
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcomeKind;
+use crate::rejection::RejectionKind;
 
 /// The next `seq` to hand out. Starts at 1 so that 0 never appears on an event.
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);

@@ -18,6 +18,7 @@ mod relay;
 mod sink;
 mod subscriber;
 
+pub use crate::rejection::RejectionKind;
 #[cfg(feature = "logging")]
 pub use builtin::LogWriter;
 #[cfg(feature = "tracing")]
@@ -25,8 +26,9 @@ pub use builtin::TracingSubscriber;
 pub use event::Event;
 #[cfg(all(test, feature = "cluster"))]
 pub(crate) use event::tests as event_tests;
-pub use kind::{BackoffSource, EventKind, RejectionKind};
+pub use kind::{BackoffSource, EventKind};
 pub use relay::{EventStats, RelayActor, RelayCommand, RelayMessage, RelayState, SubscriberStats};
 pub(crate) use relay::{RelayArgs, RelayCommandKind, close_relay};
 pub(crate) use sink::{EventSink, SinkState};
 pub use subscriber::Subscribe;
+pub(crate) use subscriber::SubscriberEntry;

@@ -33,7 +33,7 @@ use super::lanes::Lanes;
 use super::sink::SinkState;
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
-use crate::supervisor::builder::SubscriberEntry;
+use crate::events::SubscriberEntry;
 
 /// Messages of the [`RelayActor`].
 #[non_exhaustive]

@@ -1,6 +1,7 @@
 //! The [`Subscribe`] trait: user callbacks that observe [`Event`]s (R§16).
 
 use std::num::NonZeroUsize;
+use std::sync::Arc;
 
 use super::Event;
 
@@ -60,6 +61,14 @@ pub trait Subscribe: Send + Sync + 'static {
     fn queue_capacity(&self) -> NonZeroUsize {
         DEFAULT_QUEUE_CAPACITY
     }
+}
+
+/// A subscriber with the metadata read once at build (R§7: `queue_capacity()` then
+/// `name()`, exactly once each). Built by the supervisor's builder, consumed by the relay.
+pub(crate) struct SubscriberEntry {
+    pub(crate) subscriber: Arc<dyn Subscribe>,
+    pub(crate) name: Arc<str>,
+    pub(crate) capacity: NonZeroUsize,
 }
 
 #[cfg(test)]

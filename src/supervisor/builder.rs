@@ -13,7 +13,7 @@ use ractor::ActorCell;
 use super::Supervisor;
 use crate::config::SupervisorConfig;
 use crate::error::{BuildError, ConfigError, MAX_CAPACITY};
-use crate::events::Subscribe;
+use crate::events::{Subscribe, SubscriberEntry};
 use crate::task::TaskDefaults;
 
 /// Builder of a [`Supervisor`].
@@ -38,14 +38,6 @@ pub struct SupervisorBuilder {
     pub(crate) parent: Option<ActorCell>,
     #[cfg(feature = "controller")]
     pub(crate) controller: Option<crate::controller::ControllerConfig>,
-}
-
-/// A subscriber with the metadata read once at build (R§7: `queue_capacity()` then
-/// `name()`, exactly once each).
-pub(crate) struct SubscriberEntry {
-    pub(crate) subscriber: Arc<dyn Subscribe>,
-    pub(crate) name: Arc<str>,
-    pub(crate) capacity: NonZeroUsize,
 }
 
 impl SupervisorBuilder {

@@ -270,6 +270,14 @@ impl SupervisorHandle {
         self.runtime.event_group.clone()
     }
 
+    /// The supervisor's [`QueryActor`](crate::cluster::QueryActor) (feature `cluster`), for
+    /// `ractor::call!` from local actors; remote nodes reach it through its `pg` group
+    /// [`query_name`](crate::cluster::query_name)`(name)`.
+    #[cfg(feature = "cluster")]
+    pub fn query_actor(&self) -> ActorRef<crate::cluster::QueryMessage> {
+        self.runtime.cluster.query()
+    }
+
     /// Publication and delivery counters of the event path: published, dropped by the bus
     /// backlog, and per subscriber, port and group (SPEC §5). After shutdown: the final
     /// counters, with each subscriber's `drained` result.

@@ -16,6 +16,8 @@ mod lifecycle;
 pub(crate) mod operations;
 pub(crate) mod owner;
 mod parent;
+#[cfg(feature = "controller")]
+mod prepared;
 pub(crate) mod runtime;
 pub(crate) mod shutdown;
 mod signals;
@@ -29,18 +31,19 @@ use std::sync::atomic::AtomicU8;
 
 use ractor::ActorCell;
 
-use builder::SubscriberEntry;
 pub use builder::SupervisorBuilder;
 pub use handle::SupervisorHandle;
 pub use operations::{
     AddOperation, CancelOperation, OperationFuture, RemoveOperation, WatchedAddOperation,
 };
 use owner::OwnerLease;
+#[cfg(feature = "controller")]
+pub use prepared::{PreparedSubmission, Submit, WatchedSubmit};
 use runtime::Runtime;
 
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
-use crate::events::Subscribe;
+use crate::events::{Subscribe, SubscriberEntry};
 use crate::task::{TaskDefaults, TaskSpec};
 
 /// Owner of one supervisor runtime; always handed out as `Arc<Supervisor>`.

@@ -8,7 +8,6 @@ use ractor::ActorRef;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::builder::SubscriberEntry;
 use super::shutdown::{ShutdownCell, Trigger};
 use crate::config::SupervisorConfig;
 #[cfg(feature = "controller")]
@@ -16,6 +15,7 @@ use crate::controller::{
     ControllerActor, ControllerArgs, ControllerConfig, ControllerLink, ControllerShared,
 };
 use crate::error::{MAX_CAPACITY, RuntimeError};
+use crate::events::SubscriberEntry;
 use crate::events::{EventSink, RelayActor, RelayArgs, RelayMessage};
 use crate::registry::{LifeGuard, RegistryActor, RegistryLife, RegistryMessage, RegistrySettings};
 use crate::task::TaskDefaults;
@@ -102,9 +102,9 @@ pub(crate) struct Runtime {
     pub(crate) shutdown: ShutdownCell,
     /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
     pub(crate) parent_link: Option<ActorRef<super::parent::ParentLinkMessage>>,
-    /// The remotable query actor (SPEC §6); stopped in the shutdown tail after the relay.
+    /// The remotable query actor (SPEC §6); closed in the shutdown tail after the relay.
     #[cfg(feature = "cluster")]
-    pub(crate) query: ActorRef<crate::cluster::QueryMessage>,
+    pub(crate) cluster: crate::cluster::ClusterPresence,
 }
 
 impl Runtime {
@@ -215,8 +215,9 @@ impl Runtime {
             }
         };
         #[cfg(feature = "cluster")]
-        let query = crate::cluster::spawn_query(
+        let cluster = crate::cluster::ClusterPresence::start(
             &name,
+            event_group.clone(),
             &registry,
             &relay,
             #[cfg(feature = "controller")]
@@ -246,7 +247,7 @@ impl Runtime {
             shutdown: ShutdownCell::default(),
             parent_link: parent_link.as_ref().map(|(link, _)| link.clone()),
             #[cfg(feature = "cluster")]
-            query,
+            cluster,
         });
         let _ = link_runtime.set(Arc::downgrade(&runtime));
         if let Some((_, gone)) = parent_link {

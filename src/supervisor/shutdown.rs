@@ -156,7 +156,7 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     // After the relay's last delivery: remote watchers see the query actor leave (their
     // "disconnected") only after the final events (SPEC §6).
     #[cfg(feature = "cluster")]
-    crate::cluster::close(runtime).await;
+    runtime.cluster.close().await;
     #[cfg(feature = "controller")]
     super::submit::stop_controller(runtime).await;
     // Waited for, so its name (and the supervisor's) is free once `shutdown` returns: a

@@ -15,10 +15,11 @@ use ractor::rpc::CallResult;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, oneshot};
 
 use super::handle::SupervisorHandle;
+use super::prepared::{PreparedSubmission, Submit};
 use super::runtime::Runtime;
 use crate::controller::{
     CommandKind, ControllerLink, ControllerMessage, ControllerSnapshot, ControllerSpec,
-    IdentityRequest, IdentityRoute, PreparedSubmission, Submission, Submit, command,
+    IdentityRequest, IdentityRoute, Submission, command,
 };
 use crate::error::{ControllerError, RuntimeError};
 use crate::identity::{TaskId, TaskTarget};

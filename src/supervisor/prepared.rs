@@ -1,5 +1,6 @@
 //! The submission builders: [`Submit`], [`WatchedSubmit`] and [`PreparedSubmission`]
-//! (SPEC §3, R§17).
+//! (SPEC §3, R§17). Handle-side, like the `add` builders of `operations.rs`: they drive
+//! `submit.rs`, and the controller itself knows nothing of them.
 //!
 //! Each owns a clone of the handle, so the futures they produce are `Send + 'static`.
 //! `Ok` from any of them confirms **intake** only: the controller has the submission. What
@@ -9,11 +10,13 @@
 use std::fmt;
 use std::future::IntoFuture;
 
-use super::spec::ControllerSpec;
+use super::handle::SupervisorHandle;
+use super::operations::OperationFuture;
+use super::submit;
+use crate::controller::ControllerSpec;
 use crate::error::ControllerError;
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
-use crate::supervisor::{OperationFuture, SupervisorHandle, submit};
 
 /// Builder returned by [`SupervisorHandle::submit`] and [`PreparedSubmission::submit`].
 /// Awaits to `Result<TaskId, ControllerError>`.
