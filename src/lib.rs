@@ -67,7 +67,9 @@ pub use controller::{
 };
 #[cfg(feature = "controller")]
 pub use error::ControllerError;
-pub use error::{BoxError, BuildError, ConfigError, Error, RuntimeError, SharedError};
+pub use error::{
+    BoxError, BuildError, ConfigError, Error, RuntimeError, SharedError, SharedIoError,
+};
 #[cfg(feature = "logging")]
 pub use events::LogWriter;
 #[cfg(feature = "tracing")]

@@ -25,7 +25,7 @@ use std::sync::Arc;
 pub use build::{BuildError, ConfigError};
 #[cfg(feature = "controller")]
 pub use controller::ControllerError;
-pub use runtime::RuntimeError;
+pub use runtime::{RuntimeError, SharedIoError};
 
 /// An owned, type-erased error that can cross threads: what task bodies attach as the
 /// `source` of a `TaskError` (R§11).
@@ -47,7 +47,7 @@ pub(crate) const MAX_CAPACITY: usize = usize::MAX >> 3;
 /// (R§11).
 ///
 /// `Display` and `source()` are those of the inner error; [`Error::as_label`] delegates too.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A supervisor, handle or waiter operation failed.
@@ -115,7 +115,7 @@ mod tests {
     #[test]
     fn error_source_is_the_inner_source() {
         let io = std::io::Error::from_raw_os_error(1);
-        let e: Error = RuntimeError::SignalSetupFailed { source: io }.into();
+        let e: Error = RuntimeError::SignalSetupFailed { source: io.into() }.into();
         let src = StdError::source(&e).expect("io source");
         assert!(src.downcast_ref::<std::io::Error>().is_some());
     }

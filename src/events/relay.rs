@@ -128,7 +128,7 @@ impl RelayArgs {
             let lanes =
                 Lanes::start_with(entries).map_err(|source| RuntimeError::ThreadStartFailed {
                     component: "subscriber_dispatch",
-                    source,
+                    source: source.into(),
                 })?;
             sink.listening.store(true, Ordering::Release);
             Some(Arc::new(lanes))

@@ -41,7 +41,7 @@ pub(crate) enum Trigger {
     RestartIntensity { max_restarts: u32, period: Duration },
 }
 
-type Cached = Option<Arc<Result<(), RuntimeError>>>;
+type Cached = Option<Result<(), RuntimeError>>;
 
 /// Holds the shared operation once installed.
 #[derive(Default)]
@@ -61,15 +61,11 @@ impl ShutdownCell {
 
 /// Creates or joins the shutdown operation of `runtime` and waits for its result.
 ///
-/// Returns an equivalent copy of the cached result to every caller.
+/// Returns a clone of the cached result to every caller.
 pub(crate) async fn join(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
     let mut receiver = install(runtime, trigger);
     match receiver.wait_for(|cached| cached.is_some()).await {
-        Ok(cached) => match cached.as_deref() {
-            Some(Ok(())) => Ok(()),
-            Some(Err(error)) => Err(error.duplicate()),
-            None => Err(RuntimeError::ShuttingDown),
-        },
+        Ok(cached) => cached.clone().unwrap_or(Err(RuntimeError::ShuttingDown)),
         // The owner task died without a result (it panicked): report an unclean shutdown.
         Err(_) => Err(RuntimeError::ShuttingDown),
     }
@@ -90,7 +86,7 @@ pub(crate) fn install(runtime: &Arc<Runtime>, trigger: Trigger) -> watch::Receiv
     let owner = Arc::clone(runtime);
     tokio::spawn(async move {
         let result = workflow(&owner, trigger).await;
-        let _ = sender.send(Some(Arc::new(result)));
+        let _ = sender.send(Some(result));
     });
     receiver
 }
@@ -174,9 +170,9 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             Some(reason) => RuntimeError::RegistryFailed { reason },
             None => RuntimeError::ShuttingDown,
         }),
-        (Trigger::SignalSetupFailed(source), Some(_)) => {
-            Err(RuntimeError::SignalSetupFailed { source })
-        }
+        (Trigger::SignalSetupFailed(source), Some(_)) => Err(RuntimeError::SignalSetupFailed {
+            source: source.into(),
+        }),
         (
             Trigger::RestartIntensity {
                 max_restarts,
