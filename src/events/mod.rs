@@ -16,6 +16,7 @@ pub(crate) mod lanes;
 mod loom_support;
 mod relay;
 mod sink;
+mod stats;
 mod subscriber;
 
 pub use crate::rejection::RejectionKind;
@@ -27,8 +28,9 @@ pub use event::Event;
 #[cfg(all(test, feature = "cluster"))]
 pub(crate) use event::tests as event_tests;
 pub use kind::{BackoffSource, EventKind};
-pub use relay::{EventStats, RelayActor, RelayCommand, RelayMessage, RelayState, SubscriberStats};
-pub(crate) use relay::{RelayArgs, RelayCommandKind, close_relay};
-pub(crate) use sink::{EventSink, SinkState};
+pub(crate) use relay::RelayArgs;
+pub use relay::{RelayActor, RelayCommand, RelayMessage, RelayState};
+pub(crate) use sink::EventSink;
+pub use stats::{EventStats, SubscriberStats};
 pub use subscriber::Subscribe;
 pub(crate) use subscriber::SubscriberEntry;

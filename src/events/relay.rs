@@ -13,6 +13,8 @@
 //! - the `pg` group: one `cast` per member per event; a member that has stopped is skipped
 //!   and counted in [`EventStats::group_failed`].
 //!
+//! What it counts lives in [`DeliveryStats`]; the snapshot is assembled by `stats.rs`.
+//!
 //! Backlog (R§15): ractor mailboxes are unbounded, so events do not travel in the mailbox.
 //! Publishers put them on the bus ring of `bus_capacity` events (see
 //! [`EventSink`](super::EventSink)), which drops the oldest when full, and cast one `Drain`
@@ -21,16 +23,15 @@
 //! `SubscriberOverflow { task: "subscriber_listener", reason: "lagged(N)", dropped: N }`.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, RpcReplyPort, SupervisionEvent};
-use serde::{Deserialize, Serialize};
 
 use super::Event;
 use super::lanes::Lanes;
 use super::sink::SinkState;
+use super::stats::{self, DeliveryStats, EventStats};
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
 use crate::events::SubscriberEntry;
@@ -55,44 +56,6 @@ pub(crate) enum RelayCommandKind {
     PortOpened,
     /// Close the lanes, draining until the deadline; reply with the undrained names.
     Close(Instant, RpcReplyPort<EventStats>),
-}
-
-/// Delivery counters of one supervisor's event path (SPEC §5: loss is visible).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct EventStats {
-    /// Events published (built and sent to the relay) since start.
-    pub published: u64,
-    /// Events dropped from the bus because more than `bus_capacity` waited for the relay
-    /// (the oldest go first); reported to subscribers as `SubscriberOverflow` `lagged(N)`.
-    pub bus_dropped: u64,
-    /// One record per subscriber, in the order they were given to the builder.
-    pub subscribers: Vec<SubscriberStats>,
-    /// Events sent into the `OutputPort` (after it was first opened).
-    pub port_sent: u64,
-    /// Event casts that reached a `pg` group member's mailbox.
-    pub group_delivered: u64,
-    /// Event casts to group members that failed (the member had stopped).
-    pub group_failed: u64,
-}
-
-/// Delivery counters of one subscriber lane.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SubscriberStats {
-    /// The subscriber's `name()`.
-    pub name: Arc<str>,
-    /// Ordinary events whose callback completed (including callbacks that panicked).
-    pub delivered: u64,
-    /// Ordinary events dropped for this subscriber: lane full, lane closed, or discarded
-    /// at the shutdown drain deadline.
-    pub dropped: u64,
-    /// Callbacks that panicked (on any event, diagnostics included).
-    pub panicked: u64,
-    /// `None` while the supervisor runs; after shutdown, whether the lane finished
-    /// draining within `subscriber_shutdown_timeout` (`false`: its remaining events were
-    /// discarded, and a callback may still be running on its thread).
-    pub drained: Option<bool>,
 }
 
 /// The relay actor. See the module documentation.
@@ -121,16 +84,12 @@ impl RelayArgs {
         let lanes = if subscribers.is_empty() {
             None
         } else {
-            let entries = subscribers
-                .iter()
-                .map(|s| (s.subscriber.clone(), s.name.clone(), s.capacity))
-                .collect();
             let lanes =
-                Lanes::start_with(entries).map_err(|source| RuntimeError::ThreadStartFailed {
+                Lanes::start(subscribers).map_err(|source| RuntimeError::ThreadStartFailed {
                     component: "subscriber_dispatch",
                     source: source.into(),
                 })?;
-            sink.listening.store(true, Ordering::Release);
+            sink.stats.listen();
             Some(Arc::new(lanes))
         };
         Ok(RelayArgs {
@@ -160,7 +119,8 @@ pub struct RelayState {
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
-    port_sent: u64,
+    /// Port sends and group casts.
+    delivery: DeliveryStats,
     group: String,
     /// Cached members of the event group, refreshed on every membership change, so no
     /// `pg::get_members` allocation happens per event.
@@ -168,8 +128,6 @@ pub struct RelayState {
     /// Local actors that joined the group although their `Msg` is not `Event`: skipped,
     /// and reported once each.
     foreign: std::collections::HashSet<ractor::ActorId>,
-    group_delivered: u64,
-    group_failed: u64,
     /// The batch being delivered; kept to reuse its allocation.
     batch: std::collections::VecDeque<Arc<Event>>,
 }
@@ -181,12 +139,10 @@ impl RelayState {
             lanes: args.lanes,
             sink: args.sink,
             port: args.port,
-            port_sent: 0,
+            delivery: DeliveryStats::default(),
             group: args.group,
             members: Vec::new(),
             foreign: std::collections::HashSet::new(),
-            group_delivered: 0,
-            group_failed: 0,
             batch: std::collections::VecDeque::new(),
         }
     }
@@ -212,50 +168,28 @@ impl RelayState {
             // "closed" reports have nowhere left to go once every lane is closed.
             drop(lanes.dispatch_batch(events));
         }
-        if self.sink.port_open.load(Ordering::Acquire) {
+        if self.sink.stats.port_open() {
             for event in events {
                 self.port.send(Event::clone(event));
             }
-            self.port_sent += events.len() as u64;
+            self.delivery.count_port_sent(events.len());
         }
         for member in &self.members {
             for event in events {
-                match member.cast(Event::clone(event)) {
-                    Ok(()) => self.group_delivered += 1,
-                    Err(_) => self.group_failed += 1,
-                }
+                let delivered = member.cast(Event::clone(event)).is_ok();
+                self.delivery.count_group_cast(delivered);
             }
         }
     }
 
     /// The counters now; `undrained` names the lanes that missed the shutdown drain.
     fn stats(&self, undrained: &[Arc<str>]) -> EventStats {
-        let closing = !undrained.is_empty() || self.sink.closed.load(Ordering::Acquire);
-        let subscribers = self
+        let lanes = self
             .lanes
             .as_ref()
-            .map(|lanes| {
-                lanes
-                    .stats()
-                    .into_iter()
-                    .map(|lane| SubscriberStats {
-                        drained: closing.then(|| !undrained.contains(&lane.name)),
-                        name: lane.name,
-                        delivered: lane.delivered,
-                        dropped: lane.dropped,
-                        panicked: lane.panicked,
-                    })
-                    .collect()
-            })
+            .map(|lanes| lanes.stats())
             .unwrap_or_default();
-        EventStats {
-            published: self.sink.published.load(Ordering::Relaxed),
-            bus_dropped: self.sink.bus_dropped.load(Ordering::Relaxed),
-            subscribers,
-            port_sent: self.port_sent,
-            group_delivered: self.group_delivered,
-            group_failed: self.group_failed,
-        }
+        stats::snapshot(&self.sink.stats, &self.delivery, lanes, undrained)
     }
 
     /// Re-reads the group's members and whether anybody listens at all.
@@ -291,15 +225,8 @@ impl RelayState {
     }
 
     fn refresh_listening(&self) {
-        let listening = self.lanes.is_some()
-            || self.sink.port_open.load(Ordering::Acquire)
-            || !self.members.is_empty();
-        self.sink.listening.store(listening, Ordering::Release);
-        // `event_port()` may have opened the port between the read and the store above;
-        // never leave the flag off while the port is open.
-        if !listening && self.sink.port_open.load(Ordering::Acquire) {
-            self.sink.listening.store(true, Ordering::Release);
-        }
+        let consumers = self.lanes.is_some() || !self.members.is_empty();
+        self.sink.stats.refresh_listening(consumers);
     }
 }
 

@@ -71,6 +71,19 @@ pub(crate) struct SubscriberEntry {
     pub(crate) capacity: NonZeroUsize,
 }
 
+impl SubscriberEntry {
+    /// Reads `subscriber`'s `queue_capacity()` and then its `name()`, once each.
+    pub(crate) fn read(subscriber: Arc<dyn Subscribe>) -> Self {
+        let capacity = subscriber.queue_capacity();
+        let name: Arc<str> = subscriber.name().into();
+        SubscriberEntry {
+            subscriber,
+            name,
+            capacity,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -266,20 +266,15 @@ impl SupervisorBuilder {
         }
         let mut subscribers = Vec::with_capacity(self.subscribers.len());
         for subscriber in self.subscribers {
-            let capacity = subscriber.queue_capacity();
-            let name: Arc<str> = subscriber.name().into();
-            if capacity.get() > MAX_CAPACITY {
+            let entry = SubscriberEntry::read(subscriber);
+            if entry.capacity.get() > MAX_CAPACITY {
                 return Err(BuildError::CapacityTooLarge {
                     field: "subscriber_queue_capacity",
-                    value: capacity.get(),
+                    value: entry.capacity.get(),
                     max: MAX_CAPACITY,
                 });
             }
-            subscribers.push(SubscriberEntry {
-                subscriber,
-                name,
-                capacity,
-            });
+            subscribers.push(entry);
         }
         Ok(Arc::new(Supervisor::from_parts(
             self.config,

@@ -242,20 +242,7 @@ impl SupervisorHandle {
     /// number of events sent is in [`EventStats::port_sent`]. Events published before the
     /// first call are not replayed.
     pub fn event_port(&self) -> Arc<ractor::OutputPort<crate::events::Event>> {
-        let sink = &self.runtime.sink_state;
-        if !sink
-            .port_open
-            .swap(true, std::sync::atomic::Ordering::AcqRel)
-        {
-            sink.listening
-                .store(true, std::sync::atomic::Ordering::Release);
-            let _ = self
-                .runtime
-                .relay
-                .cast(RelayMessage::Command(crate::events::RelayCommand(
-                    crate::events::RelayCommandKind::PortOpened,
-                )));
-        }
+        self.runtime.events.open_port();
         self.runtime.event_port.clone()
     }
 
@@ -282,18 +269,7 @@ impl SupervisorHandle {
     /// backlog, and per subscriber, port and group (SPEC §5). After shutdown: the final
     /// counters, with each subscriber's `drained` result.
     pub async fn event_stats(&self) -> EventStats {
-        if let Some(stats) = self.runtime.final_event_stats.get() {
-            return stats.clone();
-        }
-        match self.runtime.relay.call(RelayMessage::Stats, None).await {
-            Ok(CallResult::Success(stats)) => stats,
-            _ => self
-                .runtime
-                .final_event_stats
-                .get()
-                .cloned()
-                .unwrap_or_default(),
-        }
+        self.runtime.events.stats().await
     }
 
     /// The supervisor's name (see [`SupervisorBuilder::with_name`](crate::SupervisorBuilder::with_name)).

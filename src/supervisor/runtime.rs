@@ -85,9 +85,6 @@ pub(crate) struct Runtime {
     pub(crate) event_port: Arc<ractor::OutputPort<crate::events::Event>>,
     /// The `pg` group (default scope) whose members receive every event.
     pub(crate) event_group: String,
-    pub(crate) sink_state: Arc<crate::events::SinkState>,
-    /// The event counters as the relay closed at shutdown (with each lane's drain result).
-    pub(crate) final_event_stats: std::sync::OnceLock<crate::events::EventStats>,
     /// In-flight registry commands (`registry_queue_capacity`): the bound that ractor's
     /// unbounded mailbox lacks. A permit is held from send until reply.
     pub(crate) commands: Arc<Semaphore>,
@@ -239,8 +236,6 @@ impl Runtime {
             events,
             event_port,
             event_group,
-            sink_state,
-            final_event_stats: std::sync::OnceLock::new(),
             admission_closed: AtomicBool::new(false),
             shutdown_started: CancellationToken::new(),
             root_token,

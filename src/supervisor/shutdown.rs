@@ -140,15 +140,9 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     // Common tail: cancel whatever is left, drain subscriber lanes, stop the actors.
     runtime.root_token.cancel();
     runtime
-        .sink_state
-        .closed
-        .store(true, std::sync::atomic::Ordering::Release);
-    let final_stats =
-        crate::events::close_relay(&runtime.relay, runtime.config.subscriber_shutdown_timeout())
-            .await;
-    if let Some(stats) = final_stats {
-        let _ = runtime.final_event_stats.set(stats);
-    }
+        .events
+        .close(runtime.config.subscriber_shutdown_timeout())
+        .await;
     // After the relay's last delivery: remote watchers see the query actor leave (their
     // "disconnected") only after the final events (SPEC §6).
     #[cfg(feature = "cluster")]
