@@ -107,6 +107,13 @@ pub(crate) enum CommandKind {
     DrainDeadline,
 }
 
+impl From<CommandKind> for RegistryMessage {
+    /// Wraps a command for the registry's mailbox: `registry.cast(kind.into())`.
+    fn from(kind: CommandKind) -> Self {
+        RegistryMessage::Command(Command(kind))
+    }
+}
+
 /// One add request: the id allocated at call start, the spec, and the watcher's channel.
 pub(crate) struct AddRequest {
     pub(crate) id: TaskId,

@@ -152,11 +152,7 @@ impl SupervisorHandle {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let lookup = target.clone();
         let reply = self
-            .query(|reply| {
-                RegistryMessage::Command(crate::registry::Command(
-                    crate::registry::CommandKind::Watch(lookup, tx, reply),
-                ))
-            })
+            .query(|reply| crate::registry::CommandKind::Watch(lookup, tx, reply).into())
             .await;
         match reply {
             Some(Some(id)) => Ok(TaskWaiter::new(id, rx)),

@@ -13,7 +13,7 @@ use super::{Supervisor, SupervisorHandle};
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
-use crate::registry::{AddRequest, Command, CommandKind, RegistryMessage};
+use crate::registry::{AddRequest, CommandKind};
 use crate::task::TaskSpec;
 
 const FREE: u8 = 0;
@@ -120,10 +120,7 @@ where
         }
         let reply = runtime
             .registry
-            .call(
-                |port| RegistryMessage::Command(Command(CommandKind::AddBatch(requests, port))),
-                None,
-            )
+            .call(|port| CommandKind::AddBatch(requests, port).into(), None)
             .await;
         match reply {
             Ok(CallResult::Success(Ok(()))) => {}
@@ -132,10 +129,9 @@ where
         }
     }
 
-    let empty = runtime.registry.call(
-        |port| RegistryMessage::Command(Command(CommandKind::WaitEmpty(port))),
-        None,
-    );
+    let empty = runtime
+        .registry
+        .call(|port| CommandKind::WaitEmpty(port).into(), None);
     let triggered = async {
         match trigger.as_mut() {
             Some(pending) => pending.as_mut().await,

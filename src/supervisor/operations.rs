@@ -20,7 +20,7 @@ use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
-use crate::registry::{AddRequest, CancelTicket, Command, CommandKind, RegistryMessage};
+use crate::registry::{AddRequest, CancelTicket, CommandKind};
 use crate::task::TaskSpec;
 
 /// A boxed `Send + 'static` future, the `IntoFuture` type of every builder here.
@@ -191,7 +191,7 @@ pub(crate) async fn add(
     let reply = runtime
         .registry
         .call(
-            |port| RegistryMessage::Command(Command(CommandKind::Add(Box::new(request), port))),
+            |port| CommandKind::Add(Box::new(request), port).into(),
             None,
         )
         .await;
@@ -221,10 +221,7 @@ async fn call_registry<T: Send + 'static>(
     before_send();
     let reply = runtime
         .registry
-        .call(
-            |port| RegistryMessage::Command(Command(command(port))),
-            None,
-        )
+        .call(|port| command(port).into(), None)
         .await;
     drop(slot);
     match reply {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use super::runtime::Runtime;
 use super::shutdown::{self, Trigger};
-use crate::registry::{Command, CommandKind, RegistryMessage};
+use crate::registry::CommandKind;
 
 /// Shared by the `Supervisor` and every handle; its `Drop` is the last-owner fallback.
 #[derive(Default)]
@@ -41,9 +41,7 @@ impl Drop for OwnerLease {
         if tokio::runtime::Handle::try_current().is_ok() {
             drop(shutdown::install(&runtime, Trigger::OwnerDropped));
         } else {
-            let _ = runtime.registry.cast(RegistryMessage::Command(Command(
-                CommandKind::ForceAbortAll,
-            )));
+            let _ = runtime.registry.cast(CommandKind::ForceAbortAll.into());
         }
     }
 }

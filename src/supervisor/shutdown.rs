@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use super::runtime::Runtime;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
-use crate::registry::{Command, CommandKind, RegistryMessage};
+use crate::registry::CommandKind;
 
 /// How long tasks get to stop cooperatively after the last owner was dropped without a
 /// shutdown (at most the configured grace, and it also caps per-task shutdown timeouts).
@@ -121,12 +121,13 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             .registry
             .call(
                 |reply| {
-                    RegistryMessage::Command(Command(CommandKind::Shutdown {
+                    CommandKind::Shutdown {
                         grace,
                         verdict,
                         window_cap,
                         reply,
-                    }))
+                    }
+                    .into()
                 },
                 None,
             )

@@ -11,7 +11,7 @@ use super::Supervisor;
 use super::lifecycle::run_static;
 use super::shutdown::{self, Trigger};
 use crate::error::RuntimeError;
-use crate::registry::{Command, CommandKind, RegistryMessage};
+use crate::registry::CommandKind;
 use crate::task::TaskSpec;
 
 pub(super) async fn run_with_os_signals(
@@ -33,9 +33,7 @@ pub(super) async fn run_with_os_signals(
         listeners.first().await;
         let watcher = tokio::spawn(async move {
             listeners.second().await;
-            let _ = registry.cast(RegistryMessage::Command(Command(
-                CommandKind::ForceAbortAll,
-            )));
+            let _ = registry.cast(CommandKind::ForceAbortAll.into());
         });
         if let Ok(mut slot) = escalation_slot.lock() {
             *slot = Some(watcher.abort_handle());
