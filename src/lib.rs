@@ -5,7 +5,7 @@
 //! capture, cooperative cancellation, graceful shutdown with a grace period, one reliable
 //! final outcome per watched task, and a best-effort lifecycle event stream.
 //!
-//! Every registration is supervised by a ractor [`RegistryActor`]; each attempt is one
+//! Every registration is supervised by a ractor registry actor; each attempt is one
 //! incarnation of a task actor linked under it, and a retry is a restart decided from the
 //! attempt's supervision event. The semantics follow taskvisor 0.8.1 (see `SPEC.md` and
 //! `ARCHITECTURE.md` in the repository).
@@ -15,6 +15,25 @@
 //! attempts, §13 registry, §14 shutdown, §15 events, §16 subscribers, §17 controller);
 //! `SPEC §n` is this crate's own contract where it goes beyond that; OTP rules cite the
 //! Erlang/OTP `supervisor` manual.
+//!
+//! # What is public
+//!
+//! Every public type is at the crate root; [`prelude`] brings in the quick-start subset.
+//! The actors themselves (registry, controller, relay, attempts, query) are internal: a
+//! user holds them as `ActorRef<…Message>`, from the handle.
+//!
+//! | group | items |
+//! |---|---|
+//! | entry points | [`Supervisor`], [`SupervisorBuilder`], [`SupervisorConfig`], [`TaskDefaults`] |
+//! | the handle and its operations | [`SupervisorHandle`], [`AddOperation`], [`WatchedAddOperation`], [`RemoveOperation`], [`CancelOperation`], [`OperationFuture`], [`TaskTarget`] |
+//! | the task model | [`Task`], [`TaskFn`], [`TaskRef`], [`TaskSpec`], [`TaskSetting`], [`TaskContext`], [`TaskId`], [`TaskError`], [`FATAL_STOP_PREFIX`], [`SHUTDOWN_STOP_PREFIX`] |
+//! | policies | [`RestartPolicy`], [`BackoffPolicy`], [`JitterPolicy`], [`BackoffError`], [`AutoShutdown`] |
+//! | outcomes and state | [`TaskOutcome`], [`TaskOutcomeKind`], [`TaskWaiter`], [`TaskWaiterFuture`], [`TaskInfo`], [`TaskState`] |
+//! | events | [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`], [`Subscribe`], [`EventStats`], [`SubscriberStats`]; `TracingSubscriber`, `LogWriter` (features `tracing`, `logging`) |
+//! | keyed admission (feature `controller`) | [`ControllerSpec`], [`AdmissionPolicy`], [`ControllerConfig`], [`Submit`], [`WatchedSubmit`], [`PreparedSubmission`], [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`] |
+//! | the actors' messages | [`RegistryMessage`], [`RelayMessage`], [`ControllerMessage`] |
+//! | errors | [`Error`], [`RuntimeError`], [`SharedIoError`], [`ConfigError`], [`BuildError`], [`ControllerError`], [`BoxError`], [`SharedError`] |
+//! | remote monitoring (feature `cluster`) | the `cluster` module |
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -42,28 +61,28 @@
 mod attempt;
 #[cfg(feature = "cluster")]
 pub mod cluster;
-pub mod config;
+mod config;
 #[cfg(feature = "controller")]
-pub mod controller;
-pub mod error;
-pub mod events;
-pub mod identity;
+mod controller;
+mod error;
+mod events;
+mod identity;
 mod local_message;
-pub mod outcome;
+mod outcome;
 mod panic_guard;
-pub mod policy;
+mod policy;
 pub mod prelude;
-pub mod registry;
+mod registry;
 mod rejection;
-pub mod supervisor;
+mod supervisor;
 mod sync;
-pub mod task;
+mod task;
 
 pub use config::SupervisorConfig;
 #[cfg(feature = "controller")]
 pub use controller::{
-    AdmissionPolicy, ControllerActor, ControllerCommand, ControllerConfig, ControllerMessage,
-    ControllerSnapshot, ControllerSpec, SlotStatusKind, SlotView,
+    AdmissionPolicy, ControllerConfig, ControllerMessage, ControllerSnapshot, ControllerSpec,
+    SlotStatusKind, SlotView,
 };
 #[cfg(feature = "controller")]
 pub use error::ControllerError;
@@ -75,15 +94,15 @@ pub use events::LogWriter;
 #[cfg(feature = "tracing")]
 pub use events::TracingSubscriber;
 pub use events::{
-    BackoffSource, Event, EventKind, EventStats, RejectionKind, RelayActor, RelayMessage,
-    Subscribe, SubscriberStats,
+    BackoffSource, Event, EventKind, EventStats, RelayMessage, Subscribe, SubscriberStats,
 };
 pub use identity::{TaskId, TaskTarget};
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
 pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
-pub use registry::{RegistryActor, RegistryMessage, TaskInfo, TaskState};
+pub use registry::{RegistryMessage, TaskInfo, TaskState};
+pub use rejection::RejectionKind;
 pub use supervisor::{
-    AddOperation, CancelOperation, RemoveOperation, Supervisor, SupervisorBuilder,
+    AddOperation, CancelOperation, OperationFuture, RemoveOperation, Supervisor, SupervisorBuilder,
     SupervisorHandle, WatchedAddOperation,
 };
 #[cfg(feature = "controller")]

@@ -7,13 +7,13 @@
 //! | a `ractor_cluster::NodeServer` with a cookie | a `NodeServer` with the same cookie |
 //! | any supervisor, named with `with_name("demo")` | [`RemoteSupervisor::connect`]`(&node, "127.0.0.1:7100", "demo", timeout)` |
 //! | its relay casts every event to the members of `"taskvisor.demo.events"` | [`RemoteSupervisor::events`] joins that group and yields [`WatchItem`]s |
-//! | its [`QueryActor`], `"taskvisor.demo.query"`, answers [`QueryMessage`] RPCs | `list`, `alive_snapshot`, `is_alive`, `task_info`, `controller_snapshot`, `event_stats` |
+//! | its query actor, `"taskvisor.demo.query"`, answers [`QueryMessage`] RPCs | `list`, `alive_snapshot`, `is_alive`, `task_info`, `controller_snapshot`, `event_stats` |
 //!
 //! Pieces:
 //! - [`wire`]: the versioned envelope every value crosses nodes in; `Event`, `TaskInfo`,
 //!   `EventStats`, `ControllerSnapshot` and `SlotView` implement ractor's
 //!   `BytesConvertable` with it, so they are ractor cluster messages.
-//! - [`QueryActor`]/[`QueryMessage`]: the per-supervisor remotable query actor (spawned by
+//! - [`QueryMessage`]: the messages of the per-supervisor remotable query actor (spawned by
 //!   `serve` when the feature is on, stopped with the registry at shutdown); the runtime
 //!   holds it through `ClusterPresence`, its one handle on this module.
 //! - [`RemoteSupervisor`], [`RemoteError`], [`RemoteOptions`]: the client, with bounded
@@ -56,8 +56,7 @@ use ractor::ActorRef;
 
 pub use client::{RemoteError, RemoteOptions, RemoteSupervisor};
 pub use query::{
-    DEFAULT_LOCAL_TIMEOUT, QueryActor, QueryArgs, QueryError, QueryMessage, QueryResult, TaskList,
-    query_name,
+    DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult, TaskList, query_name,
 };
 pub use watch::{EventStream, WatchItem};
 
@@ -74,7 +73,7 @@ pub(crate) struct ClusterPresence {
 }
 
 impl ClusterPresence {
-    /// Spawns the supervisor's query actor (see [`QueryActor`]).
+    /// Spawns the supervisor's query actor (see `query.rs`).
     ///
     /// # Errors
     /// The spawn error when another live supervisor already uses `supervisor`'s query name.
@@ -97,7 +96,8 @@ impl ClusterPresence {
         Ok(ClusterPresence { query, event_group })
     }
 
-    /// The query actor, for [`SupervisorHandle::query_actor`](crate::SupervisorHandle::query_actor).
+    /// The query actor, for
+    /// [`SupervisorHandle::query_actor`](crate::SupervisorHandle::query_actor).
     pub(crate) fn query(&self) -> ActorRef<QueryMessage> {
         self.query.clone()
     }

@@ -37,20 +37,19 @@
 //! `supervisor/prepared.rs` and `supervisor/submit.rs`.
 
 mod actor;
-pub mod config;
+mod config;
 mod messages;
 mod queue;
 mod slot;
-pub mod snapshot;
-pub mod spec;
+mod snapshot;
+mod spec;
 
-pub use actor::ControllerActor;
-pub(crate) use actor::ControllerArgs;
+pub(crate) use actor::{ControllerActor, ControllerArgs};
 pub use config::ControllerConfig;
+pub use messages::ControllerMessage;
 pub(crate) use messages::{
     CommandKind, ControllerLink, ControllerShared, IdentityRequest, IdentityRoute, Submission,
     command,
 };
-pub use messages::{ControllerCommand, ControllerMessage};
 pub use snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
 pub use spec::{AdmissionPolicy, ControllerSpec};

@@ -8,7 +8,7 @@
 //! Events are observations: lossy under load (losses are counted and reported), never the
 //! source of truth for task state.
 
-pub mod builtin;
+mod builtin;
 mod event;
 mod kind;
 pub(crate) mod lanes;
@@ -28,8 +28,8 @@ pub use event::Event;
 #[cfg(all(test, feature = "cluster"))]
 pub(crate) use event::tests as event_tests;
 pub use kind::{BackoffSource, EventKind};
-pub(crate) use relay::RelayArgs;
-pub use relay::{RelayActor, RelayCommand, RelayMessage, RelayState};
+pub use relay::RelayMessage;
+pub(crate) use relay::{RelayActor, RelayArgs};
 pub(crate) use sink::EventSink;
 pub use stats::{EventStats, SubscriberStats};
 pub use subscriber::Subscribe;

@@ -36,7 +36,9 @@ use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
 use crate::events::SubscriberEntry;
 
-/// Messages of the [`RelayActor`].
+/// Messages of the supervisor's event relay actor (an internal actor type: users hold it
+/// only as `ActorRef<RelayMessage>`, from
+/// [`SupervisorHandle::relay_actor`](crate::SupervisorHandle::relay_actor)).
 #[non_exhaustive]
 pub enum RelayMessage {
     /// Publication and delivery counters, for `ractor::call!` from any actor.
@@ -59,10 +61,10 @@ pub(crate) enum RelayCommandKind {
 }
 
 /// The relay actor. See the module documentation.
-pub struct RelayActor;
+pub(crate) struct RelayActor;
 
 /// Spawn arguments of the relay (opaque).
-pub struct RelayArgs {
+pub(crate) struct RelayArgs {
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
@@ -115,7 +117,7 @@ impl RelayArgs {
 }
 
 /// The relay's state.
-pub struct RelayState {
+pub(crate) struct RelayState {
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,

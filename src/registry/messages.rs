@@ -18,7 +18,8 @@ use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskOutcome;
 use crate::task::TaskSpec;
 
-/// Messages of the [`RegistryActor`](super::RegistryActor).
+/// Messages of the supervisor's registry actor (an internal actor type: users hold it
+/// only as `ActorRef<RegistryMessage>`).
 ///
 /// Obtain the actor with [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor).
 ///
@@ -127,7 +128,7 @@ pub(crate) struct AddRequest {
 
 /// The registry's answer to a cancel: whether this call made the claim, and a channel that
 /// closes when the registration's terminal outcome has been committed.
-pub struct CancelTicket {
+pub(crate) struct CancelTicket {
     pub(crate) id: Option<TaskId>,
     pub(crate) claimed: bool,
     pub(crate) done: Option<oneshot::Receiver<()>>,

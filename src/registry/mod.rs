@@ -25,8 +25,8 @@ mod removal;
 mod requests;
 pub(crate) mod state;
 
-pub use actor::RegistryActor;
+pub(crate) use actor::RegistryActor;
 pub(crate) use life::{LifeGuard, RegistryLife};
-pub(crate) use messages::{AddRequest, CommandKind};
-pub use messages::{CancelTicket, Command, RegistryMessage, TaskInfo, TaskState};
+pub(crate) use messages::{AddRequest, CancelTicket, Command, CommandKind};
+pub use messages::{RegistryMessage, TaskInfo, TaskState};
 pub(crate) use state::{RegistrySettings, ReleaseHook, Stage};

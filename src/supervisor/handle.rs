@@ -253,9 +253,9 @@ impl SupervisorHandle {
         self.runtime.event_group.clone()
     }
 
-    /// The supervisor's [`QueryActor`](crate::cluster::QueryActor) (feature `cluster`), for
-    /// `ractor::call!` from local actors; remote nodes reach it through its `pg` group
-    /// [`query_name`](crate::cluster::query_name)`(name)`.
+    /// The supervisor's query actor (feature `cluster`), for `ractor::call!` with a
+    /// [`QueryMessage`](crate::cluster::QueryMessage) from local actors; remote nodes reach
+    /// it through its `pg` group [`query_name`](crate::cluster::query_name)`(name)`.
     #[cfg(feature = "cluster")]
     pub fn query_actor(&self) -> ActorRef<crate::cluster::QueryMessage> {
         self.runtime.cluster.query()
