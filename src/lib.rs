@@ -7,14 +7,13 @@
 //!
 //! Every registration is supervised by a ractor registry actor; each attempt is one
 //! incarnation of a task actor linked under it, and a retry is a restart decided from the
-//! attempt's supervision event. The semantics follow taskvisor 0.8.1 (see `SPEC.md` and
-//! `ARCHITECTURE.md` in the repository).
+//! attempt's supervision event. The semantics follow taskvisor 0.8.1.
 //!
-//! Documentation cites the rules it implements: `R§n` is section n of the behaviour of
-//! taskvisor 0.8.1 that this crate rebuilds (its documented semantics: §5 policies, §12
-//! attempts, §13 registry, §14 shutdown, §15 events, §16 subscribers, §17 controller);
-//! `SPEC §n` is this crate's own contract where it goes beyond that; OTP rules cite the
-//! Erlang/OTP `supervisor` manual.
+//! Documentation cites the guarantees it implements as `docs/semantics.md#<section>`: the
+//! page of runtime guarantees in the repository (attempts, retries, timeouts, panics,
+//! cancellation, outcomes, admission, removal, shutdown, events, event loss, subscribers,
+//! slots, ownership, the ractor tree); OTP rules cite the Erlang/OTP `supervisor` manual.
+//! `ARCHITECTURE.md` is the contributor's map.
 //!
 //! # What is public
 //!

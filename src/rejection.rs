@@ -1,4 +1,4 @@
-//! [`RejectionKind`]: why the registry or the controller refused work (R§15).
+//! [`RejectionKind`]: why the registry or the controller refused work (docs/semantics.md#events).
 //!
 //! Its own leaf module because both the rejected outcome (`outcome.rs`) and the events
 //! (`events/`) carry it; neither has to import the other for it. Re-exported as
@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Why the registry or the controller refused work (R§15). Carried by `TaskAddFailed` and
-/// `ControllerRejected` events and by rejected outcomes.
+/// Why the registry or the controller refused work (docs/semantics.md#events). Carried by
+/// `TaskAddFailed` and `ControllerRejected` events and by rejected outcomes.
 ///
 /// Non-exhaustive: match with a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -38,7 +38,7 @@ pub enum RejectionKind {
 }
 
 impl RejectionKind {
-    /// The stable `snake_case` label, e.g. `"slot_busy"` (R§15).
+    /// The stable `snake_case` label, e.g. `"slot_busy"` (docs/semantics.md#events).
     pub const fn as_label(self) -> &'static str {
         match self {
             Self::AlreadyExists => "already_exists",

@@ -1,4 +1,4 @@
-//! Cluster-aware monitoring over `ractor_cluster` (feature `cluster`, SPEC §6).
+//! Cluster-aware monitoring over `ractor_cluster` (feature `cluster`).
 //!
 //! A supervisor on node A can be watched from node B:
 //!

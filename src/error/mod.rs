@@ -1,4 +1,4 @@
-//! Error types, one enum per boundary (R§6, R§7, R§11, R§17).
+//! Error types, one enum per boundary.
 //!
 //! | boundary | type | returned by |
 //! |---|---|---|
@@ -28,11 +28,11 @@ pub use controller::ControllerError;
 pub use runtime::{RuntimeError, SharedIoError};
 
 /// An owned, type-erased error that can cross threads: what task bodies attach as the
-/// `source` of a `TaskError` (R§11).
+/// `source` of a `TaskError`.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
 /// A shared, type-erased error: the form a task error's source takes once it is stored in a
-/// [`TaskOutcome`](crate::outcome::TaskOutcome), which is `Clone` (R§11). Downcasting through
+/// [`TaskOutcome`](crate::outcome::TaskOutcome), which is `Clone`. Downcasting through
 /// `&dyn Error` still reaches the original concrete type.
 pub type SharedError = Arc<dyn StdError + Send + Sync + 'static>;
 
@@ -40,11 +40,10 @@ pub type SharedError = Arc<dyn StdError + Send + Sync + 'static>;
 ///
 /// This is Tokio's `Semaphore::MAX_PERMITS` (`usize::MAX >> 3`); a larger value would make
 /// Tokio panic, so `try_with_*` setters return [`ConfigError::TooLarge`] and `try_build`
-/// returns [`BuildError::CapacityTooLarge`] above it (R§6, R§7).
+/// returns [`BuildError::CapacityTooLarge`] above it.
 pub(crate) const MAX_CAPACITY: usize = usize::MAX >> 3;
 
-/// Either a runtime or a controller error, for callers that mix both kinds of operations
-/// (R§11).
+/// Either a runtime or a controller error, for callers that mix both kinds of operations.
 ///
 /// `Display` and `source()` are those of the inner error; [`Error::as_label`] delegates too.
 #[derive(Debug, Clone, thiserror::Error)]

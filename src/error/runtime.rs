@@ -1,4 +1,4 @@
-//! [`RuntimeError`]: failures of the running supervisor (R§11, SPEC §3–§5).
+//! [`RuntimeError`]: failures of the running supervisor.
 
 use std::fmt;
 use std::io;
@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::identity::{TaskId, TaskTarget};
 
 /// A failure of the supervisor runtime: starting it, managing tasks through the handle,
-/// waiting for an outcome, or shutting down (R§11).
+/// waiting for an outcome, or shutting down.
 ///
 /// Match on the variant, or use [`RuntimeError::as_label`] for a stable string; the
 /// `Display` text is for humans and may change. Unit variants can be built by users (for
@@ -20,7 +20,7 @@ use crate::identity::{TaskId, TaskTarget};
 #[non_exhaustive]
 pub enum RuntimeError {
     /// `serve`/`run*` was called outside a Tokio runtime. Nothing was started, so calling
-    /// again from inside a runtime can succeed (R§8).
+    /// again from inside a runtime can succeed.
     #[error("runtime startup requires an active Tokio runtime")]
     TokioRuntimeUnavailable,
 
@@ -38,7 +38,7 @@ pub enum RuntimeError {
 
     /// Shutdown finished, but some tasks did not stop cooperatively within the grace
     /// period and were force-aborted (their code may still be running). `stuck` lists their
-    /// names, sorted (R§14).
+    /// names, sorted (docs/semantics.md#shutdown).
     #[error("shutdown timeout {grace:?} exceeded; logically force-aborted: {stuck:?}")]
     #[non_exhaustive]
     GraceExceeded {
@@ -50,7 +50,7 @@ pub enum RuntimeError {
 
     /// The task name is taken: by a registered task, by a force-aborted attempt that has
     /// not physically exited yet, or by an earlier item of the same batch. For a batch,
-    /// `name` is the first conflicting name (R§13).
+    /// `name` is the first conflicting name (docs/semantics.md#admission).
     #[error("task name '{name}' already exists")]
     #[non_exhaustive]
     TaskAlreadyExists {
@@ -59,8 +59,9 @@ pub enum RuntimeError {
     },
 
     /// A configured count bound is exhausted. `resource` is `"registered_tasks"`
-    /// (`max_registered_tasks`), `"owned_user_lifetimes"` (`ownership_capacity`, R§18) or
-    /// `"controller_identity_operations"`; `limit` is the configured bound.
+    /// (`max_registered_tasks`), `"owned_user_lifetimes"` (`ownership_capacity`,
+    /// docs/semantics.md#ownership) or `"controller_identity_operations"`; `limit` is the
+    /// configured bound.
     #[error("resource limit reached for {resource}: {limit}")]
     #[non_exhaustive]
     ResourceLimitReached {
@@ -71,12 +72,14 @@ pub enum RuntimeError {
     },
 
     /// A fail-fast operation found the management command queue full
-    /// (`registry_queue_capacity`). Nothing changed; retrying later may succeed (R§9).
+    /// (`registry_queue_capacity`). Nothing changed; retrying later may succeed
+    /// (docs/semantics.md#admission).
     #[error("management command queue is full")]
     CommandQueueFull,
 
     /// A remove/cancel with a termination timeout stopped waiting after `timeout`. The
-    /// removal itself goes on; the task's outcome still arrives on its waiter (R§9).
+    /// removal itself goes on; the task's outcome still arrives on its waiter
+    /// (docs/semantics.md#removal).
     #[error("timeout waiting for task {id} termination after {timeout:?}")]
     #[non_exhaustive]
     TaskTerminationTimeout {
@@ -87,7 +90,7 @@ pub enum RuntimeError {
     },
 
     /// A [`TaskWaiter`](crate::outcome::TaskWaiter) lost its channel before an outcome was
-    /// sent: the runtime that owned the task is gone (R§10).
+    /// sent: the runtime that owned the task is gone (docs/semantics.md#outcomes).
     #[error("final outcome for task {id} is unavailable")]
     #[non_exhaustive]
     OutcomeUnavailable {
@@ -96,7 +99,7 @@ pub enum RuntimeError {
     },
 
     /// `run_with_os_signals` could not install its SIGINT/SIGTERM handlers; the supervisor
-    /// was shut down instead of running unwatched (R§8).
+    /// was shut down instead of running unwatched.
     #[error("failed to install shutdown signal handlers: {source}")]
     #[non_exhaustive]
     SignalSetupFailed {
@@ -105,19 +108,20 @@ pub enum RuntimeError {
     },
 
     /// The supervisor no longer accepts work: shutdown has started, the registry has
-    /// stopped (even if it died, SPEC §1), or a reply was lost because of that.
+    /// stopped (even if it died, docs/semantics.md#registry-failure), or a reply was lost because
+    /// of that.
     #[error("supervisor is shutting down")]
     ShuttingDown,
 
     /// `run`/`run_until`/`run_with_os_signals` or `serve` was already started on this
-    /// `Supervisor`; a supervisor is started at most once (R§8).
+    /// `Supervisor`; a supervisor is started at most once.
     #[error("supervisor run() was already started")]
     AlreadyRunning,
 
     /// More than `max_restarts` restarts happened within `period`, summed over the tasks the
     /// limit covers, so the supervisor shut itself down, as an Erlang/OTP supervisor does
-    /// when its restart intensity is exceeded (SPEC §5). Returned by `run*` and `shutdown`.
-    /// The tasks still registered then are cancelled by that shutdown: their waiters
+    /// when its restart intensity is exceeded (docs/semantics.md#retries). Returned by `run*` and
+    /// `shutdown`. The tasks still registered then are cancelled by that shutdown: their waiters
     /// resolve `Canceled` (or `ForceAborted` after the grace).
     #[error("restart intensity exceeded: more than {max_restarts} restarts within {period:?}")]
     #[non_exhaustive]
@@ -162,8 +166,8 @@ pub enum RuntimeError {
     /// The registry actor died (it was killed, or one of its handlers panicked) instead of
     /// being stopped by a shutdown. Every task body was cancelled at once and every waiter
     /// resolved; the supervisor shut down and admits nothing more. Returned by `shutdown`
-    /// and `run*` (SPEC §1: registry death is fatal); other operations return
-    /// [`ShuttingDown`](Self::ShuttingDown). `reason` is the panic message, or
+    /// and `run*` (docs/semantics.md#registry-failure: registry death is fatal); other operations
+    /// return [`ShuttingDown`](Self::ShuttingDown). `reason` is the panic message, or
     /// `"registry actor was killed"`.
     #[error("registry actor failed: {reason}")]
     #[non_exhaustive]
@@ -174,7 +178,7 @@ pub enum RuntimeError {
 
     /// `serve` found another live supervisor in this process using the name given to
     /// `SupervisorBuilder::with_name`. Names must be unique because they name the
-    /// supervisor's actors and event group in ractor's process-global registry (SPEC §4).
+    /// supervisor's actors and event group in ractor's process-global registry.
     /// Nothing was started; the name frees up when the other supervisor stops.
     #[error("supervisor name '{name}' is already in use")]
     #[non_exhaustive]
@@ -185,7 +189,7 @@ pub enum RuntimeError {
 }
 
 impl RuntimeError {
-    /// The stable label of this error, e.g. `runtime_command_queue_full` (R§11).
+    /// The stable label of this error, e.g. `runtime_command_queue_full`.
     pub const fn as_label(&self) -> &'static str {
         match self {
             Self::TokioRuntimeUnavailable => "runtime_tokio_runtime_unavailable",

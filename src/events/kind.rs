@@ -3,18 +3,18 @@
 //! refused ([`RejectionKind`](crate::RejectionKind)) lives in `rejection.rs`, shared with
 //! the outcomes.
 //!
-//! Every enum here has an `as_label()` that returns a stable `snake_case` string (R§15).
-//! The serde form of each variant is that same label, so a serialized event reads the same
-//! way as a log line and the two never drift apart.
+//! Every enum here has an `as_label()` that returns a stable `snake_case` string
+//! (docs/semantics.md#events). The serde form of each variant is that same label, so a serialized
+//! event reads the same way as a log line and the two never drift apart.
 
 use serde::{Deserialize, Serialize};
 
-/// What an [`Event`](super::Event) reports (R§15, plus `RestartIntensityExceeded` from
-/// SPEC §5).
+/// What an [`Event`](super::Event) reports (docs/semantics.md#events, plus
+/// `RestartIntensityExceeded` from docs/semantics.md#retries).
 ///
-/// The table in R§15 lists, for every kind, which `Event` fields the runtime fills in; the
-/// variant docs below repeat it. Events are observations only: they are lossy, may arrive
-/// late, and never confirm state (R§20 item 18).
+/// The table in docs/semantics.md#events lists, for every kind, which `Event` fields the runtime
+/// fills in; the variant docs below repeat it. Events are observations only: they are lossy, may
+/// arrive late, and never confirm state (docs/semantics.md#events).
 ///
 /// Non-exhaustive: later versions may add kinds, so match with a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -40,8 +40,8 @@ pub enum EventKind {
     /// Shutdown verdict: some task outlived the grace period and was force-aborted.
     GraceExceeded,
     /// Restarts exceeded the configured intensity (`max_restarts` within `period`) and the
-    /// supervisor is shutting down (SPEC §5, Erlang/OTP `intensity`/`period`). `id` and
-    /// `task` name the task whose restart tripped the limit when there is one.
+    /// supervisor is shutting down (docs/semantics.md#retries, Erlang/OTP `intensity`/`period`).
+    /// `id` and `task` name the task whose restart tripped the limit when there is one.
     RestartIntensityExceeded,
     /// An attempt is about to run its task body. `id`, `task`, `attempt`.
     AttemptStarting,
@@ -88,7 +88,8 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    /// The stable `snake_case` label of this kind, e.g. `"task_finished"` (R§15).
+    /// The stable `snake_case` label of this kind, e.g. `"task_finished"`
+    /// (docs/semantics.md#events).
     pub const fn as_label(self) -> &'static str {
         match self {
             Self::SubscriberPanicked => "subscriber_panicked",
@@ -120,7 +121,7 @@ impl EventKind {
     }
 
     /// True for the kinds the event machinery produces about itself: `SubscriberOverflow`,
-    /// `SubscriberPanicked` and `RuntimeFailure` (R§15).
+    /// `SubscriberPanicked` and `RuntimeFailure` (docs/semantics.md#events).
     ///
     /// Delivery never counts or re-reports the loss of these, and a subscriber panicking on
     /// one produces no `SubscriberPanicked`; otherwise one broken subscriber could feed
@@ -133,8 +134,8 @@ impl EventKind {
     }
 }
 
-/// Why a `BackoffScheduled` delay was chosen (R§15). Exhaustive: a delay follows either a
-/// success (periodic/`Always` repeat) or a failure (retry).
+/// Why a `BackoffScheduled` delay was chosen (docs/semantics.md#events). Exhaustive: a delay
+/// follows either a success (periodic/`Always` repeat) or a failure (retry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BackoffSource {
@@ -145,7 +146,7 @@ pub enum BackoffSource {
 }
 
 impl BackoffSource {
-    /// The stable label: `"success"` or `"failure"` (R§15).
+    /// The stable label: `"success"` or `"failure"` (docs/semantics.md#events).
     pub const fn as_label(self) -> &'static str {
         match self {
             Self::Success => "success",

@@ -1,15 +1,17 @@
-//! Per-subscriber delivery lanes: the engine behind [`Subscribe`] callbacks (R§16).
+//! Per-subscriber delivery lanes: the engine behind [`Subscribe`] callbacks
+//! (docs/semantics.md#subscribers).
 //!
 //! Every subscriber owns one *lane*: a bounded FIFO queue plus one library-owned OS thread
 //! (`ractor-taskvisor-subscriber-N`, N = the subscriber's index) that pops events and runs
 //! the callback. The publisher (the relay actor) only ever pushes into queues, so no user
 //! callback ever runs on, or blocks, a Tokio worker.
 //!
-//! # Rules (R§15, R§16)
+//! # Rules (docs/semantics.md#events, #subscribers)
 //! - [`Lanes::dispatch_batch`] never blocks. A full lane drops the *incoming* event for that lane
 //!   only. Once that lane has drained, its own subscriber receives one coalesced
 //!   `SubscriberOverflow { task: <name>, reason: "full", dropped: N }` and the count
-//!   restarts from 0. A lane that lagged keeps receiving later events (BUG-04).
+//!   restarts from 0. A lane that lagged keeps receiving later events
+//!   (docs/semantics.md#event-loss).
 //! - Internal diagnostics (`SubscriberOverflow`, `SubscriberPanicked`, `RuntimeFailure`)
 //!   are never counted as dropped or re-reported, so diagnostics cannot feed on themselves.
 //! - A callback panic is caught; the lane continues. For an ordinary event a
@@ -17,12 +19,12 @@
 //!   it is connected (so every lane, the port and the group get it, the panicking lane
 //!   included); before that, it is pushed straight into every *other* lane. The
 //!   panic payload is dropped under its own guard, because a payload whose destructor
-//!   panics would otherwise kill the worker thread (BUG-18).
+//!   panics would otherwise kill the worker thread (docs/semantics.md#panics).
 //! - [`Lanes::close`] stops intake, waits until a deadline for lanes to drain, then discards
 //!   what is left. It never waits on a running callback past the deadline: a blocked callback
-//!   keeps its thread, detached (BUG-05). After close, the first ordinary event routed to a
-//!   lane yields a `SubscriberOverflow { reason: "closed", dropped: 1 }` report, returned by
-//!   `dispatch_batch`.
+//!   keeps its thread, detached (docs/semantics.md#subscribers). After close, the first ordinary
+//!   event routed to a lane yields a `SubscriberOverflow { reason: "closed", dropped: 1 }` report,
+//!   returned by `dispatch_batch`.
 //!
 //! # Why a mutex per lane
 //! Each queue is a `Mutex<VecDeque>` with two condvars. The only contenders are the
@@ -51,7 +53,7 @@ const THREAD_NAME_PREFIX: &str = "ractor-taskvisor-subscriber-";
 /// subscriber that asks for a huge capacity does not pay for it until it actually lags.
 const PREALLOCATED_SLOTS: usize = 1024;
 
-/// Diagnostic reasons from R§19.
+/// Diagnostic reasons (`reason` of `SubscriberOverflow`).
 const REASON_FULL: &str = "full";
 const REASON_CLOSED: &str = "closed";
 
@@ -83,8 +85,8 @@ impl DrainReport {
 
 impl Lanes {
     /// Starts one lane and worker thread per subscriber, in the given order, with the name
-    /// and queue capacity the builder read once (R§7, R§16). No callback runs on the
-    /// caller's thread.
+    /// and queue capacity the builder read once (docs/semantics.md#subscribers). No callback runs
+    /// on the caller's thread.
     ///
     /// # Errors
     /// The OS error of a worker thread that could not start; lanes already started are
@@ -313,7 +315,8 @@ impl Lane {
     /// Blocks the worker until there is work; `None` means exit.
     ///
     /// A pending `full` report is handed out only once the queue is empty, so the report
-    /// comes after the lane has drained and carries the whole burst's count (R§15).
+    /// comes after the lane has drained and carries the whole burst's count
+    /// (docs/semantics.md#events).
     fn next_work(&self) -> Option<Work> {
         let mut queue = self.lock();
         loop {

@@ -1,4 +1,4 @@
-//! Runtime events and their delivery to subscribers (R§15, R§16).
+//! Runtime events and their delivery to subscribers (docs/semantics.md#events, #subscribers).
 //!
 //! - [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`]: what is published.
 //! - [`Subscribe`]: the user callback trait.

@@ -7,7 +7,8 @@
 //! Sends: events to subscriber lanes, to the port, and by `cast` to each group member.
 //!
 //! Channels and their guarantees:
-//! - subscriber lanes: bounded per subscriber; a full lane drops and reports (R§16);
+//! - subscriber lanes: bounded per subscriber; a full lane drops and reports
+//!   (docs/semantics.md#subscribers);
 //! - the `OutputPort` (ractor's `output-port-v2` delivery): unbounded per subscribing
 //!   actor, so nothing is dropped while the actor lives — a slow actor grows its mailbox;
 //! - the `pg` group: one `cast` per member per event; a member that has stopped is skipped
@@ -15,8 +16,8 @@
 //!
 //! What it counts lives in [`DeliveryStats`]; the snapshot is assembled by `stats.rs`.
 //!
-//! Backlog (R§15): ractor mailboxes are unbounded, so events do not travel in the mailbox.
-//! Publishers put them on the bus ring of `bus_capacity` events (see
+//! Backlog (docs/semantics.md#event-loss): ractor mailboxes are unbounded, so events do not travel
+//! in the mailbox. Publishers put them on the bus ring of `bus_capacity` events (see
 //! [`EventSink`](super::EventSink)), which drops the oldest when full, and cast one `Drain`
 //! per batch; the relay takes the whole ring per `Drain`. After a loss, the next delivered
 //! event is followed by one
@@ -150,7 +151,7 @@ impl RelayState {
     }
 
     /// Takes everything on the bus ring and delivers it in order; after a loss, the first
-    /// delivered event is followed by the `lagged(N)` report (R§15).
+    /// delivered event is followed by the `lagged(N)` report (docs/semantics.md#event-loss).
     fn drain(&mut self) {
         self.sink.take_batch(&mut self.batch);
         let batch = std::mem::take(&mut self.batch);
@@ -293,7 +294,8 @@ impl Actor for RelayActor {
             }
             RelayMessage::Command(RelayCommand(RelayCommandKind::Drain)) => state.drain(),
             RelayMessage::Command(RelayCommand(RelayCommandKind::Close(deadline, reply))) => {
-                // Deliver what is still on the bus before the lanes close (R§14 tail).
+                // Deliver what is still on the bus before the lanes close (the tail of
+                // docs/semantics.md#shutdown).
                 state.drain();
                 let undrained = match state.lanes.clone() {
                     None => Vec::new(),

@@ -2,9 +2,9 @@
 //! `cast` to the relay per batch (only when no drain is requested yet) — and nothing at all
 //! (not even building the event) while nobody listens.
 //!
-//! The bus is the newest-retaining ring of R§15: `bus_capacity` events; publishing into a
-//! full ring drops the oldest and counts it, and the relay reports the count as one
-//! `SubscriberOverflow { reason: "lagged(N)" }`. Batching the relay's wake-ups this way lets
+//! The bus is the newest-retaining ring of docs/semantics.md#events: `bus_capacity` events;
+//! publishing into a full ring drops the oldest and counts it, and the relay reports the count as
+//! one `SubscriberOverflow { reason: "lagged(N)" }`. Batching the relay's wake-ups this way lets
 //! one relay keep up with every producer: the relay drains the whole ring per wake-up and
 //! hands each subscriber lane the batch with one lock and at most one thread wake-up.
 
@@ -20,7 +20,7 @@ use super::relay::{RelayCommand, RelayCommandKind, RelayMessage, close_relay};
 use super::stats::{BusStats, EventStats};
 use crate::sync::{Mutex, MutexGuard};
 
-/// The task name on the relay's overflow reports (R§15).
+/// The task name on the relay's overflow reports (docs/semantics.md#event-loss).
 const RELAY_COMPONENT: &str = "subscriber_listener";
 
 /// The bus ring and its bookkeeping, guarded by one mutex.
@@ -93,7 +93,8 @@ impl SinkState {
     /// The relay's half of the protocol: moves everything on the ring into `batch` (empty;
     /// swapped in, so neither side reallocates) and ends the batch, so the next publish
     /// wakes the relay again. After a loss, the `lagged(N)` report follows the first event
-    /// taken (R§15); a loss always leaves a newer event behind, so there is one.
+    /// taken (docs/semantics.md#event-loss); a loss always leaves a newer event behind, so there is
+    /// one.
     pub(crate) fn take_batch(&self, batch: &mut VecDeque<Arc<Event>>) {
         let lagged = {
             let mut ring = self.ring();

@@ -1,5 +1,5 @@
-//! Event statistics and loss flags (SPEC §5: event loss is visible): the one owner of what
-//! the event path counts and of the flags that decide whether it runs at all.
+//! Event statistics and loss flags (docs/semantics.md#event-loss: event loss is visible): the one
+//! owner of what the event path counts and of the flags that decide whether it runs at all.
 //!
 //! - [`BusStats`]: shared by every publisher, the relay, the handle and the shutdown —
 //!   whether anybody listens, whether the `OutputPort` was handed out, whether the relay
@@ -24,7 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::sync::{AtomicBool, AtomicU64};
 
-/// Delivery counters of one supervisor's event path (SPEC §5: loss is visible).
+/// Delivery counters of one supervisor's event path (docs/semantics.md#event-loss: loss is
+/// visible).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EventStats {
@@ -173,8 +174,9 @@ impl BusStats {
 
 /// Delivery counters of one lane, for [`SubscriberStats`].
 ///
-/// Only ordinary events are counted in `delivered` and `dropped` (R§15). So, once a lane
-/// has finished, `delivered + dropped` equals the number of ordinary events dispatched to it.
+/// Only ordinary events are counted in `delivered` and `dropped` (docs/semantics.md#event-loss).
+/// So, once a lane has finished, `delivered + dropped` equals the number of ordinary events
+/// dispatched to it.
 #[derive(Debug)]
 pub(crate) struct LaneCounters {
     delivered: AtomicU64,

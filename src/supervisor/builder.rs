@@ -2,7 +2,7 @@
 //! wiring (name, parent), validates them, and builds an [`Arc<Supervisor>`].
 //!
 //! Building needs no Tokio runtime and starts nothing; [`Supervisor::serve`] and the `run*`
-//! entry points start the actors (R§7).
+//! entry points start the actors.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -162,8 +162,8 @@ impl SupervisorBuilder {
         Ok(self)
     }
 
-    /// Replaces the subscribers (R§16). Each holds one ownership unit for the supervisor's
-    /// life.
+    /// Replaces the subscribers (docs/semantics.md#subscribers). Each holds one ownership unit for
+    /// the supervisor's life.
     pub fn with_subscribers(mut self, subscribers: Vec<Arc<dyn Subscribe>>) -> Self {
         self.subscribers = subscribers;
         self
@@ -208,8 +208,8 @@ impl SupervisorBuilder {
         self
     }
 
-    /// Installs the keyed-admission controller (R§17) with `config`; without it every
-    /// submit form returns `ControllerError::NotConfigured`. [`try_build`](Self::try_build)
+    /// Installs the keyed-admission controller (docs/semantics.md#slots) with `config`; without it
+    /// every submit form returns `ControllerError::NotConfigured`. [`try_build`](Self::try_build)
     /// rejects a `queue_capacity` above `usize::MAX >> 3` with
     /// [`BuildError::CapacityTooLarge`] (`"controller_queue_capacity"`).
     #[cfg(feature = "controller")]
@@ -232,7 +232,7 @@ impl SupervisorBuilder {
 
     /// Validates and builds the supervisor.
     ///
-    /// Order (R§7): capacities; the ownership budget for all subscribers at once; then each
+    /// Order: capacities; the ownership budget for all subscribers at once; then each
     /// subscriber's `queue_capacity()` and `name()`, read exactly once.
     ///
     /// # Errors

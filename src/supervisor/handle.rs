@@ -23,7 +23,7 @@ use crate::task::{TaskDefaults, TaskSpec};
 ///
 /// Cheap to clone (two `Arc`s). Every clone, and the [`Supervisor`](crate::Supervisor),
 /// shares one ownership lease: when the last of them is dropped without a shutdown, the
-/// supervisor closes admission and cancels its tasks (R§14, "last owner drop").
+/// supervisor closes admission and cancels its tasks (docs/semantics.md#owner-drop).
 #[derive(Clone)]
 pub struct SupervisorHandle {
     runtime: Arc<Runtime>,
@@ -71,7 +71,7 @@ impl SupervisorHandle {
     }
 
     /// Fail-fast [`add_and_watch`](Self::add_and_watch): a full command queue gives
-    /// [`RuntimeError::CommandQueueFull`] instead of waiting (R§9 `try_add_and_watch`).
+    /// [`RuntimeError::CommandQueueFull`] instead of waiting (docs/semantics.md#admission).
     ///
     /// # Errors
     /// As [`AddOperation`] with `.fail_fast()`.
@@ -201,7 +201,7 @@ impl SupervisorHandle {
     }
 
     /// Shuts the supervisor down, or joins the shutdown already under way, and returns its
-    /// one cached result (R§14).
+    /// one cached result (docs/semantics.md#shutdown).
     ///
     /// Closes admission, cancels every task, waits up to the grace period (one shared
     /// deadline), force-aborts what is left, drains subscriber lanes up to
@@ -262,8 +262,8 @@ impl SupervisorHandle {
     }
 
     /// Publication and delivery counters of the event path: published, dropped by the bus
-    /// backlog, and per subscriber, port and group (SPEC §5). After shutdown: the final
-    /// counters, with each subscriber's `drained` result.
+    /// backlog, and per subscriber, port and group (docs/semantics.md#event-loss). After shutdown:
+    /// the final counters, with each subscriber's `drained` result.
     pub async fn event_stats(&self) -> EventStats {
         self.runtime.events.stats().await
     }

@@ -1,5 +1,5 @@
-//! The single-shot static lifecycle shared by `run`, `run_until` and `run_with_os_signals`
-//! (R§8): claim, pre-checks that do not consume the claim, commit, all-or-nothing batch,
+//! The single-shot static lifecycle shared by `run`, `run_until` and `run_with_os_signals`:
+//! claim, pre-checks that do not consume the claim, commit, all-or-nothing batch,
 //! then wait for natural completion, a trigger, or another shutdown.
 
 use std::future::Future;
@@ -76,7 +76,7 @@ where
         return shutdown::join(&runtime, Trigger::Requested).await;
     }
 
-    // Ownership for the whole batch, fail-fast, before the claim is committed (R§8 step 5).
+    // Ownership for the whole batch, fail-fast, before the claim is committed.
     let mut units = None;
     if let (Some(ownership), false) = (&runtime.ownership, tasks.is_empty()) {
         match u32::try_from(tasks.len())

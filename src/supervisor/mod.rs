@@ -1,7 +1,7 @@
 //! The supervisor: entry points, handle, operations and the shared shutdown.
 //!
 //! - [`Supervisor`] (this file): owner of one runtime; `serve`, `run`, `run_until`,
-//!   `run_with_os_signals` (R§8).
+//!   `run_with_os_signals`.
 //! - `builder`: [`SupervisorBuilder`] and validation.
 //! - `runtime`: the started actors, tokens and command permits.
 //! - `handle`: [`SupervisorHandle`] and its queries.
@@ -69,7 +69,7 @@ pub struct Supervisor {
     #[cfg(feature = "controller")]
     controller: Option<crate::controller::ControllerConfig>,
     lease: Arc<OwnerLease>,
-    /// Single-shot claim of the static `run*` lifecycle (R§8).
+    /// Single-shot claim of the static `run*` lifecycle.
     lifecycle: AtomicU8,
 }
 
@@ -159,7 +159,7 @@ impl Supervisor {
 
     /// Runs a static batch until natural completion: returns when the whole registry
     /// (including tasks added through `serve` handles) is empty and the shutdown workflow
-    /// has finished, or when another trigger's shutdown finishes (R§8).
+    /// has finished, or when another trigger's shutdown finishes.
     ///
     /// `Ok(())` means the lifecycle and shutdown completed cleanly, not that tasks
     /// succeeded: watch them for their outcomes.
@@ -190,7 +190,7 @@ impl Supervisor {
     /// As [`run`](Self::run), and SIGINT, SIGTERM or SIGQUIT (Ctrl-C elsewhere) triggers a
     /// requested graceful shutdown. A second SIGINT or SIGTERM during the grace period
     /// force-aborts the remaining tasks at once, so a stuck shutdown can always be cut short
-    /// (the first signal does not swallow the next one, BUG-16).
+    /// (the first signal does not swallow the next one, docs/semantics.md#shutdown).
     ///
     /// Only this entry point installs process signal handlers.
     ///

@@ -74,10 +74,11 @@ pub(crate) struct Runtime {
     pub(crate) config: SupervisorConfig,
     pub(crate) defaults: TaskDefaults,
     pub(crate) registry: ActorRef<RegistryMessage>,
-    /// Whether (and why) the registry's life ended; its failure is fatal (SPEC §1).
+    /// Whether (and why) the registry's life ended; its failure is fatal
+    /// (docs/semantics.md#registry-failure).
     pub(crate) registry_life: Arc<RegistryLife>,
     pub(crate) relay: ActorRef<RelayMessage>,
-    /// The keyed-admission controller, when built with `with_controller` (R§17).
+    /// The keyed-admission controller, when built with `with_controller` (docs/semantics.md#slots).
     #[cfg(feature = "controller")]
     pub(crate) controller: Option<ControllerLink>,
     pub(crate) events: EventSink,
@@ -88,7 +89,7 @@ pub(crate) struct Runtime {
     /// In-flight registry commands (`registry_queue_capacity`): the bound that ractor's
     /// unbounded mailbox lacks. A permit is held from send until reply.
     pub(crate) commands: Arc<Semaphore>,
-    /// Ownership units (R§18) for accepted tasks; `None` when unlimited.
+    /// Ownership units (docs/semantics.md#ownership) for accepted tasks; `None` when unlimited.
     pub(crate) ownership: Option<Arc<Semaphore>>,
     /// Set when admission closes (shutdown started or the owner dropped).
     admission_closed: AtomicBool,
@@ -99,7 +100,7 @@ pub(crate) struct Runtime {
     pub(crate) shutdown: ShutdownCell,
     /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
     pub(crate) parent_link: Option<ActorRef<super::parent::ParentLinkMessage>>,
-    /// The remotable query actor (SPEC §6); closed in the shutdown tail after the relay.
+    /// The remotable query actor; closed in the shutdown tail after the relay.
     #[cfg(feature = "cluster")]
     pub(crate) cluster: crate::cluster::ClusterPresence,
 }
@@ -253,8 +254,9 @@ impl Runtime {
                 Some(Trigger::Requested)
             });
         }
-        // Registry death is fatal (SPEC §1): its guard has already cancelled every task and
-        // closed admission; here the shutdown tail runs. Ends with the registry at the latest.
+        // Registry death is fatal (docs/semantics.md#registry-failure): its guard has already
+        // cancelled every task and closed admission; here the shutdown tail runs. Ends with the
+        // registry at the latest.
         let life = runtime.registry_life.clone();
         shutdown_when(&runtime, async move {
             life.gone().cancelled().await;
@@ -285,7 +287,7 @@ impl Runtime {
         self.admission_closed.load(Ordering::Acquire) || self.registry_life.is_gone()
     }
 
-    /// Closes admission and fires the shutdown-started signal (R§14 step 1).
+    /// Closes admission and fires the shutdown-started signal (docs/semantics.md#shutdown).
     pub(crate) fn close_admission(&self) {
         self.admission_closed.store(true, Ordering::Release);
         self.shutdown_started.cancel();

@@ -1,4 +1,4 @@
-//! The one shared shutdown operation of a supervisor (R§14).
+//! The one shared shutdown operation of a supervisor (docs/semantics.md#shutdown).
 //!
 //! The first trigger (a handle's `shutdown`, a `run_until` future, an OS signal, natural
 //! completion of `run`, or a failed signal setup) installs a detached owner task that runs
@@ -91,8 +91,9 @@ pub(crate) fn install(runtime: &Arc<Runtime>, trigger: Trigger) -> watch::Receiv
     receiver
 }
 
-/// The workflow of R§14: close admission, drain with one shared grace deadline, publish the
-/// verdict (the registry does, after the last `TaskRemoved`), then the common tail.
+/// The workflow of docs/semantics.md#shutdown: close admission, drain with one shared grace
+/// deadline, publish the verdict (the registry does, after the last `TaskRemoved`), then the common
+/// tail.
 async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
     if matches!(trigger, Trigger::Requested) {
         runtime
@@ -145,7 +146,7 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
         .close(runtime.config.subscriber_shutdown_timeout())
         .await;
     // After the relay's last delivery: remote watchers see the query actor leave (their
-    // "disconnected") only after the final events (SPEC §6).
+    // "disconnected") only after the final events.
     #[cfg(feature = "cluster")]
     runtime.cluster.close().await;
     #[cfg(feature = "controller")]

@@ -1,5 +1,5 @@
-//! Lane rules from R§15/R§16 and BUG-04/05/18. Every wait is on a channel; the only clock
-//! reads are the bounds on `close`, which is defined by a deadline.
+//! Lane rules (docs/semantics.md#subscribers, #event-loss, #panics). Every wait is on a channel;
+//! the only clock reads are the bounds on `close`, which is defined by a deadline.
 
 use std::num::NonZeroUsize;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -387,7 +387,7 @@ fn panic_on_an_internal_diagnostic_produces_no_further_report() {
     }
 }
 
-/// A panic payload whose destructor panics again (BUG-18).
+/// A panic payload whose destructor panics again (docs/semantics.md#panics).
 struct Bomb;
 
 impl Drop for Bomb {
