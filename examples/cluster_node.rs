@@ -1,4 +1,4 @@
-//! Two nodes on loopback: one runs a supervisor, the other watches it (SPEC §6).
+//! Two nodes on loopback: one runs a supervisor, the other watches it.
 //!
 //! ```text
 //! cargo run --features cluster --example cluster_node -- serve

@@ -1,4 +1,4 @@
-//! The three admission policies side by side (R§17).
+//! The three admission policies side by side (docs/semantics.md#slots).
 //!
 //! Three slots each get a long-running owner, then three more submissions while it runs:
 //!

@@ -1,4 +1,5 @@
-//! Latest-wins synchronisation per tenant with `AdmissionPolicy::Replace` (R§17).
+//! Latest-wins synchronisation per tenant with `AdmissionPolicy::Replace`
+//! (docs/semantics.md#slots).
 //!
 //! Change notifications arrive in bursts for three tenants. Each one submits a sync job to
 //! the tenant's slot with `Replace`: a newer sync retires the one running (it sees

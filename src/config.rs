@@ -1,4 +1,4 @@
-//! [`SupervisorConfig`]: the runtime settings of one supervisor (R§6, SPEC §5).
+//! [`SupervisorConfig`]: the runtime settings of one supervisor.
 
 use std::num::NonZeroUsize;
 use std::time::Duration;
@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::error::{BuildError, ConfigError, MAX_CAPACITY, check_capacity};
 use crate::policy::AutoShutdown;
 
-/// The longest duration a setting keeps: 30 years of 365 days (R§6). Longer values are
+/// The longest duration a setting keeps: 30 years of 365 days. Longer values are
 /// clamped to it so that `Instant + duration` can never overflow anywhere in the runtime;
 /// 30 years already means "never" for a process.
 pub(crate) const MAX_DURATION: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
@@ -25,7 +25,7 @@ const fn clamp_duration(d: Duration) -> Duration {
     }
 }
 
-/// Runtime settings of one supervisor (R§6).
+/// Runtime settings of one supervisor.
 ///
 /// Built with `const fn` setters from [`SupervisorConfig::new`] (equal to `Default`):
 ///
@@ -84,7 +84,7 @@ impl SupervisorConfig {
 
     /// How long tasks get to stop cooperatively after cancellation, on explicit
     /// remove/cancel, requested shutdown and natural shutdown, before they are logically
-    /// force-aborted (R§6, R§14). Zero means no wait. Default 60 s.
+    /// force-aborted (docs/semantics.md#shutdown). Zero means no wait. Default 60 s.
     pub const fn grace(&self) -> Duration {
         self.grace
     }
@@ -99,7 +99,7 @@ impl SupervisorConfig {
     // ---- subscriber shutdown timeout ---------------------------------------------------
 
     /// One shared deadline for all subscriber queues to drain at shutdown; zero closes them
-    /// without waiting (R§6, R§16). Default 5 s.
+    /// without waiting (docs/semantics.md#subscribers). Default 5 s.
     pub const fn subscriber_shutdown_timeout(&self) -> Duration {
         self.subscriber_shutdown_timeout
     }
@@ -115,7 +115,7 @@ impl SupervisorConfig {
     // ---- max concurrent ----------------------------------------------------------------
 
     /// The most attempts allowed to run at the same time across all tasks; further attempts
-    /// wait for a permit (R§6, R§12). `None` (default) means unlimited.
+    /// wait for a permit (docs/semantics.md#attempts). `None` (default) means unlimited.
     pub const fn max_concurrent(&self) -> Option<NonZeroUsize> {
         self.max_concurrent
     }
@@ -143,8 +143,9 @@ impl SupervisorConfig {
     // ---- max registered tasks ----------------------------------------------------------
 
     /// The most tasks the registry holds at once, counting tasks being removed and
-    /// force-aborted attempts that have not physically exited (R§6, R§13). Adding beyond it
-    /// fails with `RuntimeError::ResourceLimitReached { resource: "registered_tasks", .. }`.
+    /// force-aborted attempts that have not physically exited (docs/semantics.md#admission).
+    /// Adding beyond it fails with
+    /// `RuntimeError::ResourceLimitReached { resource: "registered_tasks", .. }`.
     /// `None` means unlimited. Default 1024.
     pub const fn max_registered_tasks(&self) -> Option<NonZeroUsize> {
         self.max_registered_tasks
@@ -172,7 +173,7 @@ impl SupervisorConfig {
 
     /// The shared budget of user values the supervisor owns at once: accepted tasks
     /// (including queued controller work) and configured subscribers, each holding one unit
-    /// until it is destroyed (R§6, R§18). `None` means unlimited. Default 1024.
+    /// until it is destroyed (docs/semantics.md#ownership). `None` means unlimited. Default 1024.
     pub const fn ownership_capacity(&self) -> Option<NonZeroUsize> {
         self.ownership_capacity
     }
@@ -198,7 +199,7 @@ impl SupervisorConfig {
     // ---- bus capacity ------------------------------------------------------------------
 
     /// How many events the event bus buffers; when full, the oldest are dropped and the
-    /// loss is counted (R§6, R§15). Default 1024.
+    /// loss is counted (docs/semantics.md#event-loss). Default 1024.
     pub const fn bus_capacity(&self) -> NonZeroUsize {
         self.bus_capacity
     }
@@ -227,7 +228,7 @@ impl SupervisorConfig {
 
     /// How many management commands (add, remove, cancel) may wait for the registry at
     /// once. Waiting operations queue for a slot; fail-fast ones return
-    /// `RuntimeError::CommandQueueFull` (R§6, R§9). Default 1024.
+    /// `RuntimeError::CommandQueueFull` (docs/semantics.md#admission). Default 1024.
     pub const fn registry_queue_capacity(&self) -> NonZeroUsize {
         self.registry_queue_capacity
     }
@@ -276,7 +277,7 @@ impl SupervisorConfig {
     // ---- restart intensity -------------------------------------------------------------
 
     /// The supervisor-wide restart limit as `(max_restarts, period)`, or `None` (default)
-    /// for no limit (SPEC §5).
+    /// for no limit (docs/semantics.md#retries).
     ///
     /// This is the `intensity`/`period` pair of an Erlang/OTP supervisor (stdlib
     /// `supervisor` manual, "Supervisor flags"): if more than `max_restarts` restarts occur
@@ -326,7 +327,7 @@ impl SupervisorConfig {
 
     // ---- validation --------------------------------------------------------------------
 
-    /// The checks `SupervisorBuilder::try_build` runs on the runtime settings (R§7).
+    /// The checks `SupervisorBuilder::try_build` runs on the runtime settings.
     ///
     /// # Errors
     /// [`BuildError::CapacityTooLarge`] for the first of `max_concurrent`, `bus_capacity`,

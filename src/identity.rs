@@ -3,7 +3,7 @@
 //! A `TaskId` is allocated before the first admission decision (direct add, static batch item,
 //! or controller submission) and follows that one registration through every attempt, every
 //! event, the registry entry and the watched outcome. Re-adding a task with the same name
-//! gives a new id. See R§2 of the reference semantics.
+//! gives a new id.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -91,7 +91,8 @@ mod tests {
 /// task that currently holds a name.
 ///
 /// By-name targets reach registered work only; queued controller work is reachable only by
-/// id (R§9, R§17). Built with `From` from a [`TaskId`], `&str`, `String` or `Arc<str>`.
+/// id (docs/semantics.md#admission, #slots). Built with `From` from a [`TaskId`], `&str`, `String`
+/// or `Arc<str>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TaskTarget {
     /// One registration, by the id its add or submission returned.

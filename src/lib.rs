@@ -5,16 +5,34 @@
 //! capture, cooperative cancellation, graceful shutdown with a grace period, one reliable
 //! final outcome per watched task, and a best-effort lifecycle event stream.
 //!
-//! Every registration is supervised by a ractor [`RegistryActor`]; each attempt is one
+//! Every registration is supervised by a ractor registry actor; each attempt is one
 //! incarnation of a task actor linked under it, and a retry is a restart decided from the
-//! attempt's supervision event. The semantics follow taskvisor 0.8.1 (see `SPEC.md` and
-//! `ARCHITECTURE.md` in the repository).
+//! attempt's supervision event. The semantics follow taskvisor 0.8.1.
 //!
-//! Documentation cites the rules it implements: `R§n` is section n of the behaviour of
-//! taskvisor 0.8.1 that this crate rebuilds (its documented semantics: §5 policies, §12
-//! attempts, §13 registry, §14 shutdown, §15 events, §16 subscribers, §17 controller);
-//! `SPEC §n` is this crate's own contract where it goes beyond that; OTP rules cite the
-//! Erlang/OTP `supervisor` manual.
+//! Documentation cites the guarantees it implements as `docs/semantics.md#<section>`: the
+//! page of runtime guarantees in the repository (attempts, retries, timeouts, panics,
+//! cancellation, outcomes, admission, removal, shutdown, events, event loss, subscribers,
+//! slots, ownership, the ractor tree); OTP rules cite the Erlang/OTP `supervisor` manual.
+//! `ARCHITECTURE.md` is the contributor's map.
+//!
+//! # What is public
+//!
+//! Every public type is at the crate root; [`prelude`] brings in the quick-start subset.
+//! The actors themselves (registry, controller, relay, attempts, query) are internal: a
+//! user holds them as `ActorRef<…Message>`, from the handle.
+//!
+//! | group | items |
+//! |---|---|
+//! | entry points | [`Supervisor`], [`SupervisorBuilder`], [`SupervisorConfig`], [`TaskDefaults`] |
+//! | the handle and its operations | [`SupervisorHandle`], [`AddOperation`], [`WatchedAddOperation`], [`RemoveOperation`], [`CancelOperation`], [`OperationFuture`], [`TaskTarget`] |
+//! | the task model | [`Task`], [`TaskFn`], [`TaskRef`], [`TaskSpec`], [`TaskSetting`], [`TaskContext`], [`TaskId`], [`TaskError`], [`FATAL_STOP_PREFIX`], [`SHUTDOWN_STOP_PREFIX`] |
+//! | policies | [`RestartPolicy`], [`BackoffPolicy`], [`JitterPolicy`], [`BackoffError`], [`AutoShutdown`] |
+//! | outcomes and state | [`TaskOutcome`], [`TaskOutcomeKind`], [`TaskWaiter`], [`TaskWaiterFuture`], [`TaskInfo`], [`TaskState`] |
+//! | events | [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`], [`Subscribe`], [`EventStats`], [`SubscriberStats`]; `TracingSubscriber`, `LogWriter` (features `tracing`, `logging`) |
+//! | keyed admission (feature `controller`) | [`ControllerSpec`], [`AdmissionPolicy`], [`ControllerConfig`], [`Submit`], [`WatchedSubmit`], [`PreparedSubmission`], [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`] |
+//! | the actors' messages | [`RegistryMessage`], [`RelayMessage`], [`ControllerMessage`] |
+//! | errors | [`Error`], [`RuntimeError`], [`SharedIoError`], [`ConfigError`], [`BuildError`], [`ControllerError`], [`BoxError`], [`SharedError`] |
+//! | remote monitoring (feature `cluster`) | the `cluster` module |
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -42,50 +60,54 @@
 mod attempt;
 #[cfg(feature = "cluster")]
 pub mod cluster;
-pub mod config;
+mod config;
 #[cfg(feature = "controller")]
-pub mod controller;
-pub mod error;
-pub mod events;
+mod controller;
+mod error;
+mod events;
 mod group;
-pub mod identity;
+mod identity;
 mod local_message;
-pub mod outcome;
+mod outcome;
 mod panic_guard;
-pub mod policy;
+mod policy;
 pub mod prelude;
-pub mod registry;
-pub mod supervisor;
+mod registry;
+mod rejection;
+mod supervisor;
 mod sync;
-pub mod task;
+mod task;
 
 pub use config::SupervisorConfig;
 #[cfg(feature = "controller")]
 pub use controller::{
-    AdmissionPolicy, ControllerActor, ControllerCommand, ControllerConfig, ControllerMessage,
-    ControllerSnapshot, ControllerSpec, PreparedSubmission, SlotStatusKind, SlotView, Submit,
-    WatchedSubmit,
+    AdmissionPolicy, ControllerConfig, ControllerMessage, ControllerSnapshot, ControllerSpec,
+    SlotStatusKind, SlotView,
 };
 #[cfg(feature = "controller")]
 pub use error::ControllerError;
-pub use error::{BoxError, BuildError, ConfigError, Error, RuntimeError, SharedError};
+pub use error::{
+    BoxError, BuildError, ConfigError, Error, RuntimeError, SharedError, SharedIoError,
+};
 #[cfg(feature = "logging")]
 pub use events::LogWriter;
 #[cfg(feature = "tracing")]
 pub use events::TracingSubscriber;
 pub use events::{
-    BackoffSource, Event, EventKind, EventStats, RejectionKind, RelayActor, RelayMessage,
-    Subscribe, SubscriberStats,
+    BackoffSource, Event, EventKind, EventStats, RelayMessage, Subscribe, SubscriberStats,
 };
 pub use group::{GroupStrategy, TaskGroup};
 pub use identity::{TaskId, TaskTarget};
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
 pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
-pub use registry::{RegistryActor, RegistryMessage, TaskInfo, TaskState};
+pub use registry::{RegistryMessage, TaskInfo, TaskState};
+pub use rejection::RejectionKind;
 pub use supervisor::{
-    AddOperation, CancelOperation, PauseOperation, RemoveOperation, Supervisor, SupervisorBuilder,
-    SupervisorHandle, WatchedAddOperation,
+    AddOperation, CancelOperation, OperationFuture, PauseOperation, RemoveOperation, Supervisor,
+    SupervisorBuilder, SupervisorHandle, WatchedAddOperation,
 };
+#[cfg(feature = "controller")]
+pub use supervisor::{PreparedSubmission, Submit, WatchedSubmit};
 pub use task::{
     FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX, Task, TaskContext, TaskDefaults, TaskError, TaskFn,
     TaskRef, TaskSetting, TaskSpec,

@@ -1,4 +1,4 @@
-//! Final outcomes of tasks and the one-shot waiters that deliver them (R§10).
+//! Final outcomes of tasks and the one-shot waiters that deliver them (docs/semantics.md#outcomes).
 //!
 //! An outcome travels from the registry (or the controller, for work it rejects) to the
 //! [`TaskWaiter`] on a dedicated one-shot channel. It never goes through the event bus, so
@@ -16,11 +16,11 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::error::{RuntimeError, SharedError};
-use crate::events::RejectionKind;
 use crate::identity::TaskId;
 use crate::panic_guard::{dispose, drop_quietly};
+use crate::rejection::RejectionKind;
 
-/// How one registered (or submitted) task ended, once and for all (R§10).
+/// How one registered (or submitted) task ended, once and for all (docs/semantics.md#outcomes).
 ///
 /// Exactly one outcome is produced per [`TaskId`]. Unit variants can be built by users (for
 /// mocks); data variants are `#[non_exhaustive]`.
@@ -150,7 +150,7 @@ impl TaskOutcome {
         }
     }
 
-    /// The stable label of the variant, e.g. `outcome_completed` (R§10).
+    /// The stable label of the variant, e.g. `outcome_completed` (docs/semantics.md#outcomes).
     pub const fn as_label(&self) -> &'static str {
         self.kind().as_label()
     }
@@ -177,7 +177,8 @@ impl TaskOutcome {
     }
 }
 
-/// The variants of [`TaskOutcome`] without data, e.g. for events and metrics (R§10).
+/// The variants of [`TaskOutcome`] without data, e.g. for events and metrics
+/// (docs/semantics.md#outcomes).
 ///
 /// Serialized as the variant name (`"Completed"`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -215,7 +216,7 @@ impl TaskOutcomeKind {
     }
 }
 
-/// Receives the final [`TaskOutcome`] of one task (R§10).
+/// Receives the final [`TaskOutcome`] of one task (docs/semantics.md#outcomes).
 ///
 /// Returned by the watching operations (`add(..).watch()`, `add_and_watch`,
 /// `submit_and_watch`, …). Await it directly or call [`wait`](Self::wait); both give the

@@ -2,9 +2,9 @@
 //!
 //! User code runs in task bodies, subscriber callbacks — and in destructors of the values we
 //! hold for users (task objects, error sources, futures, outcomes). A destructor that
-//! panics inside an actor handler would take that actor down (BUG-18), so every drop of a
-//! user value in an actor goes through [`drop_contained`]. A panic payload can itself panic
-//! when dropped; after one more guarded attempt it is leaked, which is bounded and safe,
+//! panics inside an actor handler would take that actor down (docs/semantics.md#panics), so every
+//! drop of a user value in an actor goes through [`drop_contained`]. A panic payload can itself
+//! panic when dropped; after one more guarded attempt it is leaked, which is bounded and safe,
 //! where another unwind would escape every boundary.
 
 use std::any::Any;
@@ -43,7 +43,7 @@ pub(crate) fn dispose(payload: Box<dyn Any + Send>) {
 }
 
 /// The text of a panic payload: the `&str` or `String` given to `panic!`, or
-/// `"non-string panic payload"` for `panic_any` with another type (R§12).
+/// `"non-string panic payload"` for `panic_any` with another type (docs/semantics.md#attempts).
 pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(text) = payload.downcast_ref::<&'static str>() {
         (*text).to_owned()

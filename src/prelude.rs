@@ -3,8 +3,7 @@
 pub use crate::config::SupervisorConfig;
 #[cfg(feature = "controller")]
 pub use crate::controller::{
-    AdmissionPolicy, ControllerConfig, ControllerSnapshot, ControllerSpec, PreparedSubmission,
-    SlotStatusKind, SlotView,
+    AdmissionPolicy, ControllerConfig, ControllerSnapshot, ControllerSpec, SlotStatusKind, SlotView,
 };
 #[cfg(feature = "controller")]
 pub use crate::error::ControllerError;
@@ -19,6 +18,8 @@ pub use crate::identity::{TaskId, TaskTarget};
 pub use crate::outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter};
 pub use crate::policy::{AutoShutdown, BackoffPolicy, JitterPolicy, RestartPolicy};
 pub use crate::registry::{TaskInfo, TaskState};
+#[cfg(feature = "controller")]
+pub use crate::supervisor::PreparedSubmission;
 pub use crate::supervisor::{Supervisor, SupervisorBuilder, SupervisorHandle};
 pub use crate::task::{Task, TaskContext, TaskDefaults, TaskError, TaskFn, TaskRef, TaskSpec};
 #[cfg(feature = "tokio-util-interop")]

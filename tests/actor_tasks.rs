@@ -1,4 +1,4 @@
-//! Actors as tasks (SPEC §4 `TaskSpec::actor`).
+//! Actors as tasks (docs/semantics.md#actor-exits).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

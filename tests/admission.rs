@@ -1,5 +1,5 @@
 //! Admission: concurrency and capacity limits, fail-fast command queue, names, start-up
-//! errors and the read-only queries (R§6, R§8, R§9, R§13, SPEC §1, §3, §4).
+//! errors and the read-only queries (docs/semantics.md#admission, #registry-failure).
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The reported-failure cases of `shared/cases/reported-failures.md` that apply to direct
-//! (non-controller) registrations: BUG-01, 02, 08, 14, 15, 18 and 19.
+//! (non-controller) registrations, the `bug01`, `bug02`, `bug08`, `bug14`, `bug15`, `bug18` and
+//! `bug19` tests; each case names the guarantee of docs/semantics.md it checks.
 
 mod common;
 
@@ -56,7 +57,7 @@ fn blocking_then_stubborn(
 }
 
 // ---------------------------------------------------------------------------------------
-// BUG-01: a failed start leaves the name registered forever.
+// bug01 (docs/semantics.md#removal): a failed start leaves the name registered forever.
 // ---------------------------------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]
@@ -66,9 +67,10 @@ async fn bug01_a_task_panicking_at_start_releases_its_name_as_soon_as_its_waiter
     let registry = handle.registry_actor().get_cell();
     let baseline = registry.get_children().len();
 
-    // Step 1. A panic while starting the attempt is a failed attempt (R§12, R§20 item 6:
-    // "panics while spawning/polling are retryable Fails"); under `Never` it ends `Failed`.
-    // (The case text says `Panicked`; the reference reserves `Panicked` for cleanup panics.)
+    // Step 1. A panic while starting the attempt is a failed attempt (docs/semantics.md#attempts,
+    // #panics: "panics while spawning/polling are retryable Fails"); under `Never` it ends
+    // `Failed`. (The case text says `Panicked`; the reference reserves `Panicked` for cleanup
+    // panics.)
     let (first, waiter) = handle
         .add_and_watch(TaskSpec::once("w", Arc::new(PanicsWhenStarted)))
         .await
@@ -173,7 +175,7 @@ async fn bug01_every_ending_releases_the_name_before_the_waiter_resolves() {
 }
 
 // ---------------------------------------------------------------------------------------
-// BUG-02: "stopped" reported before cleanup has finished.
+// bug02 (docs/semantics.md#outcomes): "stopped" reported before cleanup has finished.
 // ---------------------------------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]
@@ -214,7 +216,8 @@ async fn bug02_the_outcome_arrives_only_after_the_tasks_own_cleanup_finished() {
 }
 
 // ---------------------------------------------------------------------------------------
-// BUG-08: a new incarnation starts before the old one has finished stopping.
+// bug08 (docs/semantics.md#attempts): a new incarnation starts before the old one has finished
+// stopping.
 // ---------------------------------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]
@@ -280,7 +283,8 @@ async fn bug08_attempts_never_overlap_even_when_dropping_a_timed_out_attempt_is_
 }
 
 // ---------------------------------------------------------------------------------------
-// BUG-14: a killed job never releases its key (direct registrations).
+// bug14 (docs/semantics.md#slot-release): a killed job never releases its key (direct
+// registrations).
 // ---------------------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -465,7 +469,7 @@ async fn bug14_killing_the_internal_task_actor_still_resolves_the_waiter_and_fre
 }
 
 // ---------------------------------------------------------------------------------------
-// BUG-15: shutdown "succeeds" but blocking work keeps running.
+// bug15 (docs/semantics.md#shutdown): shutdown "succeeds" but blocking work keeps running.
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -564,7 +568,7 @@ async fn bug15_shutdown_returns_on_time_while_a_task_blocks_its_worker_thread() 
 }
 
 // ---------------------------------------------------------------------------------------
-// BUG-18: panics in destructors slip past the safety net.
+// bug18 (docs/semantics.md#panics): panics in destructors slip past the safety net.
 // ---------------------------------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]
@@ -644,7 +648,7 @@ async fn bug18c_a_panic_payload_whose_destructor_panics_ends_panicked() {
 }
 
 // ---------------------------------------------------------------------------------------
-// BUG-19: the retry limit is reached, then the job starts over.
+// bug19 (docs/semantics.md#retries): the retry limit is reached, then the job starts over.
 // ---------------------------------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]
@@ -768,7 +772,7 @@ async fn bug18_a_retried_error_whose_destructor_panics_ends_panicked_and_the_sup
     let outcome = tokio::time::timeout(Duration::from_secs(5), waiter.wait())
         .await
         .expect("the waiter resolves");
-    // R§10/R§12 step 5: the error value is destroyed inside the attempt boundary; a panic
+    // docs/semantics.md#panics: the error value is destroyed inside the attempt boundary; a panic
     // while dropping it is a cleanup panic, so the registration ends `Panicked`.
     assert!(matches!(outcome, Ok(TaskOutcome::Panicked)), "{outcome:?}");
     let (_, after) = handle

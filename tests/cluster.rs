@@ -1,4 +1,4 @@
-//! Cluster-aware monitoring (SPEC §6) across two real processes on 127.0.0.1.
+//! Cluster-aware monitoring across two real processes on 127.0.0.1.
 //!
 //! This test binary re-executes itself as node A (a supervisor with retrying jobs and a
 //! `Replace` controller slot, on a cookie-authenticated `NodeServer`); the test process is

@@ -1,4 +1,4 @@
-//! Keyed admission through the controller (R§17, SPEC §3, §5): every rule of issue 4.
+//! Keyed admission through the controller (docs/semantics.md#slots): every rule of issue 4.
 //!
 //! Most tests run on the current-thread runtime: commands cast back to back by the test
 //! (fail-fast `try_intake`, no await in between) reach the controller before anything else
@@ -490,7 +490,7 @@ async fn drop_if_running_behind_an_admitting_owner_is_slot_busy_when_the_owner_i
 
 #[tokio::test]
 async fn drop_if_running_behind_an_admitting_owner_is_admitted_when_the_owner_is_refused() {
-    // SPEC §5: the reference would reject it at once and leave nothing running.
+    // docs/semantics.md#slots: the reference would reject it at once and leave nothing running.
     let handle = serve(config(), ControllerConfig::default());
     let (holder_id, holder) = handle
         .add_and_watch(once("taken", cooperative()))

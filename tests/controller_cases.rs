@@ -1,5 +1,6 @@
-//! The controller cases of `cases/reported-failures.md`: BUG-02 (controller variant),
-//! BUG-06, BUG-09, BUG-11, BUG-12, BUG-14, BUG-19 (c).
+//! The controller cases of `cases/reported-failures.md`, the `bug02` (controller variant),
+//! `bug06`, `bug09`, `bug11`, `bug12`, `bug14` and `bug19c` tests; each case names the
+//! guarantee of docs/semantics.md it checks.
 #![cfg(feature = "controller")]
 
 mod controller_support;
@@ -14,8 +15,8 @@ use ractor_taskvisor::{Subscribe, TaskRef};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
-/// BUG-02 (controller variant): the next queued owner starts only after the previous
-/// owner's cleanup has finished.
+/// bug02 (controller variant) (docs/semantics.md#outcomes): the next queued owner starts only after
+/// the previous owner's cleanup has finished.
 #[tokio::test(start_paused = true)]
 async fn bug02_next_owner_starts_after_the_previous_owner_cleanup() {
     let handle = serve(
@@ -56,8 +57,9 @@ async fn bug02_next_owner_starts_after_the_previous_owner_cleanup() {
     handle.shutdown().await.unwrap();
 }
 
-/// BUG-06: shutdown with queued work and a task that submits from its own cancellation
-/// path: queued work is rejected, the re-entrant submit fails promptly, nothing hangs.
+/// bug06 (docs/semantics.md#shutdown): shutdown with queued work and a task that submits from its
+/// own cancellation path: queued work is rejected, the re-entrant submit fails promptly, nothing
+/// hangs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bug06_shutdown_rejects_queued_work_and_a_reentrant_submit_fails_promptly() {
     let handle = serve(
@@ -133,8 +135,8 @@ async fn bug06_shutdown_rejects_queued_work_and_a_reentrant_submit_fails_promptl
     assert!(started.try_recv().is_err(), "queued work never started");
 }
 
-/// BUG-09: a replacement starts only after the retired owner has really stopped; the slot
-/// shows `Terminating` meanwhile.
+/// bug09 (docs/semantics.md#slot-release): a replacement starts only after the retired owner has
+/// really stopped; the slot shows `Terminating` meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bug09_replace_never_overlaps_the_retired_owner() {
     let handle = serve(
@@ -201,9 +203,9 @@ async fn bug09_replace_never_overlaps_the_retired_owner() {
     handle.shutdown().await.unwrap();
 }
 
-/// BUG-09 (force variant): the retired owner ignores cancellation and blocks its thread;
-/// it is `ForceAborted` at the grace deadline, but the slot advances only once its attempt
-/// has physically exited.
+/// bug09 (force variant) (docs/semantics.md#slot-release): the retired owner ignores cancellation
+/// and blocks its thread; it is `ForceAborted` at the grace deadline, but the slot advances only
+/// once its attempt has physically exited.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bug09_force_aborted_owner_keeps_the_slot_until_it_physically_exits() {
     let handle = serve(
@@ -264,8 +266,9 @@ impl Subscribe for Sluggish {
     }
 }
 
-/// BUG-11: slot release never depends on events. 800 mixed submissions to one slot, with
-/// events being dropped: every waiter resolves and the slot ends idle and usable.
+/// bug11 (docs/semantics.md#slot-release): slot release never depends on events. 800 mixed
+/// submissions to one slot, with events being dropped: every waiter resolves and the slot ends idle
+/// and usable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bug11_slot_is_released_after_every_kind_of_ending_even_when_events_are_lost() {
     silence_expected_panics();
@@ -349,9 +352,9 @@ async fn bug11_slot_is_released_after_every_kind_of_ending_even_when_events_are_
     let _ = handle.shutdown().await;
 }
 
-/// BUG-12: Queue is a bounded FIFO, Replace replaces only the head (and retires the owner),
-/// every displaced or refused submission is rejected with a reason, and other slots are
-/// untouched.
+/// bug12 (docs/semantics.md#slots): Queue is a bounded FIFO, Replace replaces only the head (and
+/// retires the owner), every displaced or refused submission is rejected with a reason, and other
+/// slots are untouched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bug12_every_displaced_or_refused_submission_is_rejected_and_slots_are_independent() {
     let handle = serve(
@@ -420,8 +423,8 @@ async fn bug12_every_displaced_or_refused_submission_is_rejected_and_slots_are_i
     handle.shutdown().await.unwrap();
 }
 
-/// BUG-14: an owner that ignores cancellation is force-aborted, and its slot and name are
-/// released (no stuck key); also when its task actor is killed directly.
+/// bug14 (docs/semantics.md#slot-release): an owner that ignores cancellation is force-aborted, and
+/// its slot and name are released (no stuck key); also when its task actor is killed directly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bug14_a_force_aborted_owner_releases_its_slot_and_name() {
     let handle = serve(
@@ -487,8 +490,8 @@ async fn bug14_a_force_aborted_owner_releases_its_slot_and_name() {
     handle.shutdown().await.unwrap();
 }
 
-/// BUG-19 (c): an exhausted owner lets the slot advance; only an explicit resubmission
-/// runs the task again, with a new id starting at attempt 1.
+/// bug19 (c) (docs/semantics.md#retries): an exhausted owner lets the slot advance; only an
+/// explicit resubmission runs the task again, with a new id starting at attempt 1.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bug19c_an_exhausted_owner_frees_the_slot_and_is_never_revived() {
     let (handle, recorder) =

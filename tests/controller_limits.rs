@@ -1,5 +1,5 @@
 //! Controller limits, registry capacity, by-id removal of controller work, shutdown and
-//! registry death (R§17, issue 4). Same conventions as `tests/controller.rs`.
+//! registry death (docs/semantics.md#slots, issue 4). Same conventions as `tests/controller.rs`.
 #![cfg(feature = "controller")]
 
 mod controller_support;

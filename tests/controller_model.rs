@@ -1,7 +1,7 @@
 //! Model-based test of the controller (issue 4): proptest drives random sequences of
 //! submissions (all policies, three slots, including back-to-back pairs that hit an owner
 //! still being admitted), owner completions, by-id remove/cancel and shutdown against a
-//! small reference model of R§17 and SPEC §5, and checks:
+//! small reference model of docs/semantics.md#slots, #retries, and checks:
 //!
 //! - at most one owner body runs per slot at any time;
 //! - owners start in the model's order (FIFO among what remains queued);

@@ -1,8 +1,9 @@
-//! Delivery of events through the three channels (SPEC §4–5, R§15–16): subscriber lanes,
-//! the relay backlog bound, the `OutputPort` and the `pg` group; loss accounting in
-//! `event_stats()`; and the subscriber cases BUG-04, BUG-05 and BUG-18(d).
+//! Delivery of events through the three channels (docs/semantics.md#events, #event-loss,
+//! #subscribers): subscriber lanes, the relay backlog bound, the `OutputPort` and the `pg` group;
+//! loss accounting in `event_stats()`; and the subscriber cases bug04
+//! (docs/semantics.md#event-loss), bug05 (#subscribers) and bug18(d) (#panics).
 //!
-//! Waits are on channels and `Notify`; the only wall-clock bound is the BUG-05 shutdown
+//! Waits are on channels and `Notify`; the only wall-clock bound is the bug05 shutdown
 //! deadline, checked with generous slack because subscriber callbacks run on OS threads.
 
 mod event_support;
@@ -32,7 +33,7 @@ fn unlimited() -> SupervisorConfig {
         .with_ownership_capacity(None)
 }
 
-/// Silences the default panic message for panics on subscriber threads (BUG-18 tests
+/// Silences the default panic message for panics on subscriber threads (the bug18 tests
 /// panic on purpose, hundreds of times); every other panic still prints.
 fn quiet_subscriber_panics() {
     static ONCE: Once = Once::new();
@@ -64,9 +65,10 @@ async fn burst(h: &SupervisorHandle, prefix: &str, n: usize) {
 
 /// Polls `event_stats()` until `done` holds, and returns those stats.
 ///
-/// A waiter resolves between its task's `TaskFinished` and `TaskRemoved` (R§15), so right
-/// after the last waiter the last `TaskRemoved` may not be published yet; tests that know
-/// their exact totals wait for them instead of reading the counters once.
+/// A waiter resolves between its task's `TaskFinished` and `TaskRemoved`
+/// (docs/semantics.md#events), so right after the last waiter the last `TaskRemoved` may not be
+/// published yet; tests that know their exact totals wait for them instead of reading the counters
+/// once.
 async fn stats_when(
     h: &SupervisorHandle,
     done: impl Fn(&ractor_taskvisor::EventStats) -> bool,
@@ -273,7 +275,7 @@ async fn full_lane_drops_incoming_and_reports_the_exact_count_once_drained() {
     assert_eq!(seen.count(K::SubscriberOverflow), 1);
 }
 
-// ---- BUG-04 -------------------------------------------------------------------------------
+// ---- bug04 -------------------------------------------------------------------------------
 
 /// Records events, sleeping 20 ms in every callback.
 struct Slow(Arc<Collector>);
@@ -313,7 +315,7 @@ async fn wait_lane_idle(h: &SupervisorHandle, index: usize) {
     );
 }
 
-/// BUG-04: one lag must not switch a subscriber off.
+/// bug04 (docs/semantics.md#event-loss): one lag must not switch a subscriber off.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriber_that_lagged_keeps_receiving_later_events() {
     let seen = Collector::new("slow-seen");
@@ -367,7 +369,7 @@ async fn subscriber_that_lagged_keeps_receiving_later_events() {
     h.shutdown().await.unwrap();
 }
 
-// ---- BUG-05 -------------------------------------------------------------------------------
+// ---- bug05 -------------------------------------------------------------------------------
 
 /// Blocks its lane for an hour on the first event.
 struct Stalled;
@@ -384,7 +386,8 @@ impl Subscribe for Stalled {
     }
 }
 
-/// BUG-05: a stalled subscriber delays no task, no outcome and no shutdown.
+/// bug05 (docs/semantics.md#subscribers): a stalled subscriber delays no task, no outcome and no
+/// shutdown.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_subscriber_delays_no_outcome_and_no_shutdown() {
     const TASKS: usize = 1000;
@@ -421,7 +424,7 @@ async fn stalled_subscriber_delays_no_outcome_and_no_shutdown() {
         "shutdown took {took:?}"
     );
     assert_eq!(healthy.count(K::AllStoppedWithinGrace), 1);
-    // The stuck subscriber is reported as not drained (BUG-05), the healthy one as drained.
+    // The stuck subscriber is reported as not drained (bug05), the healthy one as drained.
     let last = h.event_stats().await;
     assert_eq!(last.subscribers[0].drained, Some(false), "{last:?}");
     assert_eq!(last.subscribers[1].drained, Some(true), "{last:?}");
@@ -431,7 +434,7 @@ async fn stalled_subscriber_delays_no_outcome_and_no_shutdown() {
     );
 }
 
-// ---- BUG-18 (d) ---------------------------------------------------------------------------
+// ---- bug18 (d) ---------------------------------------------------------------------------
 
 struct Panicky;
 
@@ -444,7 +447,7 @@ impl Subscribe for Panicky {
     }
 }
 
-/// BUG-18(d): a subscriber that panics on every event harms nobody else.
+/// bug18(d) (docs/semantics.md#panics): a subscriber that panics on every event harms nobody else.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn panicking_subscriber_does_not_stop_others_and_is_reported() {
     quiet_subscriber_panics();
@@ -458,7 +461,8 @@ async fn panicking_subscriber_does_not_stop_others_and_is_reported() {
     assert!(matches!(outcome(w).await, TaskOutcome::Completed));
 
     let published = 5 * 6 + 12;
-    // Each ordinary event also publishes one SubscriberPanicked on the bus (R§16).
+    // Each ordinary event also publishes one SubscriberPanicked on the bus
+    // (docs/semantics.md#subscribers).
     stats_when(&h, |s| s.published == 2 * published).await;
     // One SubscriberPanicked per ordinary event reaches the other subscriber.
     c.wait_count(published as usize, |e| e.kind == K::SubscriberPanicked)
@@ -738,9 +742,9 @@ async fn without_any_listener_no_event_is_published() {
     h.shutdown().await.unwrap();
 }
 
-/// SPEC §4: events are published three ways from the relay, so a subscriber panic (an
-/// event the runtime publishes, R§16) should reach `OutputPort` and `pg` listeners too,
-/// not only the other subscriber lanes.
+/// docs/semantics.md#events: events are published three ways from the relay, so a subscriber panic
+/// (an event the runtime publishes, docs/semantics.md#subscribers) should reach `OutputPort` and
+/// `pg` listeners too, not only the other subscriber lanes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriber_panic_is_published_to_the_group_too() {
     quiet_subscriber_panics();

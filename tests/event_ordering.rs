@@ -1,4 +1,4 @@
-//! The ordering guarantees of R§15 as a property over mixed workloads.
+//! The ordering guarantees of docs/semantics.md#events as a property over mixed workloads.
 //!
 //! Every generated workload mixes tasks that succeed, retry, hit their retry limit, time
 //! out, panic, fail fatally, repeat periodically, are cancelled while running or in backoff,

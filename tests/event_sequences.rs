@@ -1,4 +1,5 @@
-//! Exact per-task event sequences (R§15) and the shutdown verdicts (R§14).
+//! Exact per-task event sequences (docs/semantics.md#events) and the shutdown verdicts
+//! (docs/semantics.md#shutdown).
 //!
 //! Each test records events with a [`Collector`], waits for the task's outcome through its
 //! waiter, then shuts the supervisor down — shutdown drains the subscriber lanes — before it
@@ -666,7 +667,7 @@ async fn remove_by_unknown_id_still_publishes_task_remove_requested() {
     c.wait_for(|e| e.id == Some(id) && e.kind == K::TaskRemoved)
         .await;
     assert!(!h.remove(id).await.unwrap());
-    // By name, a missing task publishes nothing (R§13).
+    // By name, a missing task publishes nothing (docs/semantics.md#admission).
     assert!(!h.remove("gone").await.unwrap());
     h.shutdown().await.unwrap();
 

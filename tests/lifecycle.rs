@@ -1,5 +1,4 @@
-//! The single-shot static lifecycle: `run` and `run_until` (R§8, R§13 batches, R§20 items
-//! 13–14).
+//! The single-shot static lifecycle: `run` and `run_until` (docs/semantics.md#admission).
 
 mod common;
 

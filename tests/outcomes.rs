@@ -1,4 +1,4 @@
-//! Every outcome kind a directly added task can end with (R§10, R§12).
+//! Every outcome kind a directly added task can end with (docs/semantics.md#outcomes, #attempts).
 
 mod common;
 

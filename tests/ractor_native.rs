@@ -1,6 +1,6 @@
-//! A real member of a ractor supervision tree (SPEC §7): failure reaches the parent as
-//! failure, the parent can wait for the shutdown with ractor's own calls, actor tasks follow
-//! OTP exit semantics and can be addressed, outcomes can be watched later and delivered as
+//! A real member of a ractor supervision tree (docs/semantics.md#ractor-tree): failure reaches the
+//! parent as failure, the parent can wait for the shutdown with ractor's own calls, actor tasks
+//! follow OTP exit semantics and can be addressed, outcomes can be watched later and delivered as
 //! messages, and other actors can query and command the registry by message.
 
 mod common;

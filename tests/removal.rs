@@ -1,5 +1,5 @@
 //! Remove and cancel: claims, what each waits for, termination timeouts, backoff and the
-//! removal grace (R§9, R§13, R§20 items 9–11).
+//! removal grace (docs/semantics.md#removal).
 
 mod common;
 

@@ -1,4 +1,5 @@
-//! Retry accounting, backoff spacing and attempt timeouts (R§5, R§12, R§20 items 1–3, 6–8).
+//! Retry accounting, backoff spacing and attempt timeouts (docs/semantics.md#retries, #attempts,
+//! #panics, #timeouts).
 
 mod common;
 

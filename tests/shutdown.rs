@@ -1,5 +1,5 @@
 //! The one shared shutdown operation: grace drain, verdict, cached result, closed admission
-//! and the last-owner drop (R§9, R§14, R§15, R§20 item 12).
+//! and the last-owner drop (docs/semantics.md#admission, #shutdown, #events, #owner-drop).
 
 mod common;
 

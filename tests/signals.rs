@@ -1,4 +1,4 @@
-//! OS signals under `run_with_os_signals` (BUG-16, SPEC §5 "second signal"), tested on a
+//! OS signals under `run_with_os_signals` (docs/semantics.md#shutdown), tested on a
 //! real child process: this test binary re-executes itself to run the child scenario, and
 //! the parent sends real signals with `kill`.
 #![cfg(unix)]

@@ -1,5 +1,5 @@
-//! Beyond the reference (SPEC §4–5): the supervisor in a user's ractor supervision tree,
-//! per-task shutdown timeouts and restart intensity.
+//! Beyond the reference (docs/semantics.md#ractor-tree, #retries): the supervisor in a user's
+//! ractor supervision tree, per-task shutdown timeouts and restart intensity.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

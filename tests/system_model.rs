@@ -40,7 +40,8 @@
 //!   longer task window) after a shutdown; only the task windows after a last-owner drop
 //!   or a registry kill, which wait for nobody's grace;
 //! - every task context handed to a helper has fired by then, however the run ended, and
-//!   within the slack of a registry kill (a dead registry cancels the bodies, SPEC §1);
+//!   within the slack of a registry kill (a dead registry cancels the bodies,
+//!   docs/semantics.md#registry-failure);
 //! - every `shutdown()` caller gets the same result: `Ok` or `GraceExceeded`, an error
 //!   after a registry kill;
 //! - after `shutdown()` returned: `list()`, `alive_snapshot()` and the controller

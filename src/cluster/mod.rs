@@ -1,4 +1,4 @@
-//! Cluster-aware monitoring over `ractor_cluster` (feature `cluster`, SPEC §6).
+//! Cluster-aware monitoring over `ractor_cluster` (feature `cluster`).
 //!
 //! A supervisor on node A can be watched from node B:
 //!
@@ -7,14 +7,15 @@
 //! | a `ractor_cluster::NodeServer` with a cookie | a `NodeServer` with the same cookie |
 //! | any supervisor, named with `with_name("demo")` | [`RemoteSupervisor::connect`]`(&node, "127.0.0.1:7100", "demo", timeout)` |
 //! | its relay casts every event to the members of `"taskvisor.demo.events"` | [`RemoteSupervisor::events`] joins that group and yields [`WatchItem`]s |
-//! | its [`QueryActor`], `"taskvisor.demo.query"`, answers [`QueryMessage`] RPCs | `list`, `alive_snapshot`, `is_alive`, `task_info`, `controller_snapshot`, `event_stats` |
+//! | its query actor, `"taskvisor.demo.query"`, answers [`QueryMessage`] RPCs | `list`, `alive_snapshot`, `is_alive`, `task_info`, `controller_snapshot`, `event_stats` |
 //!
 //! Pieces:
 //! - [`wire`]: the versioned envelope every value crosses nodes in; `Event`, `TaskInfo`,
 //!   `EventStats`, `ControllerSnapshot` and `SlotView` implement ractor's
 //!   `BytesConvertable` with it, so they are ractor cluster messages.
-//! - [`QueryActor`]/[`QueryMessage`]: the per-supervisor remotable query actor (spawned by
-//!   `serve` when the feature is on, stopped with the registry at shutdown).
+//! - [`QueryMessage`]: the messages of the per-supervisor remotable query actor (spawned by
+//!   `serve` when the feature is on, stopped with the registry at shutdown); the runtime
+//!   holds it through `ClusterPresence`, its one handle on this module.
 //! - [`RemoteSupervisor`], [`RemoteError`], [`RemoteOptions`]: the client, with bounded
 //!   typed queries and reconnection.
 //! - [`EventStream`]/[`WatchItem`]: remote events, with loss made visible
@@ -54,10 +55,8 @@ use std::time::Duration;
 use ractor::ActorRef;
 
 pub use client::{RemoteError, RemoteOptions, RemoteSupervisor};
-pub(crate) use query::spawn as spawn_query;
 pub use query::{
-    DEFAULT_LOCAL_TIMEOUT, QueryActor, QueryArgs, QueryError, QueryMessage, QueryResult, TaskList,
-    query_name,
+    DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult, TaskList, query_name,
 };
 pub use watch::{EventStream, WatchItem};
 
@@ -65,15 +64,54 @@ pub use watch::{EventStream, WatchItem};
 /// sent to them before the query actor leaves (see `watch::flush_remote_watchers`).
 const FLUSH_TIMEOUT: Duration = Duration::from_millis(500);
 
-/// The cluster part of the shutdown's common tail, after the relay's last delivery: flush
-/// the events sent to remote watchers, then stop the query actor (remote watchers then see
-/// it leave: their `Disconnected` comes after the final events).
-pub(crate) async fn close(runtime: &crate::supervisor::runtime::Runtime) {
-    watch::flush_remote_watchers(&runtime.event_group, FLUSH_TIMEOUT).await;
-    let _ = runtime
-        .query
-        .stop_and_wait(None, Some(std::time::Duration::from_secs(1)))
-        .await;
+/// What a running supervisor holds of the cluster feature: its query actor and the event
+/// group remote watchers join. The runtime keeps one and reaches the feature only through
+/// it (`start` at serve, `query` for the handle, `close` in the shutdown tail).
+pub(crate) struct ClusterPresence {
+    query: ActorRef<QueryMessage>,
+    event_group: String,
+}
+
+impl ClusterPresence {
+    /// Spawns the supervisor's query actor (see `query.rs`).
+    ///
+    /// # Errors
+    /// The spawn error when another live supervisor already uses `supervisor`'s query name.
+    pub(crate) fn start(
+        supervisor: &str,
+        event_group: String,
+        registry: &ActorRef<crate::registry::RegistryMessage>,
+        relay: &ActorRef<crate::events::RelayMessage>,
+        #[cfg(feature = "controller")] controller: Option<
+            ActorRef<crate::controller::ControllerMessage>,
+        >,
+    ) -> Result<Self, ractor::SpawnErr> {
+        let query = query::spawn(
+            supervisor,
+            registry,
+            relay,
+            #[cfg(feature = "controller")]
+            controller,
+        )?;
+        Ok(ClusterPresence { query, event_group })
+    }
+
+    /// The query actor, for
+    /// [`SupervisorHandle::query_actor`](crate::SupervisorHandle::query_actor).
+    pub(crate) fn query(&self) -> ActorRef<QueryMessage> {
+        self.query.clone()
+    }
+
+    /// The cluster part of the shutdown's common tail, after the relay's last delivery:
+    /// flush the events sent to remote watchers, then stop the query actor (remote watchers
+    /// then see it leave: their `Disconnected` comes after the final events).
+    pub(crate) async fn close(&self) {
+        watch::flush_remote_watchers(&self.event_group, FLUSH_TIMEOUT).await;
+        let _ = self
+            .query
+            .stop_and_wait(None, Some(std::time::Duration::from_secs(1)))
+            .await;
+    }
 }
 
 /// The `pg` event group of the supervisor named `supervisor` (default scope):
@@ -81,12 +119,4 @@ pub(crate) async fn close(runtime: &crate::supervisor::runtime::Runtime) {
 /// [`SupervisorHandle::event_group`](crate::SupervisorHandle::event_group).
 pub fn event_group(supervisor: &str) -> String {
     format!("taskvisor.{supervisor}.events")
-}
-
-impl crate::SupervisorHandle {
-    /// The supervisor's [`QueryActor`] (feature `cluster`), for `ractor::call!` from local
-    /// actors; remote nodes reach it through its `pg` group [`query_name`]`(name)`.
-    pub fn query_actor(&self) -> ActorRef<QueryMessage> {
-        self.runtime().query.clone()
-    }
 }

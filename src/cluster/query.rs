@@ -78,7 +78,7 @@ pub enum QueryError {
     Wire(WireError),
 }
 
-/// Messages of the [`QueryActor`]: one RPC per read-only query, each answered with a
+/// Messages of the supervisor's query actor: one RPC per read-only query, each answered with a
 /// [`QueryResult`]. Usable locally with `ractor::call!` and remotely through the actor's
 /// shim on another node (every variant is serializable).
 ///
@@ -296,10 +296,10 @@ impl ractor::Message for QueryMessage {
 }
 
 /// The query actor. See the module documentation.
-pub struct QueryActor;
+pub(crate) struct QueryActor;
 
 /// What the query actor forwards to (opaque).
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     registry: ActorRef<RegistryMessage>,
     relay: ActorRef<RelayMessage>,
     #[cfg(feature = "controller")]

@@ -68,10 +68,10 @@ const SHUTDOWN_REASON: &str = "controller is shutting down";
 /// Spawned by [`Supervisor::serve`](crate::Supervisor::serve) when the supervisor was built
 /// with [`SupervisorBuilder::with_controller`](crate::SupervisorBuilder::with_controller),
 /// named `"{supervisor}.controller"` and linked under the registry actor.
-pub struct ControllerActor;
+pub(crate) struct ControllerActor;
 
 /// Spawn arguments of the controller actor (opaque).
-pub struct ControllerArgs {
+pub(crate) struct ControllerArgs {
     pub(crate) shared: Arc<ControllerShared>,
     pub(crate) registry: ActorRef<RegistryMessage>,
     /// The registry command permits (`registry_queue_capacity`) every handoff needs.
@@ -80,7 +80,7 @@ pub struct ControllerArgs {
 }
 
 /// The controller actor's state (opaque).
-pub struct ControllerState {
+pub(crate) struct ControllerState {
     shared: Arc<ControllerShared>,
     registry: ActorRef<RegistryMessage>,
     commands: Arc<Semaphore>,

@@ -19,7 +19,8 @@ use crate::error::MAX_CAPACITY;
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
 
-/// Messages of the [`ControllerActor`](super::ControllerActor).
+/// Messages of the supervisor's controller actor (an internal actor type: users hold it
+/// only as `ActorRef<ControllerMessage>`).
 ///
 /// Obtain the actor with
 /// [`SupervisorHandle::controller_actor`](crate::SupervisorHandle::controller_actor).

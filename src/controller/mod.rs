@@ -31,28 +31,28 @@
 //! - `actor`: [`ControllerActor`], wiring both to messages; `messages`:
 //!   [`ControllerMessage`];
 //! - [`snapshot`]: [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`];
-//! - [`prepared`]: the [`Submit`] builders and [`PreparedSubmission`];
 //! - `join`: the relay that hands an owner's outcome to the submissions that joined it
 //!   (`JoinExisting`).
+//!
+//! The handle-side submission builders ([`Submit`](crate::Submit),
+//! [`PreparedSubmission`](crate::PreparedSubmission)) live with the handle in
+//! `supervisor/prepared.rs` and `supervisor/submit.rs`.
 
 mod actor;
-pub mod config;
+mod config;
 mod join;
 mod messages;
-pub mod prepared;
 mod queue;
 mod slot;
-pub mod snapshot;
-pub mod spec;
+mod snapshot;
+mod spec;
 
-pub use actor::ControllerActor;
-pub(crate) use actor::ControllerArgs;
+pub(crate) use actor::{ControllerActor, ControllerArgs};
 pub use config::ControllerConfig;
+pub use messages::ControllerMessage;
 pub(crate) use messages::{
     CommandKind, ControllerLink, ControllerShared, IdentityRequest, IdentityRoute, Submission,
     command,
 };
-pub use messages::{ControllerCommand, ControllerMessage};
-pub use prepared::{PreparedSubmission, Submit, WatchedSubmit};
 pub use snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
 pub use spec::{AdmissionPolicy, ControllerSpec};

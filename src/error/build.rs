@@ -1,9 +1,9 @@
-//! Errors found before anything runs: [`ConfigError`] from checked setters (R§6) and
-//! [`BuildError`] from `SupervisorBuilder::try_build` (R§7).
+//! Errors found before anything runs: [`ConfigError`] from checked setters and
+//! [`BuildError`] from `SupervisorBuilder::try_build`.
 
 use std::io;
 
-/// A value rejected by a checked configuration setter (`try_with_*`, R§6).
+/// A value rejected by a checked configuration setter (`try_with_*`).
 ///
 /// The unchecked setters take types that already exclude zero (`NonZeroUsize`) and accept
 /// any size; `try_build` then reports sizes that are too large as
@@ -51,7 +51,7 @@ impl ConfigError {
     }
 }
 
-/// Why `SupervisorBuilder::try_build` refused to build a supervisor (R§7).
+/// Why `SupervisorBuilder::try_build` refused to build a supervisor.
 ///
 /// Building checks everything that can be checked without a Tokio runtime, so a build that
 /// succeeds cannot fail later for these reasons. `build()` panics with this error's
@@ -59,8 +59,8 @@ impl ConfigError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// The ownership budget (`ownership_capacity`, R§18) cannot hold all configured
-    /// subscribers; `resource` is `"owned_user_lifetimes"` and `limit` the configured
+    /// The ownership budget (`ownership_capacity`, docs/semantics.md#ownership) cannot hold all
+    /// configured subscribers; `resource` is `"owned_user_lifetimes"` and `limit` the configured
     /// capacity. Checked before any subscriber method is called.
     #[error("resource limit reached for {resource}: {limit}")]
     #[non_exhaustive]
@@ -85,7 +85,7 @@ pub enum BuildError {
         max: usize,
     },
 
-    /// A worker thread needed by `component` could not be started (R§7). Kept for parity
+    /// A worker thread needed by `component` could not be started. Kept for parity
     /// with the reference; this crate starts no threads while building, so it is not
     /// returned today.
     #[error(
@@ -116,7 +116,7 @@ pub enum BuildError {
 }
 
 impl BuildError {
-    /// The stable label of this error, e.g. `build_capacity_too_large` (R§7).
+    /// The stable label of this error, e.g. `build_capacity_too_large`.
     pub const fn as_label(&self) -> &'static str {
         match self {
             Self::ResourceLimitReached { .. } => "build_resource_limit_reached",

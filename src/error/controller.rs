@@ -1,6 +1,8 @@
-//! [`ControllerError`]: failures of controller submissions (R§17, feature `controller`).
+//! [`ControllerError`]: failures of controller submissions (docs/semantics.md#slots, feature
+//! `controller`).
 
-/// Why a controller submission (`submit*`, `prepare_submission`) was not taken in (R§17).
+/// Why a controller submission (`submit*`, `prepare_submission`) was not taken in
+/// (docs/semantics.md#slots).
 ///
 /// These errors concern intake only. Once a submission is accepted, its fate (admitted,
 /// queued, rejected by the slot policy, removed) is reported on its `TaskWaiter` as a
@@ -23,9 +25,9 @@ pub enum ControllerError {
     #[error("submission queue full")]
     Full,
 
-    /// An ownership unit (`resource` = `"owned_user_lifetimes"`, R§18) was not available.
-    /// Fail-fast forms return this whenever no unit is free; waiting forms only when the
-    /// budget can never grant one. `limit` is the configured capacity.
+    /// An ownership unit (`resource` = `"owned_user_lifetimes"`, docs/semantics.md#ownership) was
+    /// not available. Fail-fast forms return this whenever no unit is free; waiting forms only when
+    /// the budget can never grant one. `limit` is the configured capacity.
     #[error("controller resource limit reached: {resource} (limit: {limit})")]
     #[non_exhaustive]
     ResourceLimit {
@@ -42,7 +44,7 @@ pub enum ControllerError {
 }
 
 impl ControllerError {
-    /// The stable label of this error, e.g. `controller_full` (R§17).
+    /// The stable label of this error, e.g. `controller_full` (docs/semantics.md#slots).
     pub const fn as_label(&self) -> &'static str {
         match self {
             Self::NotConfigured => "controller_not_configured",

@@ -1,4 +1,4 @@
-//! Error types, one enum per boundary (R§6, R§7, R§11, R§17).
+//! Error types, one enum per boundary.
 //!
 //! | boundary | type | returned by |
 //! |---|---|---|
@@ -25,14 +25,14 @@ use std::sync::Arc;
 pub use build::{BuildError, ConfigError};
 #[cfg(feature = "controller")]
 pub use controller::ControllerError;
-pub use runtime::RuntimeError;
+pub use runtime::{RuntimeError, SharedIoError};
 
 /// An owned, type-erased error that can cross threads: what task bodies attach as the
-/// `source` of a `TaskError` (R§11).
+/// `source` of a `TaskError`.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
 /// A shared, type-erased error: the form a task error's source takes once it is stored in a
-/// [`TaskOutcome`](crate::outcome::TaskOutcome), which is `Clone` (R§11). Downcasting through
+/// [`TaskOutcome`](crate::outcome::TaskOutcome), which is `Clone`. Downcasting through
 /// `&dyn Error` still reaches the original concrete type.
 pub type SharedError = Arc<dyn StdError + Send + Sync + 'static>;
 
@@ -40,14 +40,13 @@ pub type SharedError = Arc<dyn StdError + Send + Sync + 'static>;
 ///
 /// This is Tokio's `Semaphore::MAX_PERMITS` (`usize::MAX >> 3`); a larger value would make
 /// Tokio panic, so `try_with_*` setters return [`ConfigError::TooLarge`] and `try_build`
-/// returns [`BuildError::CapacityTooLarge`] above it (R§6, R§7).
+/// returns [`BuildError::CapacityTooLarge`] above it.
 pub(crate) const MAX_CAPACITY: usize = usize::MAX >> 3;
 
-/// Either a runtime or a controller error, for callers that mix both kinds of operations
-/// (R§11).
+/// Either a runtime or a controller error, for callers that mix both kinds of operations.
 ///
 /// `Display` and `source()` are those of the inner error; [`Error::as_label`] delegates too.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A supervisor, handle or waiter operation failed.
@@ -115,7 +114,7 @@ mod tests {
     #[test]
     fn error_source_is_the_inner_source() {
         let io = std::io::Error::from_raw_os_error(1);
-        let e: Error = RuntimeError::SignalSetupFailed { source: io }.into();
+        let e: Error = RuntimeError::SignalSetupFailed { source: io.into() }.into();
         let src = StdError::source(&e).expect("io source");
         assert!(src.downcast_ref::<std::io::Error>().is_some());
     }

@@ -1,6 +1,5 @@
-//! [`RuntimeError`]: failures of the running supervisor (R§11, SPEC §3–§5).
+//! [`RuntimeError`]: failures of the running supervisor.
 
-use std::error::Error as StdError;
 use std::fmt;
 use std::io;
 use std::sync::Arc;
@@ -9,20 +8,19 @@ use std::time::Duration;
 use crate::identity::{TaskId, TaskTarget};
 
 /// A failure of the supervisor runtime: starting it, managing tasks through the handle,
-/// waiting for an outcome, or shutting down (R§11).
+/// waiting for an outcome, or shutting down.
 ///
 /// Match on the variant, or use [`RuntimeError::as_label`] for a stable string; the
 /// `Display` text is for humans and may change. Unit variants can be built by users (for
 /// mocks); variants with data are `#[non_exhaustive]` so fields can be added.
 ///
-/// Not `Clone`, because two variants carry an [`io::Error`]. Where one failure must be
-/// reported to several callers (the shared shutdown operation), the crate hands each of them
-/// an equivalent copy.
-#[derive(Debug, thiserror::Error)]
+/// `Clone`: the two variants with an [`io::Error`] hold it shared ([`SharedIoError`]), so
+/// every caller of the shared shutdown operation gets the same failure, source included.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum RuntimeError {
     /// `serve`/`run*` was called outside a Tokio runtime. Nothing was started, so calling
-    /// again from inside a runtime can succeed (R§8).
+    /// again from inside a runtime can succeed.
     #[error("runtime startup requires an active Tokio runtime")]
     TokioRuntimeUnavailable,
 
@@ -35,12 +33,12 @@ pub enum RuntimeError {
         /// Which part of the runtime needed the thread.
         component: &'static str,
         /// The spawn error.
-        source: io::Error,
+        source: SharedIoError,
     },
 
     /// Shutdown finished, but some tasks did not stop cooperatively within the grace
     /// period and were force-aborted (their code may still be running). `stuck` lists their
-    /// names, sorted (R§14).
+    /// names, sorted (docs/semantics.md#shutdown).
     #[error("shutdown timeout {grace:?} exceeded; logically force-aborted: {stuck:?}")]
     #[non_exhaustive]
     GraceExceeded {
@@ -52,7 +50,7 @@ pub enum RuntimeError {
 
     /// The task name is taken: by a registered task, by a force-aborted attempt that has
     /// not physically exited yet, or by an earlier item of the same batch. For a batch,
-    /// `name` is the first conflicting name (R§13).
+    /// `name` is the first conflicting name (docs/semantics.md#admission).
     #[error("task name '{name}' already exists")]
     #[non_exhaustive]
     TaskAlreadyExists {
@@ -61,8 +59,9 @@ pub enum RuntimeError {
     },
 
     /// A configured count bound is exhausted. `resource` is `"registered_tasks"`
-    /// (`max_registered_tasks`), `"owned_user_lifetimes"` (`ownership_capacity`, R§18) or
-    /// `"controller_identity_operations"`; `limit` is the configured bound.
+    /// (`max_registered_tasks`), `"owned_user_lifetimes"` (`ownership_capacity`,
+    /// docs/semantics.md#ownership) or `"controller_identity_operations"`; `limit` is the
+    /// configured bound.
     #[error("resource limit reached for {resource}: {limit}")]
     #[non_exhaustive]
     ResourceLimitReached {
@@ -73,12 +72,14 @@ pub enum RuntimeError {
     },
 
     /// A fail-fast operation found the management command queue full
-    /// (`registry_queue_capacity`). Nothing changed; retrying later may succeed (R§9).
+    /// (`registry_queue_capacity`). Nothing changed; retrying later may succeed
+    /// (docs/semantics.md#admission).
     #[error("management command queue is full")]
     CommandQueueFull,
 
     /// A remove/cancel with a termination timeout stopped waiting after `timeout`. The
-    /// removal itself goes on; the task's outcome still arrives on its waiter (R§9).
+    /// removal itself goes on; the task's outcome still arrives on its waiter
+    /// (docs/semantics.md#removal).
     #[error("timeout waiting for task {id} termination after {timeout:?}")]
     #[non_exhaustive]
     TaskTerminationTimeout {
@@ -89,7 +90,7 @@ pub enum RuntimeError {
     },
 
     /// A [`TaskWaiter`](crate::outcome::TaskWaiter) lost its channel before an outcome was
-    /// sent: the runtime that owned the task is gone (R§10).
+    /// sent: the runtime that owned the task is gone (docs/semantics.md#outcomes).
     #[error("final outcome for task {id} is unavailable")]
     #[non_exhaustive]
     OutcomeUnavailable {
@@ -98,28 +99,29 @@ pub enum RuntimeError {
     },
 
     /// `run_with_os_signals` could not install its SIGINT/SIGTERM handlers; the supervisor
-    /// was shut down instead of running unwatched (R§8).
+    /// was shut down instead of running unwatched.
     #[error("failed to install shutdown signal handlers: {source}")]
     #[non_exhaustive]
     SignalSetupFailed {
         /// The error from the signal driver.
-        source: io::Error,
+        source: SharedIoError,
     },
 
     /// The supervisor no longer accepts work: shutdown has started, the registry has
-    /// stopped (even if it died, SPEC §1), or a reply was lost because of that.
+    /// stopped (even if it died, docs/semantics.md#registry-failure), or a reply was lost because
+    /// of that.
     #[error("supervisor is shutting down")]
     ShuttingDown,
 
     /// `run`/`run_until`/`run_with_os_signals` or `serve` was already started on this
-    /// `Supervisor`; a supervisor is started at most once (R§8).
+    /// `Supervisor`; a supervisor is started at most once.
     #[error("supervisor run() was already started")]
     AlreadyRunning,
 
     /// More than `max_restarts` restarts happened within `period`, summed over the tasks the
     /// limit covers, so the supervisor shut itself down, as an Erlang/OTP supervisor does
-    /// when its restart intensity is exceeded (SPEC §5). Returned by `run*` and `shutdown`.
-    /// The tasks still registered then are cancelled by that shutdown: their waiters
+    /// when its restart intensity is exceeded (docs/semantics.md#retries). Returned by `run*` and
+    /// `shutdown`. The tasks still registered then are cancelled by that shutdown: their waiters
     /// resolve `Canceled` (or `ForceAborted` after the grace).
     #[error("restart intensity exceeded: more than {max_restarts} restarts within {period:?}")]
     #[non_exhaustive]
@@ -176,8 +178,8 @@ pub enum RuntimeError {
     /// The registry actor died (it was killed, or one of its handlers panicked) instead of
     /// being stopped by a shutdown. Every task body was cancelled at once and every waiter
     /// resolved; the supervisor shut down and admits nothing more. Returned by `shutdown`
-    /// and `run*` (SPEC §1: registry death is fatal); other operations return
-    /// [`ShuttingDown`](Self::ShuttingDown). `reason` is the panic message, or
+    /// and `run*` (docs/semantics.md#registry-failure: registry death is fatal); other operations
+    /// return [`ShuttingDown`](Self::ShuttingDown). `reason` is the panic message, or
     /// `"registry actor was killed"`.
     #[error("registry actor failed: {reason}")]
     #[non_exhaustive]
@@ -188,7 +190,7 @@ pub enum RuntimeError {
 
     /// `serve` found another live supervisor in this process using the name given to
     /// `SupervisorBuilder::with_name`. Names must be unique because they name the
-    /// supervisor's actors and event group in ractor's process-global registry (SPEC §4).
+    /// supervisor's actors and event group in ractor's process-global registry.
     /// Nothing was started; the name frees up when the other supervisor stops.
     #[error("supervisor name '{name}' is already in use")]
     #[non_exhaustive]
@@ -199,7 +201,7 @@ pub enum RuntimeError {
 }
 
 impl RuntimeError {
-    /// The stable label of this error, e.g. `runtime_command_queue_full` (R§11).
+    /// The stable label of this error, e.g. `runtime_command_queue_full`.
     pub const fn as_label(&self) -> &'static str {
         match self {
             Self::TokioRuntimeUnavailable => "runtime_tokio_runtime_unavailable",
@@ -222,138 +224,48 @@ impl RuntimeError {
             Self::InvalidGroup { .. } => "runtime_invalid_group",
         }
     }
+}
 
-    /// An equivalent copy: same variant, same label, same `Display`, equal data.
-    ///
-    /// `io::Error` cannot be cloned, so an I/O source is rebuilt: an OS error from its raw
-    /// code (kind and message follow from it), a bare kind from the kind, and a custom
-    /// error as the same kind around a replica of its message chain. The replica's `Display`
-    /// and `source()` chain read the same as the original's, but it can no longer be
-    /// downcast to the original inner type.
-    pub(crate) fn duplicate(&self) -> RuntimeError {
-        match self {
-            Self::TokioRuntimeUnavailable => Self::TokioRuntimeUnavailable,
-            Self::ThreadStartFailed { component, source } => Self::ThreadStartFailed {
-                component,
-                source: duplicate_io(source),
-            },
-            Self::GraceExceeded { grace, stuck } => Self::GraceExceeded {
-                grace: *grace,
-                stuck: stuck.clone(),
-            },
-            Self::TaskAlreadyExists { name } => Self::TaskAlreadyExists { name: name.clone() },
-            Self::ResourceLimitReached { resource, limit } => Self::ResourceLimitReached {
-                resource,
-                limit: *limit,
-            },
-            Self::CommandQueueFull => Self::CommandQueueFull,
-            Self::TaskTerminationTimeout { id, timeout } => Self::TaskTerminationTimeout {
-                id: *id,
-                timeout: *timeout,
-            },
-            Self::OutcomeUnavailable { id } => Self::OutcomeUnavailable { id: *id },
-            Self::SignalSetupFailed { source } => Self::SignalSetupFailed {
-                source: duplicate_io(source),
-            },
-            Self::ShuttingDown => Self::ShuttingDown,
-            Self::AlreadyRunning => Self::AlreadyRunning,
-            Self::RestartIntensityExceeded {
-                max_restarts,
-                period,
-            } => Self::RestartIntensityExceeded {
-                max_restarts: *max_restarts,
-                period: *period,
-            },
-            Self::SupervisorNameTaken { name } => Self::SupervisorNameTaken { name: name.clone() },
-            Self::RegistryFailed { reason } => Self::RegistryFailed {
-                reason: reason.clone(),
-            },
-            Self::TaskNotFound { target } => Self::TaskNotFound {
-                target: target.clone(),
-            },
-            Self::InvalidTaskSpec { name, reason } => Self::InvalidTaskSpec {
-                name: name.clone(),
-                reason: reason.clone(),
-            },
-            Self::ActorNameTaken { name } => Self::ActorNameTaken { name: name.clone() },
-            Self::InvalidGroup { group, reason } => Self::InvalidGroup {
-                group: group.clone(),
-                reason: reason.clone(),
-            },
-        }
+/// An [`io::Error`] held in an [`Arc`], so that [`RuntimeError`] can be `Clone`: clones
+/// share the one error the OS gave.
+///
+/// It dereferences to the [`io::Error`] (`source.kind()`, `source.raw_os_error()`), and
+/// `Display`/`Debug` are the `io::Error`'s own. It is deliberately not an `Error` itself:
+/// `RuntimeError::source()` then yields the `io::Error`, so
+/// `downcast_ref::<io::Error>()` on it works.
+#[derive(Clone)]
+pub struct SharedIoError(Arc<io::Error>);
+
+impl From<io::Error> for SharedIoError {
+    fn from(error: io::Error) -> Self {
+        SharedIoError(Arc::new(error))
     }
 }
 
-/// Rebuilds an `io::Error` that reads the same as `e` (see [`RuntimeError::duplicate`]).
-fn duplicate_io(e: &io::Error) -> io::Error {
-    if let Some(code) = e.raw_os_error() {
-        return io::Error::from_raw_os_error(code);
-    }
-    match e.get_ref() {
-        Some(inner) => io::Error::new(e.kind(), ReplayedError::of(inner)),
-        None => {
-            // A bare kind displays as the kind's description; a static message (built with
-            // `const_error!`-style constructors) is only reachable through `Display`.
-            let copy = io::Error::from(e.kind());
-            if copy.to_string() == e.to_string() {
-                copy
-            } else {
-                io::Error::new(e.kind(), e.to_string())
-            }
-        }
+impl std::ops::Deref for SharedIoError {
+    type Target = io::Error;
+
+    fn deref(&self) -> &io::Error {
+        &self.0
     }
 }
 
-/// A message-only replica of an error and of its `source()` chain.
-#[derive(Debug)]
-struct ReplayedError {
-    message: String,
-    source: Option<Box<ReplayedError>>,
-}
-
-impl ReplayedError {
-    fn of(e: &(dyn StdError + 'static)) -> Self {
-        // Chains are short in practice; the depth bound only guards against a cyclic
-        // `source()` implementation.
-        const MAX_DEPTH: usize = 64;
-        let mut messages = Vec::new();
-        let mut next = Some(e);
-        while let Some(err) = next {
-            if messages.len() == MAX_DEPTH {
-                break;
-            }
-            messages.push(err.to_string());
-            next = err.source();
-        }
-        let mut chain: Option<Box<ReplayedError>> = None;
-        while let Some(message) = messages.pop() {
-            chain = Some(Box::new(ReplayedError {
-                message,
-                source: chain,
-            }));
-        }
-        // `messages` had at least `e`'s own message.
-        *chain.expect("error chain has at least one link")
-    }
-}
-
-impl fmt::Display for ReplayedError {
+impl fmt::Display for SharedIoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        fmt::Display::fmt(&*self.0, f)
     }
 }
 
-impl StdError for ReplayedError {
-    fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.source
-            .as_deref()
-            .map(|e| e as &(dyn StdError + 'static))
+impl fmt::Debug for SharedIoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::error::Error as StdError;
 
     fn id() -> TaskId {
         TaskId::next()
@@ -371,7 +283,7 @@ mod tests {
             (
                 RuntimeError::ThreadStartFailed {
                     component: "subscriber_dispatch",
-                    source: io::Error::new(io::ErrorKind::OutOfMemory, "no stack"),
+                    source: io::Error::new(io::ErrorKind::OutOfMemory, "no stack").into(),
                 },
                 "runtime_thread_start_failed",
                 "failed to start subscriber_dispatch thread: no stack".into(),
@@ -417,7 +329,7 @@ mod tests {
             ),
             (
                 RuntimeError::SignalSetupFailed {
-                    source: io::Error::new(io::ErrorKind::Unsupported, "no signals"),
+                    source: io::Error::new(io::ErrorKind::Unsupported, "no signals").into(),
                 },
                 "runtime_signal_setup_failed",
                 "failed to install shutdown signal handlers: no signals".into(),
@@ -501,9 +413,9 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_preserves_variant_label_display_and_debug_data() {
+    fn clone_preserves_variant_label_display_and_debug_data() {
         for (e, label, display) in all() {
-            let copy = e.duplicate();
+            let copy = e.clone();
             assert_eq!(std::mem::discriminant(&copy), std::mem::discriminant(&e));
             assert_eq!(copy.as_label(), label);
             assert_eq!(copy.to_string(), display);
@@ -511,11 +423,11 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_keeps_raw_os_error_and_kind() {
+    fn clone_keeps_raw_os_error_and_kind() {
         let original = RuntimeError::SignalSetupFailed {
-            source: io::Error::from_raw_os_error(1),
+            source: io::Error::from_raw_os_error(1).into(),
         };
-        let copy = original.duplicate();
+        let copy = original.clone();
         let RuntimeError::SignalSetupFailed { source } = &copy else {
             panic!("variant changed: {copy:?}");
         };
@@ -528,12 +440,12 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_keeps_bare_kind() {
+    fn clone_keeps_bare_kind() {
         let original = RuntimeError::ThreadStartFailed {
             component: "destructor_isolation",
-            source: io::Error::from(io::ErrorKind::WouldBlock),
+            source: io::Error::from(io::ErrorKind::WouldBlock).into(),
         };
-        let RuntimeError::ThreadStartFailed { component, source } = original.duplicate() else {
+        let RuntimeError::ThreadStartFailed { component, source } = original.clone() else {
             panic!("variant changed");
         };
         assert_eq!(component, "destructor_isolation");
@@ -556,12 +468,12 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_keeps_custom_message_and_chain() {
+    fn clone_keeps_custom_message_and_chain() {
         let inner = io::Error::new(io::ErrorKind::PermissionDenied, "root cause");
         let original = RuntimeError::SignalSetupFailed {
-            source: io::Error::new(io::ErrorKind::ConnectionRefused, Outer(inner)),
+            source: io::Error::new(io::ErrorKind::ConnectionRefused, Outer(inner)).into(),
         };
-        let copy = original.duplicate();
+        let copy = original.clone();
         assert_eq!(copy.to_string(), original.to_string());
         assert_eq!(
             copy.to_string(),
@@ -585,16 +497,18 @@ mod tests {
         };
         assert_eq!(source.kind(), io::ErrorKind::ConnectionRefused);
         assert_eq!(source.raw_os_error(), None);
+        // A clone shares the original error, so its inner type is still reachable.
+        assert!(source.get_ref().is_some_and(|inner| inner.is::<Outer>()));
     }
 
     #[test]
-    fn duplicate_keeps_data_fields() {
+    fn clone_keeps_data_fields() {
         let id = id();
         let copy = RuntimeError::TaskTerminationTimeout {
             id,
             timeout: Duration::from_millis(7),
         }
-        .duplicate();
+        .clone();
         assert!(matches!(
             copy,
             RuntimeError::TaskTerminationTimeout { id: i, timeout } if i == id && timeout == Duration::from_millis(7)
@@ -603,7 +517,7 @@ mod tests {
             max_restarts: 0,
             period: Duration::from_secs(1),
         }
-        .duplicate();
+        .clone();
         assert!(matches!(
             copy,
             RuntimeError::RestartIntensityExceeded { max_restarts: 0, period } if period == Duration::from_secs(1)

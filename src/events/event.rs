@@ -1,4 +1,4 @@
-//! The [`Event`] record published by the runtime (R§15).
+//! The [`Event`] record published by the runtime (docs/semantics.md#events).
 //!
 //! An event is a flat record: one [`EventKind`] plus optional fields, most of them unset for
 //! any given kind. Keeping it flat (instead of one struct per kind) lets every subscriber,
@@ -11,9 +11,10 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use super::kind::{BackoffSource, EventKind, RejectionKind};
+use super::kind::{BackoffSource, EventKind};
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcomeKind;
+use crate::rejection::RejectionKind;
 
 /// The next `seq` to hand out. Starts at 1 so that 0 never appears on an event.
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
@@ -30,17 +31,17 @@ fn next_seq() -> u64 {
     seq
 }
 
-/// Whole milliseconds of `d`, saturating at `u32::MAX` (about 49.7 days), as R§15 requires
-/// for the `*_ms` fields.
+/// Whole milliseconds of `d`, saturating at `u32::MAX` (about 49.7 days), as
+/// docs/semantics.md#events requires for the `*_ms` fields.
 fn saturating_ms(d: Duration) -> u32 {
     u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
 }
 
-/// One observation published by the runtime (R§15).
+/// One observation published by the runtime (docs/semantics.md#events).
 ///
 /// Events are best-effort: they can be dropped under load (the loss is counted and reported
 /// by `SubscriberOverflow`) and they never drive or confirm runtime state; watched outcomes
-/// and direct replies are the authoritative channels (R§20 item 18).
+/// and direct replies are the authoritative channels (docs/semantics.md#events).
 ///
 /// Which fields are set depends on [`kind`](Self::kind); see [`EventKind`]. The builder
 /// methods do no validation, so code outside the runtime (tests, bridges) can construct any
@@ -67,7 +68,7 @@ pub struct Event {
     pub duration_ms: Option<u32>,
     /// Coalesced number of lost events, on `SubscriberOverflow` reports.
     pub dropped: Option<u64>,
-    /// Human-readable diagnostic text. Not a stable format (R§19): do not parse it.
+    /// Human-readable diagnostic text. Not a stable format: do not parse it.
     pub reason: Option<Arc<str>>,
     /// Terminal outcome kind, on `TaskFinished` and on rejections (`Rejected`).
     pub outcome_kind: Option<TaskOutcomeKind>,
@@ -123,7 +124,8 @@ impl Event {
 
     /// A `SubscriberOverflow` report: `task` = `subscriber` (a subscriber name, or
     /// `subscriber_listener` for the relay), `reason` = `full`, `closed` or `lagged(N)`
-    /// (R§15). Add the loss count with [`with_dropped`](Self::with_dropped).
+    /// (docs/semantics.md#event-loss). Add the loss count with
+    /// [`with_dropped`](Self::with_dropped).
     #[must_use]
     pub fn subscriber_overflow(
         subscriber: impl Into<Arc<str>>,
@@ -135,7 +137,7 @@ impl Event {
     }
 
     /// A `SubscriberPanicked` report: `task` = `subscriber` name, `reason` = the panic
-    /// message `info` (R§15, R§16).
+    /// message `info` (docs/semantics.md#events, #subscribers).
     #[must_use]
     pub fn subscriber_panicked(subscriber: impl Into<Arc<str>>, info: impl Into<Arc<str>>) -> Self {
         Self::new(EventKind::SubscriberPanicked)
@@ -144,7 +146,7 @@ impl Event {
     }
 
     /// A `RuntimeFailure` report: `task` = the failing `component` (for example `registry`
-    /// or `subscriber_dispatch`), `reason` = what went wrong (R§15).
+    /// or `subscriber_dispatch`), `reason` = what went wrong (docs/semantics.md#events).
     #[must_use]
     pub fn runtime_failure(component: impl Into<Arc<str>>, reason: impl Into<Arc<str>>) -> Self {
         Self::new(EventKind::RuntimeFailure)
@@ -167,7 +169,7 @@ impl Event {
     }
 
     /// Sets `rejection_kind` and also `outcome_kind = Rejected`, because every rejection is
-    /// a `Rejected` outcome (R§15).
+    /// a `Rejected` outcome (docs/semantics.md#events).
     #[must_use]
     pub fn with_rejection_kind(mut self, kind: RejectionKind) -> Self {
         self.rejection_kind = Some(kind);
@@ -258,8 +260,8 @@ impl Event {
     }
 
     /// True for `SubscriberOverflow`, `SubscriberPanicked` and `RuntimeFailure`: events about
-    /// the event machinery itself, whose loss is never counted or re-reported (R§15). See
-    /// [`EventKind::is_internal_diagnostic`].
+    /// the event machinery itself, whose loss is never counted or re-reported
+    /// (docs/semantics.md#event-loss). See [`EventKind::is_internal_diagnostic`].
     pub fn is_internal_diagnostic(&self) -> bool {
         self.kind.is_internal_diagnostic()
     }

@@ -1,19 +1,20 @@
 //! The closed vocabularies carried by an [`Event`](super::Event): what happened
-//! ([`EventKind`]), why a backoff was scheduled ([`BackoffSource`]) and why work was
-//! refused ([`RejectionKind`]).
+//! ([`EventKind`]) and why a backoff was scheduled ([`BackoffSource`]). Why work was
+//! refused ([`RejectionKind`](crate::RejectionKind)) lives in `rejection.rs`, shared with
+//! the outcomes.
 //!
-//! Every enum here has an `as_label()` that returns a stable `snake_case` string (R§15).
-//! The serde form of each variant is that same label, so a serialized event reads the same
-//! way as a log line and the two never drift apart.
+//! Every enum here has an `as_label()` that returns a stable `snake_case` string
+//! (docs/semantics.md#events). The serde form of each variant is that same label, so a serialized
+//! event reads the same way as a log line and the two never drift apart.
 
 use serde::{Deserialize, Serialize};
 
-/// What an [`Event`](super::Event) reports (R§15, plus `RestartIntensityExceeded` from
-/// SPEC §5).
+/// What an [`Event`](super::Event) reports (docs/semantics.md#events, plus
+/// `RestartIntensityExceeded` from docs/semantics.md#retries).
 ///
-/// The table in R§15 lists, for every kind, which `Event` fields the runtime fills in; the
-/// variant docs below repeat it. Events are observations only: they are lossy, may arrive
-/// late, and never confirm state (R§20 item 18).
+/// The table in docs/semantics.md#events lists, for every kind, which `Event` fields the runtime
+/// fills in; the variant docs below repeat it. Events are observations only: they are lossy, may
+/// arrive late, and never confirm state (docs/semantics.md#events).
 ///
 /// Non-exhaustive: later versions may add kinds, so match with a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -39,8 +40,8 @@ pub enum EventKind {
     /// Shutdown verdict: some task outlived the grace period and was force-aborted.
     GraceExceeded,
     /// Restarts exceeded the configured intensity (`max_restarts` within `period`) and the
-    /// supervisor is shutting down (SPEC §5, Erlang/OTP `intensity`/`period`). `id` and
-    /// `task` name the task whose restart tripped the limit when there is one.
+    /// supervisor is shutting down (docs/semantics.md#retries, Erlang/OTP `intensity`/`period`).
+    /// `id` and `task` name the task whose restart tripped the limit when there is one.
     RestartIntensityExceeded,
     /// A group restart begins: `group`, and `id`/`task` of the member whose end triggered
     /// it. Its members are then stopped in reverse start order and started again in start
@@ -124,7 +125,8 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    /// The stable `snake_case` label of this kind, e.g. `"task_finished"` (R§15).
+    /// The stable `snake_case` label of this kind, e.g. `"task_finished"`
+    /// (docs/semantics.md#events).
     pub const fn as_label(self) -> &'static str {
         match self {
             Self::SubscriberPanicked => "subscriber_panicked",
@@ -168,7 +170,7 @@ impl EventKind {
     }
 
     /// True for the kinds the event machinery produces about itself: `SubscriberOverflow`,
-    /// `SubscriberPanicked` and `RuntimeFailure` (R§15).
+    /// `SubscriberPanicked` and `RuntimeFailure` (docs/semantics.md#events).
     ///
     /// Delivery never counts or re-reports the loss of these, and a subscriber panicking on
     /// one produces no `SubscriberPanicked`; otherwise one broken subscriber could feed
@@ -181,8 +183,8 @@ impl EventKind {
     }
 }
 
-/// Why a `BackoffScheduled` delay was chosen (R§15). Exhaustive: a delay follows either a
-/// success (periodic/`Always` repeat) or a failure (retry).
+/// Why a `BackoffScheduled` delay was chosen (docs/semantics.md#events). Exhaustive: a delay
+/// follows either a success (periodic/`Always` repeat) or a failure (retry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BackoffSource {
@@ -193,59 +195,11 @@ pub enum BackoffSource {
 }
 
 impl BackoffSource {
-    /// The stable label: `"success"` or `"failure"` (R§15).
+    /// The stable label: `"success"` or `"failure"` (docs/semantics.md#events).
     pub const fn as_label(self) -> &'static str {
         match self {
             Self::Success => "success",
             Self::Failure => "failure",
-        }
-    }
-}
-
-/// Why the registry or the controller refused work (R§15). Carried by `TaskAddFailed` and
-/// `ControllerRejected` events and by rejected outcomes.
-///
-/// Non-exhaustive: match with a wildcard arm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum RejectionKind {
-    /// A registered task already uses this name (single add, controller handoff, or the
-    /// conflicting item of a batch).
-    AlreadyExists,
-    /// A non-conflicting item of a static batch that another item made fail (event only).
-    BatchRejected,
-    /// `DropIfRunning` submission on an occupied slot.
-    SlotBusy,
-    /// `Queue` submission while the slot queue already holds `max_slot_queue` items.
-    QueueFull,
-    /// A queued head displaced by a newer `Replace` submission.
-    SupersededByReplace,
-    /// Queued (or registry-capacity-waiting) controller work removed or cancelled by id.
-    RemovedFromQueue,
-    /// The controller shut down before the work reached the registry.
-    ControllerShuttingDown,
-    /// The controller could not commit the work to the registry (non-limit error or an
-    /// interrupted admission).
-    AdmissionFailed,
-    /// A configured limit was reached (registered tasks, controller slots, pending or
-    /// admission budgets).
-    ResourceLimit,
-}
-
-impl RejectionKind {
-    /// The stable `snake_case` label, e.g. `"slot_busy"` (R§15).
-    pub const fn as_label(self) -> &'static str {
-        match self {
-            Self::AlreadyExists => "already_exists",
-            Self::BatchRejected => "batch_rejected",
-            Self::SlotBusy => "slot_busy",
-            Self::QueueFull => "queue_full",
-            Self::SupersededByReplace => "superseded_by_replace",
-            Self::RemovedFromQueue => "removed_from_queue",
-            Self::ControllerShuttingDown => "controller_shutting_down",
-            Self::AdmissionFailed => "admission_failed",
-            Self::ResourceLimit => "resource_limit",
         }
     }
 }
@@ -303,21 +257,6 @@ mod tests {
         (EventKind::SlotResumed, "slot_resumed"),
     ];
 
-    const ALL_REJECTIONS: &[(RejectionKind, &str)] = &[
-        (RejectionKind::AlreadyExists, "already_exists"),
-        (RejectionKind::BatchRejected, "batch_rejected"),
-        (RejectionKind::SlotBusy, "slot_busy"),
-        (RejectionKind::QueueFull, "queue_full"),
-        (RejectionKind::SupersededByReplace, "superseded_by_replace"),
-        (RejectionKind::RemovedFromQueue, "removed_from_queue"),
-        (
-            RejectionKind::ControllerShuttingDown,
-            "controller_shutting_down",
-        ),
-        (RejectionKind::AdmissionFailed, "admission_failed"),
-        (RejectionKind::ResourceLimit, "resource_limit"),
-    ];
-
     fn serde_label<T: Serialize>(value: &T) -> String {
         serde_json::to_value(value)
             .unwrap()
@@ -346,14 +285,6 @@ mod tests {
                     | EventKind::RuntimeFailure
             );
             assert_eq!(kind.is_internal_diagnostic(), expected, "{kind:?}");
-        }
-    }
-
-    #[test]
-    fn rejection_kind_labels_match_the_reference_and_the_serde_form() {
-        for &(kind, label) in ALL_REJECTIONS {
-            assert_eq!(kind.as_label(), label);
-            assert_eq!(serde_label(&kind), label);
         }
     }
 

@@ -1,15 +1,17 @@
-//! Per-subscriber delivery lanes: the engine behind [`Subscribe`] callbacks (R§16).
+//! Per-subscriber delivery lanes: the engine behind [`Subscribe`] callbacks
+//! (docs/semantics.md#subscribers).
 //!
 //! Every subscriber owns one *lane*: a bounded FIFO queue plus one library-owned OS thread
 //! (`ractor-taskvisor-subscriber-N`, N = the subscriber's index) that pops events and runs
 //! the callback. The publisher (the relay actor) only ever pushes into queues, so no user
 //! callback ever runs on, or blocks, a Tokio worker.
 //!
-//! # Rules (R§15, R§16)
+//! # Rules (docs/semantics.md#events, #subscribers)
 //! - [`Lanes::dispatch_batch`] never blocks. A full lane drops the *incoming* event for that lane
 //!   only. Once that lane has drained, its own subscriber receives one coalesced
 //!   `SubscriberOverflow { task: <name>, reason: "full", dropped: N }` and the count
-//!   restarts from 0. A lane that lagged keeps receiving later events (BUG-04).
+//!   restarts from 0. A lane that lagged keeps receiving later events
+//!   (docs/semantics.md#event-loss).
 //! - Internal diagnostics (`SubscriberOverflow`, `SubscriberPanicked`, `RuntimeFailure`)
 //!   are never counted as dropped or re-reported, so diagnostics cannot feed on themselves.
 //! - A callback panic is caught; the lane continues. For an ordinary event a
@@ -17,12 +19,12 @@
 //!   it is connected (so every lane, the port and the group get it, the panicking lane
 //!   included); before that, it is pushed straight into every *other* lane. The
 //!   panic payload is dropped under its own guard, because a payload whose destructor
-//!   panics would otherwise kill the worker thread (BUG-18).
+//!   panics would otherwise kill the worker thread (docs/semantics.md#panics).
 //! - [`Lanes::close`] stops intake, waits until a deadline for lanes to drain, then discards
 //!   what is left. It never waits on a running callback past the deadline: a blocked callback
-//!   keeps its thread, detached (BUG-05). After close, the first ordinary event routed to a
-//!   lane yields a `SubscriberOverflow { reason: "closed", dropped: 1 }` report, returned by
-//!   `dispatch`.
+//!   keeps its thread, detached (docs/semantics.md#subscribers). After close, the first ordinary
+//!   event routed to a lane yields a `SubscriberOverflow { reason: "closed", dropped: 1 }` report,
+//!   returned by `dispatch_batch`.
 //!
 //! # Why a mutex per lane
 //! Each queue is a `Mutex<VecDeque>` with two condvars. The only contenders are the
@@ -37,12 +39,12 @@ use std::collections::VecDeque;
 use std::io;
 use std::num::NonZeroUsize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
-use super::{Event, Subscribe};
-use crate::sync::{self, AtomicU64, Condvar, Mutex, MutexGuard, thread};
+use super::stats::{LaneCounters, LaneStats};
+use super::{Event, Subscribe, SubscriberEntry};
+use crate::sync::{self, Condvar, Mutex, MutexGuard, thread};
 
 /// Worker threads are named this prefix plus the subscriber's index.
 const THREAD_NAME_PREFIX: &str = "ractor-taskvisor-subscriber-";
@@ -51,7 +53,7 @@ const THREAD_NAME_PREFIX: &str = "ractor-taskvisor-subscriber-";
 /// subscriber that asks for a huge capacity does not pay for it until it actually lags.
 const PREALLOCATED_SLOTS: usize = 1024;
 
-/// Diagnostic reasons from R§19.
+/// Diagnostic reasons (`reason` of `SubscriberOverflow`).
 const REASON_FULL: &str = "full";
 const REASON_CLOSED: &str = "closed";
 
@@ -61,23 +63,6 @@ const REASON_CLOSED: &str = "closed";
 /// worker finish what is already queued in the background, without waiting for it.
 pub(crate) struct Lanes {
     shared: sync::Arc<Shared>,
-}
-
-/// Delivery counters of one lane, for event statistics (SPEC §5).
-///
-/// Only ordinary events are counted in `delivered` and `dropped` (R§15). So, once a lane
-/// has finished, `delivered + dropped` equals the number of ordinary events dispatched to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LaneStats {
-    /// The subscriber's [`Subscribe::name`], read once at start.
-    pub(crate) name: Arc<str>,
-    /// Ordinary events whose callback has completed (returned or panicked).
-    pub(crate) delivered: u64,
-    /// Ordinary events this subscriber will never see: its lane was full, closed, or still
-    /// held them when `close` gave up.
-    pub(crate) dropped: u64,
-    /// Callbacks that panicked, on any event (internal diagnostics included).
-    pub(crate) panicked: u64,
 }
 
 /// What [`Lanes::close`] achieved by its deadline.
@@ -99,41 +84,17 @@ impl DrainReport {
 }
 
 impl Lanes {
-    /// Creates one lane per subscriber, in the given order, and starts its worker thread.
-    ///
-    /// Each subscriber's [`name`](Subscribe::name) and
-    /// [`queue_capacity`](Subscribe::queue_capacity) are read once, here, on the caller's
-    /// thread (R§16). No callback runs on the caller's thread.
-    ///
-    /// # Errors
-    /// The OS error if a worker thread cannot be spawned. The lanes already started are
-    /// closed and their threads exit on their own.
-    #[cfg(test)]
-    pub(crate) fn start(subscribers: Vec<Arc<dyn Subscribe>>) -> Result<Lanes, io::Error> {
-        Self::start_with(
-            subscribers
-                .into_iter()
-                .map(|sub| {
-                    let capacity = sub.queue_capacity();
-                    let name: Arc<str> = sub.name().into();
-                    (sub, name, capacity)
-                })
-                .collect(),
-        )
-    }
-
-    /// Starts one lane and worker thread per subscriber, with the name and queue capacity
-    /// the builder read once (R§7).
+    /// Starts one lane and worker thread per subscriber, in the given order, with the name
+    /// and queue capacity the builder read once (docs/semantics.md#subscribers). No callback runs
+    /// on the caller's thread.
     ///
     /// # Errors
     /// The OS error of a worker thread that could not start; lanes already started are
     /// closed when the partial `Lanes` is dropped.
-    pub(crate) fn start_with(
-        subscribers: Vec<(Arc<dyn Subscribe>, Arc<str>, std::num::NonZeroUsize)>,
-    ) -> Result<Lanes, io::Error> {
+    pub(crate) fn start(subscribers: &[SubscriberEntry]) -> Result<Lanes, io::Error> {
         let lanes = subscribers
             .iter()
-            .map(|(_, name, capacity)| Lane::new(name.clone(), *capacity))
+            .map(|entry| Lane::new(entry.name.clone(), entry.capacity))
             .collect();
         // Built before spawning so that an early return drops it, and `Drop` closes the
         // lanes whose workers are already running.
@@ -143,8 +104,9 @@ impl Lanes {
                 bus: std::sync::OnceLock::new(),
             }),
         };
-        for (index, (subscriber, _, _)) in subscribers.into_iter().enumerate() {
+        for (index, entry) in subscribers.iter().enumerate() {
             let shared = sync::Arc::clone(&this.shared);
+            let subscriber = Arc::clone(&entry.subscriber);
             thread::Builder::new()
                 .name(format!("{THREAD_NAME_PREFIX}{index}"))
                 .spawn(move || run_worker(&shared, index, subscriber))?;
@@ -158,34 +120,17 @@ impl Lanes {
         let _ = self.shared.bus.set(bus);
     }
 
-    /// Pushes `event` into every lane; never blocks and never runs user code.
+    /// Pushes `events` into every lane, in order; never blocks and never runs user code.
     ///
-    /// One `Arc<Event>` is shared by all lanes. A full lane drops the event for that lane
-    /// only (counted unless it is an internal diagnostic). Events from one thread are
-    /// delivered in order within each lane.
+    /// The `Arc<Event>`s are shared by all lanes. A full lane drops an event for that lane
+    /// only (counted unless it is an internal diagnostic). Each lane takes one lock and at
+    /// most one wake-up for the whole batch, which is what keeps a busy relay ahead of its
+    /// producers.
     ///
     /// Returns the `SubscriberOverflow { reason: "closed" }` reports produced by this call:
     /// one for each lane that is closed and receives its first ordinary event since closing.
     /// The vector is empty, and does not allocate, in every other case. Those lanes can no
-    /// longer deliver the reports, so the caller decides where they go (for example, the
-    /// `OutputPort`).
-    #[cfg(test)]
-    pub(crate) fn dispatch(&self, event: &Arc<Event>) -> Vec<Event> {
-        let mut closed_reports = Vec::new();
-        for lane in self.shared.lanes.iter() {
-            if lane.offer(event) == Offer::FirstAfterClose {
-                closed_reports.push(
-                    Event::subscriber_overflow(Arc::clone(&lane.name), REASON_CLOSED)
-                        .with_dropped(1),
-                );
-            }
-        }
-        closed_reports
-    }
-
-    /// [`dispatch`](Self::dispatch) for a batch, in order: each lane takes one lock and
-    /// at most one wake-up for the whole batch, which is what keeps a busy relay ahead of
-    /// its producers. Returns the `closed` reports, as `dispatch` does.
+    /// longer deliver the reports, so the caller decides where they go.
     pub(crate) fn dispatch_batch(&self, events: &[Arc<Event>]) -> Vec<Event> {
         let mut closed_reports = Vec::new();
         for lane in self.shared.lanes.iter() {
@@ -258,10 +203,10 @@ impl Shared {
             bus.publish(|| event);
             return;
         }
-        let event = Arc::new(event);
+        let event = [Arc::new(event)];
         for (index, lane) in self.lanes.iter().enumerate() {
             if index != origin {
-                lane.offer(&event);
+                lane.offer_batch(&event);
             }
         }
     }
@@ -276,11 +221,9 @@ struct Lane {
     work_ready: Condvar,
     /// Signalled when the worker finishes.
     finished: Condvar,
-    // Counters are atomics so that `stats` and the worker's increments never contend on the
-    // queue lock; they need no ordering with respect to anything else.
-    delivered: AtomicU64,
-    dropped: AtomicU64,
-    panicked: AtomicU64,
+    // Atomics (`stats.rs`), so that `stats` and the worker's increments never contend on
+    // the queue lock.
+    counters: LaneCounters,
 }
 
 /// The part of a lane guarded by its mutex.
@@ -298,16 +241,6 @@ struct Queue {
     discarding: bool,
     /// The worker has exited (or is about to, and will run no more callbacks).
     done: bool,
-}
-
-/// Result of [`Lane::offer`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Offer {
-    Queued,
-    /// Lane full, or closed for a diagnostic or a repeated ordinary event: dropped.
-    Dropped,
-    /// The first ordinary event offered since the lane closed: dropped and to be reported.
-    FirstAfterClose,
 }
 
 /// One unit of work for a worker.
@@ -334,9 +267,7 @@ impl Lane {
             }),
             work_ready: Condvar::new(),
             finished: Condvar::new(),
-            delivered: AtomicU64::new(0),
-            dropped: AtomicU64::new(0),
-            panicked: AtomicU64::new(0),
+            counters: LaneCounters::default(),
         }
     }
 
@@ -346,41 +277,9 @@ impl Lane {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn offer(&self, event: &Arc<Event>) -> Offer {
-        let counted = !event.is_internal_diagnostic();
-        let mut queue = self.lock();
-        if queue.closed {
-            if !counted {
-                return Offer::Dropped;
-            }
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            let first = !std::mem::replace(&mut queue.closed_reported, true);
-            return if first {
-                Offer::FirstAfterClose
-            } else {
-                Offer::Dropped
-            };
-        }
-        if queue.items.len() >= self.capacity {
-            if counted {
-                queue.unreported_full += 1;
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-            } else {
-                queue.unreported_full += carried_loss(std::slice::from_ref(event));
-            }
-            return Offer::Dropped;
-        }
-        queue.items.push_back(Arc::clone(event));
-        let wake = queue.worker_parked;
-        drop(queue);
-        if wake {
-            self.work_ready.notify_one();
-        }
-        Offer::Queued
-    }
-
-    /// [`offer`](Self::offer) for a batch: one lock and at most one wake-up for all of it.
-    /// Returns whether a `closed` report is due (the first ordinary event after close).
+    /// Queues what fits of `events`, counting the rest as dropped: one lock and at most one
+    /// wake-up for all of them. Returns whether a `closed` report is due (the first
+    /// ordinary event after close).
     fn offer_batch(&self, events: &[Arc<Event>]) -> bool {
         let mut queue = self.lock();
         if queue.closed {
@@ -391,7 +290,7 @@ impl Lane {
             if counted == 0 {
                 return false;
             }
-            self.dropped.fetch_add(counted, Ordering::Relaxed);
+            self.counters.count_dropped(counted);
             return !std::mem::replace(&mut queue.closed_reported, true);
         }
         let room = self.capacity.saturating_sub(queue.items.len());
@@ -400,7 +299,7 @@ impl Lane {
         let lost = rest.iter().filter(|e| !e.is_internal_diagnostic()).count() as u64;
         if lost > 0 {
             queue.unreported_full += lost;
-            self.dropped.fetch_add(lost, Ordering::Relaxed);
+            self.counters.count_dropped(lost);
         }
         // A loss report that does not fit must not take its count with it: the events it
         // reports are carried into this lane's next `full` report instead.
@@ -416,7 +315,8 @@ impl Lane {
     /// Blocks the worker until there is work; `None` means exit.
     ///
     /// A pending `full` report is handed out only once the queue is empty, so the report
-    /// comes after the lane has drained and carries the whole burst's count (R§15).
+    /// comes after the lane has drained and carries the whole burst's count
+    /// (docs/semantics.md#events).
     fn next_work(&self) -> Option<Work> {
         let mut queue = self.lock();
         loop {
@@ -486,7 +386,7 @@ impl Lane {
         let rest = std::mem::take(&mut queue.items);
         drop(queue);
         let discarded = rest.iter().filter(|e| !e.is_internal_diagnostic()).count() as u64;
-        self.dropped.fetch_add(discarded, Ordering::Relaxed);
+        self.counters.count_dropped(discarded);
         Some(discarded)
     }
 
@@ -496,12 +396,7 @@ impl Lane {
     }
 
     fn stats(&self) -> LaneStats {
-        LaneStats {
-            name: Arc::clone(&self.name),
-            delivered: self.delivered.load(Ordering::Relaxed),
-            dropped: self.dropped.load(Ordering::Relaxed),
-            panicked: self.panicked.load(Ordering::Relaxed),
-        }
+        self.counters.snapshot(&self.name)
     }
 }
 
@@ -524,7 +419,7 @@ fn run_worker(shared: &Shared, index: usize, subscriber: Arc<dyn Subscribe>) {
             Work::Deliver(event) => {
                 let ordinary = !event.is_internal_diagnostic();
                 if let Err(message) = call(&*subscriber, &event) {
-                    lane.panicked.fetch_add(1, Ordering::Relaxed);
+                    lane.counters.count_panicked();
                     // A panic on a diagnostic is not reported: two subscribers that panic
                     // on everything would otherwise bounce reports between them forever.
                     if ordinary {
@@ -533,14 +428,14 @@ fn run_worker(shared: &Shared, index: usize, subscriber: Arc<dyn Subscribe>) {
                     }
                 }
                 if ordinary {
-                    lane.delivered.fetch_add(1, Ordering::Relaxed);
+                    lane.counters.count_delivered();
                 }
             }
             Work::ReportFull(dropped) => {
                 let report = Event::subscriber_overflow(Arc::clone(&lane.name), REASON_FULL)
                     .with_dropped(dropped);
                 if call(&*subscriber, &report).is_err() {
-                    lane.panicked.fetch_add(1, Ordering::Relaxed);
+                    lane.counters.count_panicked();
                 }
             }
         }

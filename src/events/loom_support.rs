@@ -7,8 +7,9 @@
 
 use std::sync::{Arc, PoisonError};
 
+use super::sink::SinkState;
 use super::sink::WakeRelay;
-use super::{Event, EventKind, SinkState, Subscribe};
+use super::{Event, EventKind, Subscribe};
 use crate::sync::{Condvar, Mutex};
 
 /// Runs `f` in every interleaving loom explores. `LOOM_MAX_PREEMPTIONS` bounds it as usual;

@@ -1,4 +1,4 @@
-//! Runtime events and their delivery to subscribers (R§15, R§16).
+//! Runtime events and their delivery to subscribers (docs/semantics.md#events, #subscribers).
 //!
 //! - [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`]: what is published.
 //! - [`Subscribe`]: the user callback trait.
@@ -8,7 +8,7 @@
 //! Events are observations: lossy under load (losses are counted and reported), never the
 //! source of truth for task state.
 
-pub mod builtin;
+mod builtin;
 mod event;
 mod kind;
 pub(crate) mod lanes;
@@ -16,8 +16,10 @@ pub(crate) mod lanes;
 mod loom_support;
 mod relay;
 mod sink;
+mod stats;
 mod subscriber;
 
+pub use crate::rejection::RejectionKind;
 #[cfg(feature = "logging")]
 pub use builtin::LogWriter;
 #[cfg(feature = "tracing")]
@@ -25,8 +27,10 @@ pub use builtin::TracingSubscriber;
 pub use event::Event;
 #[cfg(all(test, feature = "cluster"))]
 pub(crate) use event::tests as event_tests;
-pub use kind::{BackoffSource, EventKind, RejectionKind};
-pub use relay::{EventStats, RelayActor, RelayCommand, RelayMessage, RelayState, SubscriberStats};
-pub(crate) use relay::{RelayArgs, RelayCommandKind, close_relay};
-pub(crate) use sink::{EventSink, SinkState};
+pub use kind::{BackoffSource, EventKind};
+pub use relay::RelayMessage;
+pub(crate) use relay::{RelayActor, RelayArgs};
+pub(crate) use sink::EventSink;
+pub use stats::{EventStats, SubscriberStats};
 pub use subscriber::Subscribe;
+pub(crate) use subscriber::SubscriberEntry;

@@ -7,35 +7,39 @@
 //! Sends: events to subscriber lanes, to the port, and by `cast` to each group member.
 //!
 //! Channels and their guarantees:
-//! - subscriber lanes: bounded per subscriber; a full lane drops and reports (R§16);
+//! - subscriber lanes: bounded per subscriber; a full lane drops and reports
+//!   (docs/semantics.md#subscribers);
 //! - the `OutputPort` (ractor's `output-port-v2` delivery): unbounded per subscribing
 //!   actor, so nothing is dropped while the actor lives — a slow actor grows its mailbox;
 //! - the `pg` group: one `cast` per member per event; a member that has stopped is skipped
 //!   and counted in [`EventStats::group_failed`].
 //!
-//! Backlog (R§15): ractor mailboxes are unbounded, so events do not travel in the mailbox.
-//! Publishers put them on the bus ring of `bus_capacity` events (see
+//! What it counts lives in [`DeliveryStats`]; the snapshot is assembled by `stats.rs`.
+//!
+//! Backlog (docs/semantics.md#event-loss): ractor mailboxes are unbounded, so events do not travel
+//! in the mailbox. Publishers put them on the bus ring of `bus_capacity` events (see
 //! [`EventSink`](super::EventSink)), which drops the oldest when full, and cast one `Drain`
 //! per batch; the relay takes the whole ring per `Drain`. After a loss, the next delivered
 //! event is followed by one
 //! `SubscriberOverflow { task: "subscriber_listener", reason: "lagged(N)", dropped: N }`.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, RpcReplyPort, SupervisionEvent};
-use serde::{Deserialize, Serialize};
 
 use super::Event;
 use super::lanes::Lanes;
 use super::sink::SinkState;
+use super::stats::{self, DeliveryStats, EventStats};
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
-use crate::supervisor::builder::SubscriberEntry;
+use crate::events::SubscriberEntry;
 
-/// Messages of the [`RelayActor`].
+/// Messages of the supervisor's event relay actor (an internal actor type: users hold it
+/// only as `ActorRef<RelayMessage>`, from
+/// [`SupervisorHandle::relay_actor`](crate::SupervisorHandle::relay_actor)).
 #[non_exhaustive]
 pub enum RelayMessage {
     /// Publication and delivery counters, for `ractor::call!` from any actor.
@@ -57,49 +61,11 @@ pub(crate) enum RelayCommandKind {
     Close(Instant, RpcReplyPort<EventStats>),
 }
 
-/// Delivery counters of one supervisor's event path (SPEC §5: loss is visible).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct EventStats {
-    /// Events published (built and sent to the relay) since start.
-    pub published: u64,
-    /// Events dropped from the bus because more than `bus_capacity` waited for the relay
-    /// (the oldest go first); reported to subscribers as `SubscriberOverflow` `lagged(N)`.
-    pub bus_dropped: u64,
-    /// One record per subscriber, in the order they were given to the builder.
-    pub subscribers: Vec<SubscriberStats>,
-    /// Events sent into the `OutputPort` (after it was first opened).
-    pub port_sent: u64,
-    /// Event casts that reached a `pg` group member's mailbox.
-    pub group_delivered: u64,
-    /// Event casts to group members that failed (the member had stopped).
-    pub group_failed: u64,
-}
-
-/// Delivery counters of one subscriber lane.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SubscriberStats {
-    /// The subscriber's `name()`.
-    pub name: Arc<str>,
-    /// Ordinary events whose callback completed (including callbacks that panicked).
-    pub delivered: u64,
-    /// Ordinary events dropped for this subscriber: lane full, lane closed, or discarded
-    /// at the shutdown drain deadline.
-    pub dropped: u64,
-    /// Callbacks that panicked (on any event, diagnostics included).
-    pub panicked: u64,
-    /// `None` while the supervisor runs; after shutdown, whether the lane finished
-    /// draining within `subscriber_shutdown_timeout` (`false`: its remaining events were
-    /// discarded, and a callback may still be running on its thread).
-    pub drained: Option<bool>,
-}
-
 /// The relay actor. See the module documentation.
-pub struct RelayActor;
+pub(crate) struct RelayActor;
 
 /// Spawn arguments of the relay (opaque).
-pub struct RelayArgs {
+pub(crate) struct RelayArgs {
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
@@ -121,16 +87,12 @@ impl RelayArgs {
         let lanes = if subscribers.is_empty() {
             None
         } else {
-            let entries = subscribers
-                .iter()
-                .map(|s| (s.subscriber.clone(), s.name.clone(), s.capacity))
-                .collect();
             let lanes =
-                Lanes::start_with(entries).map_err(|source| RuntimeError::ThreadStartFailed {
+                Lanes::start(subscribers).map_err(|source| RuntimeError::ThreadStartFailed {
                     component: "subscriber_dispatch",
-                    source,
+                    source: source.into(),
                 })?;
-            sink.listening.store(true, Ordering::Release);
+            sink.stats.listen();
             Some(Arc::new(lanes))
         };
         Ok(RelayArgs {
@@ -156,11 +118,12 @@ impl RelayArgs {
 }
 
 /// The relay's state.
-pub struct RelayState {
+pub(crate) struct RelayState {
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
-    port_sent: u64,
+    /// Port sends and group casts.
+    delivery: DeliveryStats,
     group: String,
     /// Cached members of the event group, refreshed on every membership change, so no
     /// `pg::get_members` allocation happens per event.
@@ -168,8 +131,6 @@ pub struct RelayState {
     /// Local actors that joined the group although their `Msg` is not `Event`: skipped,
     /// and reported once each.
     foreign: std::collections::HashSet<ractor::ActorId>,
-    group_delivered: u64,
-    group_failed: u64,
     /// The batch being delivered; kept to reuse its allocation.
     batch: std::collections::VecDeque<Arc<Event>>,
 }
@@ -181,18 +142,16 @@ impl RelayState {
             lanes: args.lanes,
             sink: args.sink,
             port: args.port,
-            port_sent: 0,
+            delivery: DeliveryStats::default(),
             group: args.group,
             members: Vec::new(),
             foreign: std::collections::HashSet::new(),
-            group_delivered: 0,
-            group_failed: 0,
             batch: std::collections::VecDeque::new(),
         }
     }
 
     /// Takes everything on the bus ring and delivers it in order; after a loss, the first
-    /// delivered event is followed by the `lagged(N)` report (R§15).
+    /// delivered event is followed by the `lagged(N)` report (docs/semantics.md#event-loss).
     fn drain(&mut self) {
         self.sink.take_batch(&mut self.batch);
         let batch = std::mem::take(&mut self.batch);
@@ -212,50 +171,28 @@ impl RelayState {
             // "closed" reports have nowhere left to go once every lane is closed.
             drop(lanes.dispatch_batch(events));
         }
-        if self.sink.port_open.load(Ordering::Acquire) {
+        if self.sink.stats.port_open() {
             for event in events {
                 self.port.send(Event::clone(event));
             }
-            self.port_sent += events.len() as u64;
+            self.delivery.count_port_sent(events.len());
         }
         for member in &self.members {
             for event in events {
-                match member.cast(Event::clone(event)) {
-                    Ok(()) => self.group_delivered += 1,
-                    Err(_) => self.group_failed += 1,
-                }
+                let delivered = member.cast(Event::clone(event)).is_ok();
+                self.delivery.count_group_cast(delivered);
             }
         }
     }
 
     /// The counters now; `undrained` names the lanes that missed the shutdown drain.
     fn stats(&self, undrained: &[Arc<str>]) -> EventStats {
-        let closing = !undrained.is_empty() || self.sink.closed.load(Ordering::Acquire);
-        let subscribers = self
+        let lanes = self
             .lanes
             .as_ref()
-            .map(|lanes| {
-                lanes
-                    .stats()
-                    .into_iter()
-                    .map(|lane| SubscriberStats {
-                        drained: closing.then(|| !undrained.contains(&lane.name)),
-                        name: lane.name,
-                        delivered: lane.delivered,
-                        dropped: lane.dropped,
-                        panicked: lane.panicked,
-                    })
-                    .collect()
-            })
+            .map(|lanes| lanes.stats())
             .unwrap_or_default();
-        EventStats {
-            published: self.sink.published.load(Ordering::Relaxed),
-            bus_dropped: self.sink.bus_dropped.load(Ordering::Relaxed),
-            subscribers,
-            port_sent: self.port_sent,
-            group_delivered: self.group_delivered,
-            group_failed: self.group_failed,
-        }
+        stats::snapshot(&self.sink.stats, &self.delivery, lanes, undrained)
     }
 
     /// Re-reads the group's members and whether anybody listens at all.
@@ -291,15 +228,8 @@ impl RelayState {
     }
 
     fn refresh_listening(&self) {
-        let listening = self.lanes.is_some()
-            || self.sink.port_open.load(Ordering::Acquire)
-            || !self.members.is_empty();
-        self.sink.listening.store(listening, Ordering::Release);
-        // `event_port()` may have opened the port between the read and the store above;
-        // never leave the flag off while the port is open.
-        if !listening && self.sink.port_open.load(Ordering::Acquire) {
-            self.sink.listening.store(true, Ordering::Release);
-        }
+        let consumers = self.lanes.is_some() || !self.members.is_empty();
+        self.sink.stats.refresh_listening(consumers);
     }
 }
 
@@ -364,7 +294,8 @@ impl Actor for RelayActor {
             }
             RelayMessage::Command(RelayCommand(RelayCommandKind::Drain)) => state.drain(),
             RelayMessage::Command(RelayCommand(RelayCommandKind::Close(deadline, reply))) => {
-                // Deliver what is still on the bus before the lanes close (R§14 tail).
+                // Deliver what is still on the bus before the lanes close (the tail of
+                // docs/semantics.md#shutdown).
                 state.drain();
                 let undrained = match state.lanes.clone() {
                     None => Vec::new(),

@@ -2,23 +2,25 @@
 //! `cast` to the relay per batch (only when no drain is requested yet) — and nothing at all
 //! (not even building the event) while nobody listens.
 //!
-//! The bus is the newest-retaining ring of R§15: `bus_capacity` events; publishing into a
-//! full ring drops the oldest and counts it, and the relay reports the count as one
-//! `SubscriberOverflow { reason: "lagged(N)" }`. Batching the relay's wake-ups this way lets
+//! The bus is the newest-retaining ring of docs/semantics.md#events: `bus_capacity` events;
+//! publishing into a full ring drops the oldest and counts it, and the relay reports the count as
+//! one `SubscriberOverflow { reason: "lagged(N)" }`. Batching the relay's wake-ups this way lets
 //! one relay keep up with every producer: the relay drains the whole ring per wake-up and
 //! hands each subscriber lane the batch with one lock and at most one thread wake-up.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
+use std::time::Duration;
 
 use ractor::ActorRef;
+use ractor::rpc::CallResult;
 
 use super::Event;
-use super::relay::{RelayCommand, RelayCommandKind, RelayMessage};
-use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard};
+use super::relay::{RelayCommand, RelayCommandKind, RelayMessage, close_relay};
+use super::stats::{BusStats, EventStats};
+use crate::sync::{Mutex, MutexGuard};
 
-/// The task name on the relay's overflow reports (R§15).
+/// The task name on the relay's overflow reports (docs/semantics.md#event-loss).
 const RELAY_COMPONENT: &str = "subscriber_listener";
 
 /// The bus ring and its bookkeeping, guarded by one mutex.
@@ -38,17 +40,8 @@ struct Ring {
 /// State shared by every sink clone and the relay.
 #[derive(Debug)]
 pub(crate) struct SinkState {
-    /// True while the relay has at least one consumer.
-    pub(crate) listening: AtomicBool,
-    /// Events published (constructed and put on the bus) since start.
-    pub(crate) published: AtomicU64,
-    /// Events dropped from the bus ring because it was full (all time).
-    pub(crate) bus_dropped: AtomicU64,
-    /// True once somebody asked for the `OutputPort` (its subscribers are not observable,
-    /// so an opened port counts as a listener for the rest of the supervisor's life).
-    pub(crate) port_open: AtomicBool,
-    /// Set when the relay closes at shutdown.
-    pub(crate) closed: AtomicBool,
+    /// Whether anybody listens, and what was published and lost (`stats.rs`).
+    pub(crate) stats: BusStats,
     capacity: usize,
     ring: Mutex<Ring>,
 }
@@ -57,11 +50,7 @@ impl SinkState {
     /// A bus of `capacity` events (≥ 1).
     pub(crate) fn new(capacity: usize) -> Self {
         SinkState {
-            listening: AtomicBool::new(false),
-            published: AtomicU64::new(0),
-            bus_dropped: AtomicU64::new(0),
-            port_open: AtomicBool::new(false),
-            closed: AtomicBool::new(false),
+            stats: BusStats::default(),
             capacity: capacity.max(1),
             ring: Mutex::new(Ring {
                 events: VecDeque::with_capacity(capacity.clamp(1, 1024)),
@@ -80,16 +69,16 @@ impl SinkState {
     /// the loom models call it with a stand-in mailbox.
     #[inline]
     pub(crate) fn publish(&self, relay: &impl WakeRelay, build: impl FnOnce() -> Event) {
-        if !self.listening.load(Ordering::Relaxed) {
+        if !self.stats.is_listening() {
             return;
         }
         let event = Arc::new(build());
-        self.published.fetch_add(1, Ordering::Relaxed);
+        self.stats.count_published();
         let mut ring = self.ring();
         if ring.events.len() >= self.capacity {
             ring.events.pop_front();
             ring.lagged += 1;
-            self.bus_dropped.fetch_add(1, Ordering::Relaxed);
+            self.stats.count_bus_dropped();
         }
         ring.events.push_back(event);
         let wake = !std::mem::replace(&mut ring.scheduled, true);
@@ -104,7 +93,8 @@ impl SinkState {
     /// The relay's half of the protocol: moves everything on the ring into `batch` (empty;
     /// swapped in, so neither side reallocates) and ends the batch, so the next publish
     /// wakes the relay again. After a loss, the `lagged(N)` report follows the first event
-    /// taken (R§15); a loss always leaves a newer event behind, so there is one.
+    /// taken (docs/semantics.md#event-loss); a loss always leaves a newer event behind, so there is
+    /// one.
     pub(crate) fn take_batch(&self, batch: &mut VecDeque<Arc<Event>>) {
         let lagged = {
             let mut ring = self.ring();
@@ -156,6 +146,43 @@ impl EventSink {
     pub(crate) fn publish(&self, build: impl FnOnce() -> Event) {
         if let Some((relay, state)) = &self.inner {
             state.publish(relay, build);
+        }
+    }
+
+    /// The `OutputPort` is handed out: it counts as a listener from now on, and the first
+    /// call tells the relay to feed it.
+    pub(crate) fn open_port(&self) {
+        if let Some((relay, state)) = &self.inner
+            && state.stats.open_port()
+        {
+            let _ = relay.cast(RelayMessage::Command(RelayCommand(
+                RelayCommandKind::PortOpened,
+            )));
+        }
+    }
+
+    /// The counters now: the final ones once the relay closed, else the relay's answer.
+    pub(crate) async fn stats(&self) -> EventStats {
+        let Some((relay, state)) = &self.inner else {
+            return EventStats::default();
+        };
+        if let Some(stats) = state.stats.final_stats() {
+            return stats;
+        }
+        match relay.call(RelayMessage::Stats, None).await {
+            Ok(CallResult::Success(stats)) => stats,
+            _ => state.stats.final_stats().unwrap_or_default(),
+        }
+    }
+
+    /// Closes the relay at shutdown (see [`close_relay`]) and keeps its final counters.
+    pub(crate) async fn close(&self, timeout: Duration) {
+        let Some((relay, state)) = &self.inner else {
+            return;
+        };
+        state.stats.close();
+        if let Some(stats) = close_relay(relay, timeout).await {
+            state.stats.record_final(stats);
         }
     }
 }

@@ -1,14 +1,15 @@
-//! The [`Subscribe`] trait: user callbacks that observe [`Event`]s (R§16).
+//! The [`Subscribe`] trait: user callbacks that observe [`Event`]s (docs/semantics.md#subscribers).
 
 use std::num::NonZeroUsize;
+use std::sync::Arc;
 
 use super::Event;
 
 /// Queue capacity a subscriber gets unless it overrides
-/// [`Subscribe::queue_capacity`] (R§16).
+/// [`Subscribe::queue_capacity`] (docs/semantics.md#subscribers).
 const DEFAULT_QUEUE_CAPACITY: NonZeroUsize = NonZeroUsize::new(1024).unwrap();
 
-/// A synchronous observer of runtime events (R§16).
+/// A synchronous observer of runtime events (docs/semantics.md#subscribers).
 ///
 /// Each subscriber gets its own bounded FIFO queue (a *lane*) and its callbacks run on a
 /// library-owned OS thread named `ractor-taskvisor-subscriber-N`; never on a Tokio worker
@@ -59,6 +60,27 @@ pub trait Subscribe: Send + Sync + 'static {
     /// handled). Default 1024. Read once, when the supervisor is built.
     fn queue_capacity(&self) -> NonZeroUsize {
         DEFAULT_QUEUE_CAPACITY
+    }
+}
+
+/// A subscriber with the metadata read once at build (`queue_capacity()` then
+/// `name()`, exactly once each). Built by the supervisor's builder, consumed by the relay.
+pub(crate) struct SubscriberEntry {
+    pub(crate) subscriber: Arc<dyn Subscribe>,
+    pub(crate) name: Arc<str>,
+    pub(crate) capacity: NonZeroUsize,
+}
+
+impl SubscriberEntry {
+    /// Reads `subscriber`'s `queue_capacity()` and then its `name()`, once each.
+    pub(crate) fn read(subscriber: Arc<dyn Subscribe>) -> Self {
+        let capacity = subscriber.queue_capacity();
+        let name: Arc<str> = subscriber.name().into();
+        SubscriberEntry {
+            subscriber,
+            name,
+            capacity,
+        }
     }
 }
 

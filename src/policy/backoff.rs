@@ -1,4 +1,4 @@
-//! [`BackoffPolicy`] and [`BackoffError`]: the wait before a retry (R§5).
+//! [`BackoffPolicy`] and [`BackoffError`]: the wait before a retry (docs/semantics.md#retries).
 
 use std::time::Duration;
 
@@ -7,14 +7,14 @@ use serde::{Deserialize, Serialize};
 use super::jitter::{JitterPolicy, duration_from_nanos};
 
 /// Cap used by [`BackoffPolicy::constant`] and [`BackoffPolicy::exponential`]
-/// when the given delay is smaller (R§5): 30 s.
+/// when the given delay is smaller (docs/semantics.md#retries): 30 s.
 const DEFAULT_MAX: Duration = Duration::from_secs(30);
 
-/// Safety floor for a non-zero base (R§5 step 4): 1 ms, so a sub-millisecond
+/// Safety floor for a non-zero base (docs/semantics.md#retries): 1 ms, so a sub-millisecond
 /// or fully-jittered delay cannot turn retries into a busy loop.
 const SAFETY_FLOOR: Duration = Duration::from_millis(1);
 
-/// Why [`BackoffPolicy::new`] rejected its arguments (R§5).
+/// Why [`BackoffPolicy::new`] rejected its arguments (docs/semantics.md#retries).
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BackoffError {
@@ -35,14 +35,15 @@ pub enum BackoffError {
 }
 
 /// Delay before a retry after a failure: exponential growth from `first` by
-/// `factor`, capped at `max`, randomized by `jitter`, raised to `floor` (R§5).
+/// `factor`, capped at `max`, randomized by `jitter`, raised to `floor`
+/// (docs/semantics.md#retries).
 ///
 /// Invariants kept by every constructor and builder: `factor` is finite and
 /// ≥ 1.0, `first ≤ max`, `floor ≤ max`. Deserialization validates the same
 /// way (through [`new`](Self::new) and [`with_floor`](Self::with_floor)).
 ///
 /// The default is 200 ms × 2.0 capped at 30 s with [`JitterPolicy::Equal`] and
-/// no floor, so the first retry waits between 100 ms and 200 ms (R§5).
+/// no floor, so the first retry waits between 100 ms and 200 ms (docs/semantics.md#retries).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RawBackoffPolicy")]
 pub struct BackoffPolicy {
@@ -112,7 +113,7 @@ impl BackoffPolicy {
     }
 
     /// The same `delay` before every retry: factor 1.0, no jitter, no floor,
-    /// `max = max(delay, 30 s)` so a long constant delay is not cut (R§5).
+    /// `max = max(delay, 30 s)` so a long constant delay is not cut (docs/semantics.md#retries).
     #[must_use]
     pub fn constant(delay: Duration) -> Self {
         Self {
@@ -125,7 +126,7 @@ impl BackoffPolicy {
     }
 
     /// Doubling delays from `first`: factor 2.0, no jitter, no floor,
-    /// `max = max(first, 30 s)` (R§5).
+    /// `max = max(first, 30 s)` (docs/semantics.md#retries).
     #[must_use]
     pub fn exponential(first: Duration) -> Self {
         Self {
@@ -138,7 +139,7 @@ impl BackoffPolicy {
     }
 
     /// Sets the cap. Never fails: `first` and the floor are lowered to `max`
-    /// if they exceed it, so the invariants hold (R§5).
+    /// if they exceed it, so the invariants hold (docs/semantics.md#retries).
     #[must_use]
     pub fn with_max(mut self, max: Duration) -> Self {
         self.max = max;
@@ -154,7 +155,7 @@ impl BackoffPolicy {
         self
     }
 
-    /// Sets a minimum delay applied after jitter, clamped to `max` (R§5).
+    /// Sets a minimum delay applied after jitter, clamped to `max` (docs/semantics.md#retries).
     #[must_use]
     pub fn with_floor(mut self, floor: Duration) -> Self {
         self.floor = floor.min(self.max);
@@ -192,7 +193,7 @@ impl BackoffPolicy {
     }
 
     /// The un-jittered delay for `retry_index`: `min(first × factor^n, max)`,
-    /// zero when `first` is zero (R§5 step 1).
+    /// zero when `first` is zero (docs/semantics.md#retries).
     // Growth is computed in f64 on purpose: precision loss only matters for
     // delays far beyond any cap in practice, and the exact shortcut below
     // covers factor 1.0; `== 1.0` is an exact test by design.
@@ -224,7 +225,7 @@ impl BackoffPolicy {
 
     /// The delay to wait before retry number `retry_index` of a failure
     /// streak (0 = after the first failure). Never panics; never exceeds
-    /// [`max`](Self::max). Steps, as R§5:
+    /// [`max`](Self::max). Steps (docs/semantics.md#retries):
     ///
     /// 1. `base` = 0 if `first` is zero, else `min(first × factor^n, max)`
     ///    (n clamped to `i32::MAX`; overflow or non-representable ⇒ `max`).

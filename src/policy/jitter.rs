@@ -1,7 +1,7 @@
-//! [`JitterPolicy`]: randomization of backoff delays (R§5).
+//! [`JitterPolicy`]: randomization of backoff delays (docs/semantics.md#retries).
 //!
 //! All arithmetic is done on `u128` nanoseconds so sub-millisecond delays keep
-//! their precision and `Duration::MAX` cannot overflow (R§5).
+//! their precision and `Duration::MAX` cannot overflow (docs/semantics.md#retries).
 
 use std::time::Duration;
 
@@ -30,7 +30,7 @@ fn uniform_nanos(low: u128, high: u128) -> u128 {
 }
 
 /// How a backoff delay is randomized so that many tasks failing together do
-/// not retry in lock-step (R§5).
+/// not retry in lock-step (docs/semantics.md#retries).
 ///
 /// `Full` and `Equal` are the "full jitter" and "equal jitter" schemes of
 /// AWS, "Exponential Backoff And Jitter" (Marc Brooker, 2015).
@@ -40,7 +40,7 @@ fn uniform_nanos(low: u128, high: u128) -> u128 {
 ///
 /// The default is [`None`](Self::None), as in the reference; note that
 /// [`BackoffPolicy::default()`](crate::policy::BackoffPolicy::default) uses
-/// [`Equal`](Self::Equal) (R§5).
+/// [`Equal`](Self::Equal) (docs/semantics.md#retries).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum JitterPolicy {
@@ -86,7 +86,7 @@ impl JitterPolicy {
     /// (the multiplication saturates); if the upper end is not above the lower
     /// end the lower end is returned. The backoff policy passes its `first`
     /// delay as `lower` and the current base as `upper_seed`, so the band starts
-    /// at the first delay and grows with the base (R§5, step 2).
+    /// at the first delay and grows with the base (docs/semantics.md#retries).
     /// The result never exceeds `max`.
     #[must_use]
     pub fn apply_randomized_band(

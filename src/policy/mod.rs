@@ -1,4 +1,4 @@
-//! Restart, backoff and jitter policies (R§5).
+//! Restart, backoff and jitter policies (docs/semantics.md#retries).
 //!
 //! These are plain values: they decide *whether* another attempt happens
 //! ([`RestartPolicy`]) and *how long* to wait before it ([`BackoffPolicy`],

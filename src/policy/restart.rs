@@ -1,10 +1,10 @@
-//! [`RestartPolicy`]: whether a task gets another attempt (R§5).
+//! [`RestartPolicy`]: whether a task gets another attempt (docs/semantics.md#retries).
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Decides whether a task is attempted again after an attempt ends (R§5).
+/// Decides whether a task is attempted again after an attempt ends (docs/semantics.md#retries).
 ///
 /// | Policy | after `Ok(())` | after `Fail`/`Timeout` | after `Fatal` | after `Canceled` |
 /// |---|---|---|---|---|
@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Retries after failures wait for the task's [`BackoffPolicy`](crate::policy::BackoffPolicy)
 /// and count against its retry limit; successful repeats of `Always` do neither
-/// (R§20 items 1–2).
+/// (docs/semantics.md#retries).
 ///
 /// The default is [`OnFailure`](Self::OnFailure), as in the reference.
 /// The enum is `#[non_exhaustive]` so that policies can be added without a
@@ -36,7 +36,8 @@ pub enum RestartPolicy {
     Always {
         /// Wait between a successful attempt and the next one; `None` repeats
         /// at once. The runtime applies a 1 ms floor to successful repeats so
-        /// that a task returning immediately cannot spin a core (R§5, R§12).
+        /// that a task returning immediately cannot spin a core (docs/semantics.md#retries,
+        /// #attempts).
         interval: Option<Duration>,
     },
 }

@@ -39,7 +39,7 @@ use crate::task::hosted_actor;
 ///
 /// Users reach it through [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor)
 /// and its query messages; it is spawned by [`Supervisor::serve`](crate::Supervisor::serve).
-pub struct RegistryActor;
+pub(crate) struct RegistryActor;
 
 /// Query replies up to this many items are sorted inside the handler; longer ones on the
 /// blocking pool, so a query over a huge registry does not hold up every other command.

@@ -180,7 +180,7 @@ pub(super) fn admit_batch(
         })
         .collect();
     if let Some((_, _, first)) = refusals.iter().flatten().next() {
-        let error = first.duplicate();
+        let error = first.clone();
         reject_batch(state, requests, |i| match &refusals[i] {
             Some((kind, reason, _)) => (*kind, reason.clone()),
             None => (RejectionKind::BatchRejected, BATCH_REASON.into()),

@@ -18,7 +18,8 @@ use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskOutcome;
 use crate::task::TaskSpec;
 
-/// Messages of the [`RegistryActor`](super::RegistryActor).
+/// Messages of the supervisor's registry actor (an internal actor type: users hold it
+/// only as `ActorRef<RegistryMessage>`).
 ///
 /// Obtain the actor with [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor).
 ///
@@ -136,6 +137,13 @@ pub(crate) enum CommandKind {
     DrainDeadline,
 }
 
+impl From<CommandKind> for RegistryMessage {
+    /// Wraps a command for the registry's mailbox: `registry.cast(kind.into())`.
+    fn from(kind: CommandKind) -> Self {
+        RegistryMessage::Command(Command(kind))
+    }
+}
+
 /// One add request: the id allocated at call start, the spec, and the watcher's channel.
 pub(crate) struct AddRequest {
     pub(crate) id: TaskId,
@@ -159,7 +167,7 @@ pub(crate) struct GroupRequest {
 
 /// The registry's answer to a cancel: whether this call made the claim, and a channel that
 /// closes when the registration's terminal outcome has been committed.
-pub struct CancelTicket {
+pub(crate) struct CancelTicket {
     pub(crate) id: Option<TaskId>,
     pub(crate) claimed: bool,
     pub(crate) done: Option<oneshot::Receiver<()>>,

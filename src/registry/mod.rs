@@ -31,8 +31,8 @@ mod removal;
 mod requests;
 pub(crate) mod state;
 
-pub use actor::RegistryActor;
+pub(crate) use actor::RegistryActor;
 pub(crate) use life::{LifeGuard, RegistryLife};
-pub(crate) use messages::{AddRequest, CommandKind, GroupRequest};
-pub use messages::{CancelTicket, Command, RegistryMessage, TaskInfo, TaskState};
+pub(crate) use messages::{AddRequest, CancelTicket, Command, CommandKind, GroupRequest};
+pub use messages::{RegistryMessage, TaskInfo, TaskState};
 pub(crate) use state::{RegistrySettings, ReleaseHook, Stage};

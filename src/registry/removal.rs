@@ -9,7 +9,7 @@ use ractor::ActorRef;
 use tokio::task::AbortHandle;
 
 use super::decision::Finish;
-use super::messages::{Command, CommandKind, RegistryMessage};
+use super::messages::{CommandKind, RegistryMessage};
 use super::state::{Drain, Phase, RegistryState};
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
@@ -155,6 +155,6 @@ pub(super) fn send_later(
     command: CommandKind,
 ) -> AbortHandle {
     myself
-        .send_after(delay, move || RegistryMessage::Command(Command(command)))
+        .send_after(delay, move || RegistryMessage::from(command))
         .abort_handle()
 }

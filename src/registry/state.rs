@@ -38,7 +38,7 @@ pub(crate) const FORCE_ABORT_REASON: &str = "task did not stop within grace; for
 
 /// Spawn arguments of the registry actor (opaque): the fixed settings it needs from the
 /// supervisor configuration.
-pub struct RegistrySettings {
+pub(crate) struct RegistrySettings {
     /// Cooperative stop window of remove, cancel and shutdown.
     pub(crate) grace: Duration,
     pub(crate) max_registered: Option<NonZeroUsize>,
@@ -160,7 +160,7 @@ pub(crate) struct Drain {
 }
 
 /// The registry actor's state (opaque).
-pub struct RegistryState {
+pub(crate) struct RegistryState {
     pub(crate) settings: RegistrySettings,
     pub(crate) permits: Permits,
     pub(crate) entries: HashMap<TaskId, Entry>,

@@ -2,7 +2,7 @@
 //! wiring (name, parent), validates them, and builds an [`Arc<Supervisor>`].
 //!
 //! Building needs no Tokio runtime and starts nothing; [`Supervisor::serve`] and the `run*`
-//! entry points start the actors (R§7).
+//! entry points start the actors.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use ractor::ActorCell;
 use super::Supervisor;
 use crate::config::SupervisorConfig;
 use crate::error::{BuildError, ConfigError, MAX_CAPACITY};
-use crate::events::Subscribe;
+use crate::events::{Subscribe, SubscriberEntry};
 use crate::task::TaskDefaults;
 
 /// Builder of a [`Supervisor`].
@@ -38,14 +38,6 @@ pub struct SupervisorBuilder {
     pub(crate) parent: Option<ActorCell>,
     #[cfg(feature = "controller")]
     pub(crate) controller: Option<crate::controller::ControllerConfig>,
-}
-
-/// A subscriber with the metadata read once at build (R§7: `queue_capacity()` then
-/// `name()`, exactly once each).
-pub(crate) struct SubscriberEntry {
-    pub(crate) subscriber: Arc<dyn Subscribe>,
-    pub(crate) name: Arc<str>,
-    pub(crate) capacity: NonZeroUsize,
 }
 
 impl SupervisorBuilder {
@@ -170,8 +162,8 @@ impl SupervisorBuilder {
         Ok(self)
     }
 
-    /// Replaces the subscribers (R§16). Each holds one ownership unit for the supervisor's
-    /// life.
+    /// Replaces the subscribers (docs/semantics.md#subscribers). Each holds one ownership unit for
+    /// the supervisor's life.
     pub fn with_subscribers(mut self, subscribers: Vec<Arc<dyn Subscribe>>) -> Self {
         self.subscribers = subscribers;
         self
@@ -216,8 +208,8 @@ impl SupervisorBuilder {
         self
     }
 
-    /// Installs the keyed-admission controller (R§17) with `config`; without it every
-    /// submit form returns `ControllerError::NotConfigured`. [`try_build`](Self::try_build)
+    /// Installs the keyed-admission controller (docs/semantics.md#slots) with `config`; without it
+    /// every submit form returns `ControllerError::NotConfigured`. [`try_build`](Self::try_build)
     /// rejects a `queue_capacity` above `usize::MAX >> 3` with
     /// [`BuildError::CapacityTooLarge`] (`"controller_queue_capacity"`).
     #[cfg(feature = "controller")]
@@ -240,7 +232,7 @@ impl SupervisorBuilder {
 
     /// Validates and builds the supervisor.
     ///
-    /// Order (R§7): capacities; the ownership budget for all subscribers at once; then each
+    /// Order: capacities; the ownership budget for all subscribers at once; then each
     /// subscriber's `queue_capacity()` and `name()`, read exactly once.
     ///
     /// # Errors
@@ -274,20 +266,15 @@ impl SupervisorBuilder {
         }
         let mut subscribers = Vec::with_capacity(self.subscribers.len());
         for subscriber in self.subscribers {
-            let capacity = subscriber.queue_capacity();
-            let name: Arc<str> = subscriber.name().into();
-            if capacity.get() > MAX_CAPACITY {
+            let entry = SubscriberEntry::read(subscriber);
+            if entry.capacity.get() > MAX_CAPACITY {
                 return Err(BuildError::CapacityTooLarge {
                     field: "subscriber_queue_capacity",
-                    value: capacity.get(),
+                    value: entry.capacity.get(),
                     max: MAX_CAPACITY,
                 });
             }
-            subscribers.push(SubscriberEntry {
-                subscriber,
-                name,
-                capacity,
-            });
+            subscribers.push(entry);
         }
         Ok(Arc::new(Supervisor::from_parts(
             self.config,

@@ -25,7 +25,7 @@ use crate::task::{TaskDefaults, TaskSpec};
 ///
 /// Cheap to clone (two `Arc`s). Every clone, and the [`Supervisor`](crate::Supervisor),
 /// shares one ownership lease: when the last of them is dropped without a shutdown, the
-/// supervisor closes admission and cancels its tasks (R§14, "last owner drop").
+/// supervisor closes admission and cancels its tasks (docs/semantics.md#owner-drop).
 #[derive(Clone)]
 pub struct SupervisorHandle {
     runtime: Arc<Runtime>,
@@ -73,7 +73,7 @@ impl SupervisorHandle {
     }
 
     /// Fail-fast [`add_and_watch`](Self::add_and_watch): a full command queue gives
-    /// [`RuntimeError::CommandQueueFull`] instead of waiting (R§9 `try_add_and_watch`).
+    /// [`RuntimeError::CommandQueueFull`] instead of waiting (docs/semantics.md#admission).
     ///
     /// # Errors
     /// As [`AddOperation`] with `.fail_fast()`.
@@ -191,11 +191,7 @@ impl SupervisorHandle {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let lookup = target.clone();
         let reply = self
-            .query(|reply| {
-                RegistryMessage::Command(crate::registry::Command(
-                    crate::registry::CommandKind::Watch(lookup, tx, reply),
-                ))
-            })
+            .query(|reply| crate::registry::CommandKind::Watch(lookup, tx, reply).into())
             .await;
         match reply {
             Some(Some(id)) => Ok(TaskWaiter::new(id, rx)),
@@ -244,7 +240,7 @@ impl SupervisorHandle {
     }
 
     /// Shuts the supervisor down, or joins the shutdown already under way, and returns its
-    /// one cached result (R§14).
+    /// one cached result (docs/semantics.md#shutdown).
     ///
     /// Closes admission, cancels every task, waits up to the grace period (one shared
     /// deadline), force-aborts what is left, drains subscriber lanes up to
@@ -281,20 +277,7 @@ impl SupervisorHandle {
     /// number of events sent is in [`EventStats::port_sent`]. Events published before the
     /// first call are not replayed.
     pub fn event_port(&self) -> Arc<ractor::OutputPort<crate::events::Event>> {
-        let sink = &self.runtime.sink_state;
-        if !sink
-            .port_open
-            .swap(true, std::sync::atomic::Ordering::AcqRel)
-        {
-            sink.listening
-                .store(true, std::sync::atomic::Ordering::Release);
-            let _ = self
-                .runtime
-                .relay
-                .cast(RelayMessage::Command(crate::events::RelayCommand(
-                    crate::events::RelayCommandKind::PortOpened,
-                )));
-        }
+        self.runtime.events.open_port();
         self.runtime.event_port.clone()
     }
 
@@ -309,22 +292,19 @@ impl SupervisorHandle {
         self.runtime.event_group.clone()
     }
 
+    /// The supervisor's query actor (feature `cluster`), for `ractor::call!` with a
+    /// [`QueryMessage`](crate::cluster::QueryMessage) from local actors; remote nodes reach
+    /// it through its `pg` group [`query_name`](crate::cluster::query_name)`(name)`.
+    #[cfg(feature = "cluster")]
+    pub fn query_actor(&self) -> ActorRef<crate::cluster::QueryMessage> {
+        self.runtime.cluster.query()
+    }
+
     /// Publication and delivery counters of the event path: published, dropped by the bus
-    /// backlog, and per subscriber, port and group (SPEC §5). After shutdown: the final
-    /// counters, with each subscriber's `drained` result.
+    /// backlog, and per subscriber, port and group (docs/semantics.md#event-loss). After shutdown:
+    /// the final counters, with each subscriber's `drained` result.
     pub async fn event_stats(&self) -> EventStats {
-        if let Some(stats) = self.runtime.final_event_stats.get() {
-            return stats.clone();
-        }
-        match self.runtime.relay.call(RelayMessage::Stats, None).await {
-            Ok(CallResult::Success(stats)) => stats,
-            _ => self
-                .runtime
-                .final_event_stats
-                .get()
-                .cloned()
-                .unwrap_or_default(),
-        }
+        self.runtime.events.stats().await
     }
 
     /// The supervisor's name (see [`SupervisorBuilder::with_name`](crate::SupervisorBuilder::with_name)).

@@ -1,5 +1,5 @@
-//! The single-shot static lifecycle shared by `run`, `run_until` and `run_with_os_signals`
-//! (R§8): claim, pre-checks that do not consume the claim, commit, all-or-nothing batch,
+//! The single-shot static lifecycle shared by `run`, `run_until` and `run_with_os_signals`:
+//! claim, pre-checks that do not consume the claim, commit, all-or-nothing batch,
 //! then wait for natural completion, a trigger, or another shutdown.
 
 use std::future::Future;
@@ -13,7 +13,7 @@ use super::{Supervisor, SupervisorHandle};
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
-use crate::registry::{AddRequest, Command, CommandKind, RegistryMessage};
+use crate::registry::{AddRequest, CommandKind};
 use crate::task::TaskSpec;
 
 const FREE: u8 = 0;
@@ -76,7 +76,7 @@ where
         return shutdown::join(&runtime, Trigger::Requested).await;
     }
 
-    // Ownership for the whole batch, fail-fast, before the claim is committed (R§8 step 5).
+    // Ownership for the whole batch, fail-fast, before the claim is committed.
     let mut units = None;
     if let (Some(ownership), false) = (&runtime.ownership, tasks.is_empty()) {
         match u32::try_from(tasks.len())
@@ -121,10 +121,7 @@ where
         }
         let reply = runtime
             .registry
-            .call(
-                |port| RegistryMessage::Command(Command(CommandKind::AddBatch(requests, port))),
-                None,
-            )
+            .call(|port| CommandKind::AddBatch(requests, port).into(), None)
             .await;
         match reply {
             Ok(CallResult::Success(Ok(()))) => {}
@@ -133,10 +130,9 @@ where
         }
     }
 
-    let empty = runtime.registry.call(
-        |port| RegistryMessage::Command(Command(CommandKind::WaitEmpty(port))),
-        None,
-    );
+    let empty = runtime
+        .registry
+        .call(|port| CommandKind::WaitEmpty(port).into(), None);
     let triggered = async {
         match trigger.as_mut() {
             Some(pending) => pending.as_mut().await,

@@ -1,7 +1,7 @@
 //! The supervisor: entry points, handle, operations and the shared shutdown.
 //!
 //! - [`Supervisor`] (this file): owner of one runtime; `serve`, `run`, `run_until`,
-//!   `run_with_os_signals` (R§8).
+//!   `run_with_os_signals`.
 //! - `builder`: [`SupervisorBuilder`] and validation.
 //! - `runtime`: the started actors, tokens and command permits.
 //! - `handle`: [`SupervisorHandle`] and its queries.
@@ -19,6 +19,8 @@ pub(crate) mod operations;
 pub(crate) mod owner;
 mod parent;
 mod pause;
+#[cfg(feature = "controller")]
+mod prepared;
 pub(crate) mod runtime;
 pub(crate) mod shutdown;
 mod signals;
@@ -32,7 +34,6 @@ use std::sync::atomic::AtomicU8;
 
 use ractor::ActorCell;
 
-use builder::SubscriberEntry;
 pub use builder::SupervisorBuilder;
 pub use handle::SupervisorHandle;
 pub use operations::{
@@ -40,11 +41,13 @@ pub use operations::{
 };
 use owner::OwnerLease;
 pub use pause::PauseOperation;
+#[cfg(feature = "controller")]
+pub use prepared::{PreparedSubmission, Submit, WatchedSubmit};
 use runtime::Runtime;
 
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
-use crate::events::Subscribe;
+use crate::events::{Subscribe, SubscriberEntry};
 use crate::task::{TaskDefaults, TaskSpec};
 
 /// Owner of one supervisor runtime; always handed out as `Arc<Supervisor>`.
@@ -70,7 +73,7 @@ pub struct Supervisor {
     #[cfg(feature = "controller")]
     controller: Option<crate::controller::ControllerConfig>,
     lease: Arc<OwnerLease>,
-    /// Single-shot claim of the static `run*` lifecycle (R§8).
+    /// Single-shot claim of the static `run*` lifecycle.
     lifecycle: AtomicU8,
 }
 
@@ -160,7 +163,7 @@ impl Supervisor {
 
     /// Runs a static batch until natural completion: returns when the whole registry
     /// (including tasks added through `serve` handles) is empty and the shutdown workflow
-    /// has finished, or when another trigger's shutdown finishes (R§8).
+    /// has finished, or when another trigger's shutdown finishes.
     ///
     /// `Ok(())` means the lifecycle and shutdown completed cleanly, not that tasks
     /// succeeded: watch them for their outcomes.
@@ -191,7 +194,7 @@ impl Supervisor {
     /// As [`run`](Self::run), and SIGINT, SIGTERM or SIGQUIT (Ctrl-C elsewhere) triggers a
     /// requested graceful shutdown. A second SIGINT or SIGTERM during the grace period
     /// force-aborts the remaining tasks at once, so a stuck shutdown can always be cut short
-    /// (the first signal does not swallow the next one, BUG-16).
+    /// (the first signal does not swallow the next one, docs/semantics.md#shutdown).
     ///
     /// Only this entry point installs process signal handlers.
     ///

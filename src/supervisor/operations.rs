@@ -1,9 +1,9 @@
-//! The operation builders of [`SupervisorHandle`]: `add`, `remove`, `cancel` (SPEC §3).
+//! The operation builders of [`SupervisorHandle`]: `add`, `remove`, `cancel`.
 //!
 //! Each builder owns a clone of the handle, so the future it produces is `Send + 'static`
 //! and can be moved into `tokio::spawn`. Await a builder directly or call `.execute()`.
 //! Once a command has been handed to the registry, dropping the future does not take it
-//! back (R§9).
+//! back (docs/semantics.md#admission).
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -20,7 +20,7 @@ use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
-use crate::registry::{AddRequest, CancelTicket, Command, CommandKind, RegistryMessage};
+use crate::registry::{AddRequest, CancelTicket, CommandKind};
 use crate::task::TaskSpec;
 
 /// A boxed `Send + 'static` future, the `IntoFuture` type of every builder here.
@@ -66,8 +66,8 @@ impl AddOperation {
     }
 
     /// Fails with [`RuntimeError::CommandQueueFull`] (or `ResourceLimitReached` for the
-    /// ownership budget) instead of waiting for capacity (R§9 `try_add`). The registry's
-    /// decision is still awaited.
+    /// ownership budget) instead of waiting for capacity (docs/semantics.md#admission). The
+    /// registry's decision is still awaited.
     pub fn fail_fast(mut self) -> Self {
         self.fail_fast = true;
         self
@@ -135,7 +135,7 @@ async fn acquire(
     }
 }
 
-/// The add path shared by every add form: id first (R§2), then command slot and ownership
+/// The add path shared by every add form: id first, then command slot and ownership
 /// unit, then `TaskAddRequested` right before the registry gets the command.
 pub(crate) async fn add(
     handle: SupervisorHandle,
@@ -192,7 +192,7 @@ pub(crate) async fn add(
     let reply = runtime
         .registry
         .call(
-            |port| RegistryMessage::Command(Command(CommandKind::Add(Box::new(request), port))),
+            |port| CommandKind::Add(Box::new(request), port).into(),
             None,
         )
         .await;
@@ -222,10 +222,7 @@ pub(super) async fn call_registry<T: Send + 'static>(
     before_send();
     let reply = runtime
         .registry
-        .call(
-            |port| RegistryMessage::Command(Command(command(port))),
-            None,
-        )
+        .call(|port| command(port).into(), None)
         .await;
     drop(slot);
     match reply {
@@ -238,11 +235,12 @@ pub(super) async fn call_registry<T: Send + 'static>(
 ///
 /// `true`: this call claimed the task and requested its cancellation; it returns before the
 /// terminal cleanup (which gets the supervisor grace, then a force-abort). `false`: unknown
-/// id or name, already finished, or already claimed by another stop request (R§9).
+/// id or name, already finished, or already claimed by another stop request
+/// (docs/semantics.md#removal).
 ///
 /// With a controller installed, a by-id target is first looked up among queued and
 /// capacity-waiting controller work: found, it is rejected `RemovedFromQueue` and the call
-/// returns `true` (R§17).
+/// returns `true` (docs/semantics.md#slots).
 ///
 /// # Errors
 /// [`RuntimeError::ShuttingDown`] once admission is closed; [`RuntimeError::CommandQueueFull`]
@@ -277,7 +275,7 @@ impl RemoveOperation {
         if runtime.admission_closed() {
             return Err(RuntimeError::ShuttingDown);
         }
-        // With a controller, by-id targets may be queued controller work (R§17).
+        // With a controller, by-id targets may be queued controller work (docs/semantics.md#slots).
         #[cfg(feature = "controller")]
         let _identity = match submit::route_identity(
             &self.handle,
@@ -297,7 +295,8 @@ impl RemoveOperation {
         };
         let announce = || {
             if let Some(id) = id {
-                // Published before the command is committed, even for unknown ids (R§13).
+                // Published before the command is committed, even for unknown ids
+                // (docs/semantics.md#removal).
                 runtime
                     .events
                     .publish(|| Event::new(EventKind::TaskRemoveRequested).with_id(id));
@@ -324,7 +323,8 @@ impl IntoFuture for RemoveOperation {
 /// Waits until the registration has left the registry and its final outcome is committed
 /// (bounded by the supervisor grace, after which it is force-aborted). `true` iff this call
 /// made the claim; a call that joins an existing removal waits for the same completion and
-/// returns `false`; an unknown or finished target returns `false` at once (R§9).
+/// returns `false`; an unknown or finished target returns `false` at once
+/// (docs/semantics.md#removal).
 ///
 /// # Errors
 /// - [`RuntimeError::TaskTerminationTimeout`] with `.termination_timeout(d)` when the
@@ -335,7 +335,8 @@ impl IntoFuture for RemoveOperation {
 ///   controller whose `identity_operation_capacity` forwarded operations are in flight.
 ///
 /// With a controller installed, queued or capacity-waiting controller work with this id is
-/// removed directly (`Rejected { RemovedFromQueue }`, `true`, no termination wait; R§17).
+/// removed directly (`Rejected { RemovedFromQueue }`, `true`, no termination wait;
+/// docs/semantics.md#slots).
 #[must_use = "a cancel does nothing until awaited or executed"]
 pub struct CancelOperation {
     handle: SupervisorHandle,
@@ -362,7 +363,7 @@ impl CancelOperation {
 
     /// Bounds only the final wait for the terminal commit (not queueing or the claim) by
     /// `timeout`; on expiry the call returns [`RuntimeError::TaskTerminationTimeout`] and
-    /// the removal goes on (R§9 `cancel_with_timeout`).
+    /// the removal goes on (docs/semantics.md#removal).
     pub fn termination_timeout(mut self, timeout: Duration) -> Self {
         self.termination_timeout = Some(timeout);
         self
@@ -375,7 +376,7 @@ impl CancelOperation {
             return Err(RuntimeError::ShuttingDown);
         }
         // With a controller, by-id targets may be queued controller work: removed at once,
-        // no termination wait (R§17).
+        // no termination wait (docs/semantics.md#slots).
         #[cfg(feature = "controller")]
         let _identity =
             match submit::route_identity(&self.handle, &self.target, true, self.fail_fast).await? {

@@ -1,9 +1,9 @@
 //! The public-ownership lease: what happens when the last `Supervisor`/handle is dropped.
 //!
-//! R§14: if no shutdown operation is installed and the supervisor has no parent actor
-//! (`with_parent`, whose stop owns its shutdown), the last owner's drop closes admission,
-//! fires the shutdown-started signal and cancels every task; with a Tokio runtime around,
-//! it also runs the shutdown workflow detached, so nothing is leaked. Its drain gives tasks
+//! docs/semantics.md#shutdown: if no shutdown operation is installed and the supervisor has no
+//! parent actor (`with_parent`, whose stop owns its shutdown), the last owner's drop closes
+//! admission, fires the shutdown-started signal and cancels every task; with a Tokio runtime
+//! around, it also runs the shutdown workflow detached, so nothing is leaked. Its drain gives tasks
 //! at most [`OWNER_DROP_STOP_WINDOW`](super::shutdown::OWNER_DROP_STOP_WINDOW) to stop
 //! (nobody is left to wait for a longer grace), then force-aborts the rest, so every
 //! watched task resolves `Canceled` or `ForceAborted` promptly. It cannot wait or report,
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use super::runtime::Runtime;
 use super::shutdown::{self, Trigger};
-use crate::registry::{Command, CommandKind, RegistryMessage};
+use crate::registry::CommandKind;
 
 /// Shared by the `Supervisor` and every handle; its `Drop` is the last-owner fallback.
 #[derive(Default)]
@@ -41,9 +41,7 @@ impl Drop for OwnerLease {
         if tokio::runtime::Handle::try_current().is_ok() {
             drop(shutdown::install(&runtime, Trigger::OwnerDropped));
         } else {
-            let _ = runtime.registry.cast(RegistryMessage::Command(Command(
-                CommandKind::ForceAbortAll,
-            )));
+            let _ = runtime.registry.cast(CommandKind::ForceAbortAll.into());
         }
     }
 }

@@ -14,7 +14,7 @@
 //! - at the end of a shutdown the link stops normally (`ActorTerminated` for the parent),
 //!   or, when the supervisor failed (restart intensity exceeded, registry died), fails with
 //!   the [`RuntimeError`]'s text, so the parent receives `ActorFailed` and can react as a
-//!   ractor supervisor does (SPEC §7).
+//!   ractor supervisor does (docs/semantics.md#ractor-tree).
 
 use std::sync::{Arc, OnceLock, Weak};
 

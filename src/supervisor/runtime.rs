@@ -8,7 +8,6 @@ use ractor::ActorRef;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::builder::SubscriberEntry;
 use super::shutdown::{ShutdownCell, Trigger};
 use crate::config::SupervisorConfig;
 #[cfg(feature = "controller")]
@@ -16,6 +15,7 @@ use crate::controller::{
     ControllerActor, ControllerArgs, ControllerConfig, ControllerLink, ControllerShared,
 };
 use crate::error::{MAX_CAPACITY, RuntimeError};
+use crate::events::SubscriberEntry;
 use crate::events::{EventSink, RelayActor, RelayArgs, RelayMessage};
 use crate::registry::{LifeGuard, RegistryActor, RegistryLife, RegistryMessage, RegistrySettings};
 use crate::task::TaskDefaults;
@@ -74,10 +74,11 @@ pub(crate) struct Runtime {
     pub(crate) config: SupervisorConfig,
     pub(crate) defaults: TaskDefaults,
     pub(crate) registry: ActorRef<RegistryMessage>,
-    /// Whether (and why) the registry's life ended; its failure is fatal (SPEC §1).
+    /// Whether (and why) the registry's life ended; its failure is fatal
+    /// (docs/semantics.md#registry-failure).
     pub(crate) registry_life: Arc<RegistryLife>,
     pub(crate) relay: ActorRef<RelayMessage>,
-    /// The keyed-admission controller, when built with `with_controller` (R§17).
+    /// The keyed-admission controller, when built with `with_controller` (docs/semantics.md#slots).
     #[cfg(feature = "controller")]
     pub(crate) controller: Option<ControllerLink>,
     pub(crate) events: EventSink,
@@ -85,13 +86,10 @@ pub(crate) struct Runtime {
     pub(crate) event_port: Arc<ractor::OutputPort<crate::events::Event>>,
     /// The `pg` group (default scope) whose members receive every event.
     pub(crate) event_group: String,
-    pub(crate) sink_state: Arc<crate::events::SinkState>,
-    /// The event counters as the relay closed at shutdown (with each lane's drain result).
-    pub(crate) final_event_stats: std::sync::OnceLock<crate::events::EventStats>,
     /// In-flight registry commands (`registry_queue_capacity`): the bound that ractor's
     /// unbounded mailbox lacks. A permit is held from send until reply.
     pub(crate) commands: Arc<Semaphore>,
-    /// Ownership units (R§18) for accepted tasks; `None` when unlimited.
+    /// Ownership units (docs/semantics.md#ownership) for accepted tasks; `None` when unlimited.
     pub(crate) ownership: Option<Arc<Semaphore>>,
     /// Set when admission closes (shutdown started or the owner dropped).
     admission_closed: AtomicBool,
@@ -102,9 +100,9 @@ pub(crate) struct Runtime {
     pub(crate) shutdown: ShutdownCell,
     /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
     pub(crate) parent_link: Option<ActorRef<super::parent::ParentLinkMessage>>,
-    /// The remotable query actor (SPEC §6); stopped in the shutdown tail after the relay.
+    /// The remotable query actor; closed in the shutdown tail after the relay.
     #[cfg(feature = "cluster")]
-    pub(crate) query: ActorRef<crate::cluster::QueryMessage>,
+    pub(crate) cluster: crate::cluster::ClusterPresence,
 }
 
 impl Runtime {
@@ -215,8 +213,9 @@ impl Runtime {
             }
         };
         #[cfg(feature = "cluster")]
-        let query = crate::cluster::spawn_query(
+        let cluster = crate::cluster::ClusterPresence::start(
             &name,
+            event_group.clone(),
             &registry,
             &relay,
             #[cfg(feature = "controller")]
@@ -238,15 +237,13 @@ impl Runtime {
             events,
             event_port,
             event_group,
-            sink_state,
-            final_event_stats: std::sync::OnceLock::new(),
             admission_closed: AtomicBool::new(false),
             shutdown_started: CancellationToken::new(),
             root_token,
             shutdown: ShutdownCell::default(),
             parent_link: parent_link.as_ref().map(|(link, _)| link.clone()),
             #[cfg(feature = "cluster")]
-            query,
+            cluster,
         });
         let _ = link_runtime.set(Arc::downgrade(&runtime));
         if let Some((_, gone)) = parent_link {
@@ -257,8 +254,9 @@ impl Runtime {
                 Some(Trigger::Requested)
             });
         }
-        // Registry death is fatal (SPEC §1): its guard has already cancelled every task and
-        // closed admission; here the shutdown tail runs. Ends with the registry at the latest.
+        // Registry death is fatal (docs/semantics.md#registry-failure): its guard has already
+        // cancelled every task and closed admission; here the shutdown tail runs. Ends with the
+        // registry at the latest.
         let life = runtime.registry_life.clone();
         shutdown_when(&runtime, async move {
             life.gone().cancelled().await;
@@ -289,7 +287,7 @@ impl Runtime {
         self.admission_closed.load(Ordering::Acquire) || self.registry_life.is_gone()
     }
 
-    /// Closes admission and fires the shutdown-started signal (R§14 step 1).
+    /// Closes admission and fires the shutdown-started signal (docs/semantics.md#shutdown).
     pub(crate) fn close_admission(&self) {
         self.admission_closed.store(true, Ordering::Release);
         self.shutdown_started.cancel();

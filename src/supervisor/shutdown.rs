@@ -1,4 +1,4 @@
-//! The one shared shutdown operation of a supervisor (R§14).
+//! The one shared shutdown operation of a supervisor (docs/semantics.md#shutdown).
 //!
 //! The first trigger (a handle's `shutdown`, a `run_until` future, an OS signal, natural
 //! completion of `run`, or a failed signal setup) installs a detached owner task that runs
@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use super::runtime::Runtime;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
-use crate::registry::{Command, CommandKind, RegistryMessage};
+use crate::registry::CommandKind;
 
 /// How long tasks get to stop cooperatively after the last owner was dropped without a
 /// shutdown (at most the configured grace, and it also caps per-task shutdown timeouts).
@@ -41,7 +41,7 @@ pub(crate) enum Trigger {
     RestartIntensity { max_restarts: u32, period: Duration },
 }
 
-type Cached = Option<Arc<Result<(), RuntimeError>>>;
+type Cached = Option<Result<(), RuntimeError>>;
 
 /// Holds the shared operation once installed.
 #[derive(Default)]
@@ -61,15 +61,11 @@ impl ShutdownCell {
 
 /// Creates or joins the shutdown operation of `runtime` and waits for its result.
 ///
-/// Returns an equivalent copy of the cached result to every caller.
+/// Returns a clone of the cached result to every caller.
 pub(crate) async fn join(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
     let mut receiver = install(runtime, trigger);
     match receiver.wait_for(|cached| cached.is_some()).await {
-        Ok(cached) => match cached.as_deref() {
-            Some(Ok(())) => Ok(()),
-            Some(Err(error)) => Err(error.duplicate()),
-            None => Err(RuntimeError::ShuttingDown),
-        },
+        Ok(cached) => cached.clone().unwrap_or(Err(RuntimeError::ShuttingDown)),
         // The owner task died without a result (it panicked): report an unclean shutdown.
         Err(_) => Err(RuntimeError::ShuttingDown),
     }
@@ -90,13 +86,14 @@ pub(crate) fn install(runtime: &Arc<Runtime>, trigger: Trigger) -> watch::Receiv
     let owner = Arc::clone(runtime);
     tokio::spawn(async move {
         let result = workflow(&owner, trigger).await;
-        let _ = sender.send(Some(Arc::new(result)));
+        let _ = sender.send(Some(result));
     });
     receiver
 }
 
-/// The workflow of R§14: close admission, drain with one shared grace deadline, publish the
-/// verdict (the registry does, after the last `TaskRemoved`), then the common tail.
+/// The workflow of docs/semantics.md#shutdown: close admission, drain with one shared grace
+/// deadline, publish the verdict (the registry does, after the last `TaskRemoved`), then the common
+/// tail.
 async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
     if matches!(trigger, Trigger::Requested) {
         runtime
@@ -125,12 +122,13 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             .registry
             .call(
                 |reply| {
-                    RegistryMessage::Command(Command(CommandKind::Shutdown {
+                    CommandKind::Shutdown {
                         grace,
                         verdict,
                         window_cap,
                         reply,
-                    }))
+                    }
+                    .into()
                 },
                 None,
             )
@@ -144,19 +142,13 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     // Common tail: cancel whatever is left, drain subscriber lanes, stop the actors.
     runtime.root_token.cancel();
     runtime
-        .sink_state
-        .closed
-        .store(true, std::sync::atomic::Ordering::Release);
-    let final_stats =
-        crate::events::close_relay(&runtime.relay, runtime.config.subscriber_shutdown_timeout())
-            .await;
-    if let Some(stats) = final_stats {
-        let _ = runtime.final_event_stats.set(stats);
-    }
+        .events
+        .close(runtime.config.subscriber_shutdown_timeout())
+        .await;
     // After the relay's last delivery: remote watchers see the query actor leave (their
-    // "disconnected") only after the final events (SPEC §6).
+    // "disconnected") only after the final events.
     #[cfg(feature = "cluster")]
-    crate::cluster::close(runtime).await;
+    runtime.cluster.close().await;
     #[cfg(feature = "controller")]
     super::submit::stop_controller(runtime).await;
     // Waited for, so its name (and the supervisor's) is free once `shutdown` returns: a
@@ -174,9 +166,9 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             Some(reason) => RuntimeError::RegistryFailed { reason },
             None => RuntimeError::ShuttingDown,
         }),
-        (Trigger::SignalSetupFailed(source), Some(_)) => {
-            Err(RuntimeError::SignalSetupFailed { source })
-        }
+        (Trigger::SignalSetupFailed(source), Some(_)) => Err(RuntimeError::SignalSetupFailed {
+            source: source.into(),
+        }),
         (
             Trigger::RestartIntensity {
                 max_restarts,

@@ -2,8 +2,8 @@
 //!
 //! The first SIGINT, SIGTERM or SIGQUIT (Ctrl-C off Unix) requests a graceful shutdown.
 //! Listening continues during the grace period: a second SIGINT or SIGTERM force-aborts
-//! every remaining task at once (BUG-16: tokio never restores the default disposition, so
-//! without this a stuck shutdown could only be ended with SIGKILL).
+//! every remaining task at once (docs/semantics.md#shutdown: tokio never restores the default
+//! disposition, so without this a stuck shutdown could only be ended with SIGKILL).
 
 use std::io;
 
@@ -11,7 +11,7 @@ use super::Supervisor;
 use super::lifecycle::run_static;
 use super::shutdown::{self, Trigger};
 use crate::error::RuntimeError;
-use crate::registry::{Command, CommandKind, RegistryMessage};
+use crate::registry::CommandKind;
 use crate::task::TaskSpec;
 
 pub(super) async fn run_with_os_signals(
@@ -22,7 +22,8 @@ pub(super) async fn run_with_os_signals(
     let mut listeners = match Listeners::install() {
         Ok(listeners) => listeners,
         Err(source) => {
-            // No grace drain: remaining tasks are force-aborted promptly (R§14).
+            // No grace drain: remaining tasks are force-aborted promptly
+            // (docs/semantics.md#shutdown).
             return shutdown::join(&runtime, Trigger::SignalSetupFailed(source)).await;
         }
     };
@@ -33,9 +34,7 @@ pub(super) async fn run_with_os_signals(
         listeners.first().await;
         let watcher = tokio::spawn(async move {
             listeners.second().await;
-            let _ = registry.cast(RegistryMessage::Command(Command(
-                CommandKind::ForceAbortAll,
-            )));
+            let _ = registry.cast(CommandKind::ForceAbortAll.into());
         });
         if let Ok(mut slot) = escalation_slot.lock() {
             *slot = Some(watcher.abort_handle());

@@ -1,4 +1,4 @@
-//! The controller side of [`SupervisorHandle`] (feature `controller`, R§17, SPEC §3):
+//! The controller side of [`SupervisorHandle`] (feature `controller`, docs/semantics.md#slots):
 //! submissions, prepared submissions, the controller snapshot, and the routing of by-id
 //! remove/cancel through the controller.
 //!
@@ -6,7 +6,7 @@
 //! command is cast and given back when the controller takes it in (ractor mailboxes are
 //! unbounded). Waiting forms wait for an ownership unit and then for a permit, racing the
 //! start of shutdown; fail-fast forms reserve the permit first (`Full`) and then try the
-//! ownership unit (`ResourceLimit`) (R§17 "Intake order").
+//! ownership unit (`ResourceLimit`) (docs/semantics.md#slots).
 
 use std::future::Future;
 
@@ -15,11 +15,11 @@ use ractor::rpc::CallResult;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, oneshot};
 
 use super::handle::SupervisorHandle;
+use super::prepared::{PreparedSubmission, Submit};
 use super::runtime::Runtime;
 use crate::controller::{
     AdmissionPolicy, CommandKind, ControllerLink, ControllerMessage, ControllerSnapshot,
-    ControllerSpec, IdentityRequest, IdentityRoute, PreparedSubmission, Submission, Submit,
-    command,
+    ControllerSpec, IdentityRequest, IdentityRoute, Submission, command,
 };
 use crate::error::{ControllerError, RuntimeError};
 use crate::identity::{TaskId, TaskTarget};
@@ -57,8 +57,8 @@ impl SupervisorHandle {
         async move { intake_and_watch(&handle, spec, TaskId::next()).await }
     }
 
-    /// Synchronous, fail-fast [`submit_and_watch`](Self::submit_and_watch) (R§9
-    /// `try_submit_and_watch`).
+    /// Synchronous, fail-fast [`submit_and_watch`](Self::submit_and_watch)
+    /// (docs/semantics.md#admission).
     ///
     /// # Errors
     /// As [`Submit::try_intake`]: `NotConfigured`, `Closed`, `Full`, `ResourceLimit`.
@@ -71,7 +71,7 @@ impl SupervisorHandle {
     }
 
     /// Allocates the submission's [`TaskId`] now, without sending, publishing or
-    /// reserving anything (R§17 `PreparedSubmission`).
+    /// reserving anything (docs/semantics.md#slots).
     ///
     /// # Errors
     /// [`ControllerError::NotConfigured`] without a controller.
@@ -264,7 +264,7 @@ fn cast(
         .map_err(|_| ControllerError::Closed)
 }
 
-/// Where a by-id remove/cancel goes (R§17 "Identity operations through the controller").
+/// Where a by-id remove/cancel goes (docs/semantics.md#slots).
 pub(crate) enum Routed {
     /// The controller removed queued or capacity-waiting work: the operation returns
     /// `true` without a termination wait.
@@ -332,15 +332,15 @@ pub(crate) async fn route_identity(
     }
 }
 
-/// Controller shutdown, step 1 of the workflow right after admission closes (R§17
-/// "Controller shutdown"): intake closes, queued and capacity-waiting work resolves
-/// `Rejected { ControllerShuttingDown }`, nothing queued starts. Returns once the
+/// Controller shutdown, step 1 of the workflow right after admission closes
+/// (docs/semantics.md#slots): intake closes, queued and capacity-waiting work
+/// resolves `Rejected { ControllerShuttingDown }`, nothing queued starts. Returns once the
 /// controller has done so; its adds already sent reach the registry before the registry's
 /// drain command, which the caller sends afterwards.
 ///
 /// The controller never waits on the registry or on tasks, so this cannot deadlock with a
-/// task that submits from its own cancellation path (BUG-06): such a submit sees the
-/// closed admission and returns `Closed` at once.
+/// task that submits from its own cancellation path (docs/semantics.md#shutdown): such a submit
+/// sees the closed admission and returns `Closed` at once.
 pub(crate) async fn close_controller(runtime: &Runtime) {
     let Some(link) = runtime.controller.as_ref() else {
         return;

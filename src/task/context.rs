@@ -1,4 +1,4 @@
-//! [`TaskContext`]: the cancellation view one attempt receives (R§3).
+//! [`TaskContext`]: the cancellation view one attempt receives (docs/semantics.md#cancellation).
 
 use std::future::Future;
 
@@ -10,7 +10,7 @@ use super::error::TaskError;
 use crate::attempt::watchdog::Heartbeat;
 use crate::identity::TaskId;
 
-/// Cancellation scope of one attempt (R§3).
+/// Cancellation scope of one attempt (docs/semantics.md#cancellation).
 ///
 /// Each attempt gets a context over a fresh child token of its task's token,
 /// which is itself a child of the supervisor's token; so removing or
@@ -147,7 +147,7 @@ impl TaskContext {
     /// `Err(TaskError::Canceled)` after dropping `fut`. The race is biased
     /// towards cancellation: when both are ready in the same poll cancellation
     /// wins, and if the context is already cancelled `fut` is never polled, so
-    /// no work starts after a stop was requested (R§3). (Tokio-util's own
+    /// no work starts after a stop was requested. (Tokio-util's own
     /// `run_until_cancelled` favours the future, hence this implementation.)
     ///
     /// # Errors

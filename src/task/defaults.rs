@@ -1,4 +1,4 @@
-//! [`TaskDefaults`]: supervisor-wide values for settings a spec inherits (R§6).
+//! [`TaskDefaults`]: supervisor-wide values for settings a spec inherits.
 
 use std::num::NonZeroU32;
 use std::time::Duration;
@@ -8,7 +8,7 @@ use crate::policy::{BackoffPolicy, RestartPolicy};
 
 /// Values used for every [`TaskSetting::Inherit`](crate::task::TaskSetting::Inherit)
 /// of a [`TaskSpec`](crate::task::TaskSpec), applied once when the registry
-/// admits the spec (R§4, R§6).
+/// admits the spec.
 ///
 /// | Getter | Default |
 /// |---|---|
@@ -30,7 +30,7 @@ pub struct TaskDefaults {
 impl TaskDefaults {
     /// Restart policy for specs that inherit it. Only
     /// [`TaskSpec::from_defaults`](crate::task::TaskSpec::from_defaults) specs
-    /// do: the other constructors set restart explicitly (R§4).
+    /// do: the other constructors set restart explicitly.
     #[must_use]
     pub fn restart(&self) -> RestartPolicy {
         self.restart
@@ -51,7 +51,7 @@ impl TaskDefaults {
 
     /// Retry limit for specs that inherit it; `None` = unlimited. The count is
     /// of retries after the first failure of a streak, so `N` allows `N + 1`
-    /// failed attempts (R§20 item 1).
+    /// failed attempts (docs/semantics.md#retries).
     #[must_use]
     pub fn max_retries(&self) -> Option<NonZeroU32> {
         self.max_retries

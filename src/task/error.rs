@@ -1,13 +1,12 @@
-//! [`TaskError`]: how one attempt of a task failed (R§11).
+//! [`TaskError`]: how one attempt of a task failed.
 
 use std::time::Duration;
 
 use crate::error::BoxError;
 
-/// The failure of one attempt, as returned by [`Task::run`](crate::task::Task::run)
-/// (R§11).
+/// The failure of one attempt, as returned by [`Task::run`](crate::task::Task::run).
 ///
-/// The variant decides what happens next (R§5 table, R§20):
+/// The variant decides what happens next (docs/semantics.md#retries):
 ///
 /// | Variant | retryable | `as_label` | `Display` |
 /// |---|---|---|---|
@@ -26,7 +25,7 @@ pub enum TaskError {
     /// The attempt ran longer than a timeout. Retryable.
     ///
     /// A task may return it itself (reported as a plain failure); the
-    /// runtime's own attempt timeout is reported separately (R§20 item 7).
+    /// runtime's own attempt timeout is reported separately (docs/semantics.md#timeouts).
     #[error("timed out after {timeout:?}")]
     #[non_exhaustive]
     Timeout {
@@ -57,7 +56,7 @@ pub enum TaskError {
         source: Option<BoxError>,
     },
     /// The attempt observed cancellation. Never retried, even under
-    /// [`RestartPolicy::Always`](crate::policy::RestartPolicy::Always) (R§20 item 5).
+    /// [`RestartPolicy::Always`](crate::policy::RestartPolicy::Always) (docs/semantics.md#retries).
     #[error("context canceled")]
     Canceled,
 }
@@ -165,7 +164,7 @@ impl TaskError {
     }
 
     /// A stable `snake_case` label for metrics and logs: `task_failed`,
-    /// `task_fatal`, `task_timeout` or `task_canceled` (R§11).
+    /// `task_fatal`, `task_timeout` or `task_canceled`.
     #[must_use]
     pub fn as_label(&self) -> &'static str {
         match self {

@@ -1,5 +1,5 @@
 //! Actors as tasks: [`TaskSpec::actor`] gives an existing ractor actor restart policies,
-//! backoff, retry limits, attempt timeouts and a watched outcome (SPEC §4).
+//! backoff, retry limits, attempt timeouts and a watched outcome (docs/semantics.md#ractor-tree).
 //!
 //! Each attempt spawns a small host actor linked under the attempt's task actor, and the
 //! host spawns the user's actor `A` linked under itself. The host overrides

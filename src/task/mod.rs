@@ -1,4 +1,5 @@
-//! Task definition: the [`Task`] trait, its context, errors and specs (R§3, R§4, R§6, R§11).
+//! Task definition: the [`Task`] trait, its context, errors and specs
+//! (docs/semantics.md#cancellation).
 
 mod context;
 mod defaults;

@@ -1,4 +1,4 @@
-//! [`TaskSpec`] and [`TaskSetting`]: what to run and how (R§4).
+//! [`TaskSpec`] and [`TaskSetting`]: what to run and how.
 
 use std::fmt;
 use std::num::NonZeroU32;
@@ -11,7 +11,7 @@ use crate::error::ConfigError;
 use crate::policy::{BackoffPolicy, RestartPolicy};
 
 /// A per-task setting that either inherits the supervisor's
-/// [`TaskDefaults`] or overrides them (R§4).
+/// [`TaskDefaults`] or overrides them.
 ///
 /// For optional settings `Explicit(None)` is not `Inherit`: it explicitly
 /// disables the setting (no timeout, unlimited retries) even when the
@@ -42,12 +42,12 @@ impl<T> TaskSetting<T> {
     }
 }
 
-/// A zero timeout would fail every attempt at once; it means "no timeout" (R§4).
+/// A zero timeout would fail every attempt at once; it means "no timeout".
 fn normalize_timeout(timeout: Option<Duration>) -> Option<Duration> {
     timeout.filter(|d| !d.is_zero())
 }
 
-/// A named task with its restart, backoff, timeout and retry settings (R§4).
+/// A named task with its restart, backoff, timeout and retry settings.
 ///
 /// Constructors and what they set (`name: impl Into<Arc<str>>`):
 ///
@@ -60,7 +60,7 @@ fn normalize_timeout(timeout: Option<Duration>) -> Option<Duration> {
 /// | [`new`](Self::new) | given | given | given | `Explicit(None)`: unlimited |
 ///
 /// The name is the registry's uniqueness key and the label of events; any
-/// string is accepted, including the empty one (R§4). Cloning is cheap and
+/// string is accepted, including the empty one. Cloning is cheap and
 /// shares the task object. `Debug` prints `<dyn Task>` for the task.
 #[derive(Clone)]
 #[must_use]
@@ -107,7 +107,7 @@ impl TaskSpec {
     }
 
     /// A single attempt ([`RestartPolicy::Never`]); backoff, timeout and retry
-    /// limit still inherit (R§20 item 8).
+    /// limit still inherit (docs/semantics.md#retries).
     pub fn once(name: impl Into<Arc<str>>, task: TaskRef) -> Self {
         Self::inheriting(name, task).with_restart(RestartPolicy::Never)
     }
@@ -144,7 +144,7 @@ impl TaskSpec {
     }
 
     /// Sets an explicit per-attempt timeout; `None` or zero becomes
-    /// `Explicit(None)`, which disables an inherited timeout (R§20 item 8).
+    /// `Explicit(None)`, which disables an inherited timeout (docs/semantics.md#retries).
     ///
     /// The rule: an attempt times out when more than `timeout` has elapsed on the runtime
     /// clock (`tokio::time::Instant`, so paused test time applies) between the creation of
@@ -172,7 +172,7 @@ impl TaskSpec {
     }
 
     /// Sets an explicit retry limit (retries after the first failure of a
-    /// streak, R§20 item 1); `None` = unlimited, overriding a default limit.
+    /// streak, docs/semantics.md#retries); `None` = unlimited, overriding a default limit.
     pub fn with_max_retries(mut self, max_retries: impl Into<Option<NonZeroU32>>) -> Self {
         self.max_retries = TaskSetting::Explicit(max_retries.into());
         self
@@ -395,7 +395,7 @@ impl TaskSpec {
     }
 
     /// Applies `defaults` to every inherited setting; explicit settings win,
-    /// and a zero timeout resolves to `None` (R§4 "Resolution"). Called once
+    /// and a zero timeout resolves to `None`. Called once
     /// at registry admission, so later changes to defaults do not reach
     /// admitted tasks.
     pub(crate) fn resolve(&self, defaults: &TaskDefaults) -> ResolvedPolicy {
@@ -577,7 +577,7 @@ mod tests {
         assert_eq!(r.timeout, Some(Duration::from_secs(9)));
         assert_eq!(r.max_retries, NonZeroU32::new(3));
 
-        // `once` inherits everything but restart (R§20 item 8).
+        // `once` inherits everything but restart (docs/semantics.md#retries).
         let r = TaskSpec::once("b", noop()).resolve(&defaults);
         assert_eq!(r.restart, RestartPolicy::Never);
         assert_eq!(r.timeout, Some(Duration::from_secs(9)));

@@ -1,4 +1,4 @@
-//! The [`Task`] trait and the [`TaskFn`] closure adapter (SPEC §2, R§3).
+//! The [`Task`] trait and the [`TaskFn`] closure adapter.
 
 use std::fmt;
 use std::future::Future;
@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use super::context::TaskContext;
 use super::error::TaskError;
 
-/// A unit of supervised work (SPEC §2 "The task trait", R§3).
+/// A unit of supervised work.
 ///
 /// The same object is reused for every attempt, and registrations that share
 /// one [`TaskRef`] may run it concurrently, so per-attempt state belongs in
@@ -34,7 +34,7 @@ pub trait Task: Send + Sync + 'static {
 pub type TaskRef = Arc<dyn Task>;
 
 /// Adapts a closure `Fn(TaskContext) -> impl Future<Output = Result<(), TaskError>>`
-/// into a [`Task`] (R§3).
+/// into a [`Task`].
 ///
 /// The closure is called exactly once per [`Task::run`] call, synchronously
 /// when `run` is called (before the returned future is first polled), as the

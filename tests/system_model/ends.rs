@@ -78,9 +78,9 @@ impl Case<'_> {
         }
     }
 
-    /// Once a registry is dead, the supervisor is (SPEC §1): later operations return
-    /// `ShuttingDown` (`Closed` for submissions). Probes until both refuse, within the
-    /// slack; probes that are still taken in are watched like any other work.
+    /// Once a registry is dead, the supervisor is (docs/semantics.md#registry-failure): later
+    /// operations return `ShuttingDown` (`Closed` for submissions). Probes until both refuse,
+    /// within the slack; probes that are still taken in are watched like any other work.
     async fn after_kill(&mut self, registry: ractor::ActorRef<ractor_taskvisor::RegistryMessage>) {
         let deadline = Instant::now() + SLACK;
         while registry.get_status() != ActorStatus::Stopped && Instant::now() < deadline {
@@ -149,8 +149,8 @@ impl Case<'_> {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        // A dead registry cancels the task bodies (SPEC §1): the contexts they handed out
-        // fire now, not only at the end of the run.
+        // A dead registry cancels the task bodies (docs/semantics.md#registry-failure): the
+        // contexts they handed out fire now, not only at the end of the run.
         let deadline = self.ends.kill.expect("set by the kill") + SLACK;
         while self.probe.helpers_pending.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(2)).await;

@@ -90,7 +90,7 @@ fn terminal_events(case: &mut Case<'_>, lossless: bool) {
 }
 
 /// One shared shutdown: every caller gets the same result; before any registry kill it
-/// is `Ok` or `GraceExceeded`, after one it is an error (SPEC §1).
+/// is `Ok` or `GraceExceeded`, after one it is an error (docs/semantics.md#registry-failure).
 fn shutdown_results(case: &mut Case<'_>) {
     let results: Vec<String> = case
         .shutdown_calls

@@ -65,9 +65,11 @@ impl ControllerState {
             release: Some(release),
             group: None,
         };
+        // Not ractor's `call_and_forward`: it forwards nothing when the reply port is
+        // dropped unanswered, and the slot must still hear `Decided { accepted: false }`.
         let (tx, rx) = oneshot::channel();
         let add = RegistryCommand::Add(Box::new(request), RpcReplyPort::from(tx));
-        match self.registry.cast(RegistryMessage::Command(Command(add))) {
+        match self.registry.cast(add.into()) {
             Ok(()) => {
                 let controller = myself.clone();
                 let slot = key.clone();
@@ -154,8 +156,6 @@ impl ControllerState {
     pub(super) fn remove_owner(&self, id: TaskId) {
         let (tx, _ignored) = oneshot::channel();
         let remove = RegistryCommand::Remove(id.into(), RpcReplyPort::from(tx));
-        let _ = self
-            .registry
-            .cast(RegistryMessage::Command(Command(remove)));
+        let _ = self.registry.cast(remove.into());
     }
 }

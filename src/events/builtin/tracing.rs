@@ -17,7 +17,7 @@ use crate::outcome::TaskOutcomeKind;
 /// `duration_ms`, `dropped`, `exit_code`, and `reason` only when built with
 /// [`with_reasons`](Self::with_reasons) (reason text can carry user data). Names and reasons are cut at 4096 characters.
 ///
-/// Levels follow the reference bridge (R§16): ERROR for `RuntimeFailure`,
+/// Levels follow the reference bridge (docs/semantics.md#subscribers): ERROR for `RuntimeFailure`,
 /// `SubscriberPanicked` and `TaskFinished` Fatal/Panicked; WARN for `GraceExceeded`,
 /// `RestartIntensityExceeded`, `GroupRestartIntensityExceeded`, `GroupMemberKilled`,
 /// `SubscriberOverflow`,

@@ -22,22 +22,20 @@ use std::time::{Duration, Instant};
 
 use super::{LaneStats, Lanes};
 use crate::events::loom_support::{Recorder, Tally, model};
-use crate::events::{Event, EventKind, Subscribe};
+use crate::events::{Event, EventKind, SubscriberEntry};
 
 /// One lane per `(recorder, capacity)`, named `lane0`, `lane1`, …
 fn start(subscribers: &[(&Arc<Recorder>, usize)]) -> Lanes {
-    Lanes::start_with(
-        subscribers
-            .iter()
-            .enumerate()
-            .map(|(index, (recorder, capacity))| {
-                let subscriber: Arc<dyn Subscribe> = Arc::<Recorder>::clone(recorder);
-                let name: Arc<str> = format!("lane{index}").into();
-                (subscriber, name, NonZeroUsize::new(*capacity).unwrap())
-            })
-            .collect(),
-    )
-    .expect("loom threads always start")
+    let entries: Vec<SubscriberEntry> = subscribers
+        .iter()
+        .enumerate()
+        .map(|(index, (recorder, capacity))| SubscriberEntry {
+            subscriber: Arc::<Recorder>::clone(recorder),
+            name: format!("lane{index}").into(),
+            capacity: NonZeroUsize::new(*capacity).unwrap(),
+        })
+        .collect();
+    Lanes::start(&entries).expect("loom threads always start")
 }
 
 /// A recipe rather than an event: loom replays the model many times, and each run

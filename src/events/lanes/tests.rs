@@ -1,5 +1,5 @@
-//! Lane rules from R§15/R§16 and BUG-04/05/18. Every wait is on a channel; the only clock
-//! reads are the bounds on `close`, which is defined by a deadline.
+//! Lane rules (docs/semantics.md#subscribers, #event-loss, #panics). Every wait is on a channel;
+//! the only clock reads are the bounds on `close`, which is defined by a deadline.
 
 use std::num::NonZeroUsize;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -8,10 +8,22 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::{DrainReport, Lanes};
-use crate::events::{Event, EventKind, Subscribe};
+use crate::events::{Event, EventKind, Subscribe, SubscriberEntry};
 
 /// Upper bound for anything that should happen promptly; only reached on failure.
 const WAIT: Duration = Duration::from_secs(10);
+
+/// Lanes for `subscribers`, each read as the builder reads it.
+fn start(subscribers: Vec<Arc<dyn Subscribe>>) -> std::io::Result<Lanes> {
+    let entries: Vec<SubscriberEntry> =
+        subscribers.into_iter().map(SubscriberEntry::read).collect();
+    Lanes::start(&entries)
+}
+
+/// One event through the production batch path.
+fn dispatch(lanes: &Lanes, event: &Arc<Event>) -> Vec<Event> {
+    lanes.dispatch_batch(std::slice::from_ref(event))
+}
 
 fn ordinary() -> Arc<Event> {
     Arc::new(Event::new(EventKind::TaskAdded))
@@ -134,7 +146,7 @@ fn gated(name: &'static str, cap: usize) -> (Arc<dyn Subscribe>, GatedHandles) {
 /// that the lane's queue is empty and the next `capacity` events are exactly what fits.
 fn block_in_callback(lanes: &Lanes, handles: &GatedHandles) -> Arc<Event> {
     let first = ordinary();
-    assert!(lanes.dispatch(&first).is_empty());
+    assert!(dispatch(lanes, &first).is_empty());
     let started = handles.started.recv_timeout(WAIT).unwrap();
     assert_eq!(started, first.seq);
     first
@@ -181,11 +193,11 @@ fn callbacks_run_in_fifo_order_on_named_library_threads() {
             threads: threads1,
         }),
     ];
-    let lanes = Lanes::start(subs).unwrap();
+    let lanes = start(subs).unwrap();
 
     let sent: Vec<Arc<Event>> = (0..500).map(|_| ordinary()).collect();
     for event in &sent {
-        assert!(lanes.dispatch(event).is_empty());
+        assert!(dispatch(&lanes, event).is_empty());
     }
 
     let expected: Vec<u64> = sent.iter().map(|e| e.seq).collect();
@@ -211,15 +223,15 @@ fn full_lane_drops_exactly_the_incoming_events_and_reports_once_after_draining()
     const CAP: usize = 4;
     const EXTRA: usize = 7;
     let (sub, handles) = gated("slow", CAP);
-    let lanes = Lanes::start(vec![sub]).unwrap();
+    let lanes = start(vec![sub]).unwrap();
 
     let first = block_in_callback(&lanes, &handles);
     let queued: Vec<Arc<Event>> = (0..CAP).map(|_| ordinary()).collect();
     for event in &queued {
-        lanes.dispatch(event);
+        dispatch(&lanes, event);
     }
     for _ in 0..EXTRA {
-        lanes.dispatch(&ordinary());
+        dispatch(&lanes, &ordinary());
     }
     assert_eq!(lanes.stats()[0].dropped, EXTRA as u64);
     assert_eq!(lanes.stats()[0].delivered, 0);
@@ -248,11 +260,11 @@ fn full_lane_drops_exactly_the_incoming_events_and_reports_once_after_draining()
 #[test]
 fn lane_that_lagged_keeps_receiving_later_events() {
     let (sub, handles) = gated("lagger", 1);
-    let lanes = Lanes::start(vec![sub]).unwrap();
+    let lanes = start(vec![sub]).unwrap();
 
     block_in_callback(&lanes, &handles);
     for _ in 0..10 {
-        lanes.dispatch(&ordinary());
+        dispatch(&lanes, &ordinary());
     }
     drop(handles.release);
     let burst = recv_n(&handles.seen, 3);
@@ -261,7 +273,7 @@ fn lane_that_lagged_keeps_receiving_later_events() {
 
     let later: Vec<Arc<Event>> = (0..20).map(|_| ordinary()).collect();
     for event in &later {
-        lanes.dispatch(event);
+        dispatch(&lanes, event);
         // One at a time, so the one-slot lane never overflows again.
         assert_eq!(recv(&handles.seen).seq, event.seq);
     }
@@ -274,12 +286,12 @@ fn lane_that_lagged_keeps_receiving_later_events() {
 #[test]
 fn internal_diagnostics_are_never_counted_or_reported_as_lost() {
     let (sub, handles) = gated("g", 2);
-    let lanes = Lanes::start(vec![sub]).unwrap();
+    let lanes = start(vec![sub]).unwrap();
 
     let first = block_in_callback(&lanes, &handles);
     let queued = [ordinary(), ordinary()];
     for event in &queued {
-        lanes.dispatch(event);
+        dispatch(&lanes, event);
     }
     // The lane is full: these diagnostics are dropped without being counted.
     for diagnostic in [
@@ -287,10 +299,10 @@ fn internal_diagnostics_are_never_counted_or_reported_as_lost() {
         Event::subscriber_panicked("other", "y"),
         Event::subscriber_overflow("subscriber_listener", "lagged(3)").with_dropped(3),
     ] {
-        lanes.dispatch(&Arc::new(diagnostic));
+        dispatch(&lanes, &Arc::new(diagnostic));
     }
     assert_eq!(lanes.stats()[0].dropped, 0);
-    lanes.dispatch(&ordinary());
+    dispatch(&lanes, &ordinary());
     assert_eq!(lanes.stats()[0].dropped, 1);
 
     drop(handles.release);
@@ -306,7 +318,7 @@ fn internal_diagnostics_are_never_counted_or_reported_as_lost() {
 
     // With room, a diagnostic is delivered, but only ordinary events count as delivered.
     let diagnostic = Arc::new(Event::runtime_failure("registry", "z"));
-    lanes.dispatch(&diagnostic);
+    dispatch(&lanes, &diagnostic);
     assert_eq!(recv(&handles.seen).seq, diagnostic.seq);
     assert!(lanes.close(far_deadline()).is_complete());
     assert_no_more(&handles.seen);
@@ -318,11 +330,11 @@ fn internal_diagnostics_are_never_counted_or_reported_as_lost() {
 fn panicking_subscriber_is_reported_to_the_others_and_keeps_receiving() {
     let (bad, bad_calls) = panicker("bad");
     let (good, good_seen) = recorder("good", 64);
-    let lanes = Lanes::start(vec![bad, good]).unwrap();
+    let lanes = start(vec![bad, good]).unwrap();
 
     let sent = [ordinary(), ordinary()];
     for event in &sent {
-        lanes.dispatch(event);
+        dispatch(&lanes, event);
     }
     // Both events reach the panicking subscriber: its lane survived the first panic.
     assert_eq!(seqs(&recv_n(&bad_calls, 2)), vec![sent[0].seq, sent[1].seq]);
@@ -355,10 +367,10 @@ fn panicking_subscriber_is_reported_to_the_others_and_keeps_receiving() {
 fn panic_on_an_internal_diagnostic_produces_no_further_report() {
     let (a, a_calls) = panicker("a");
     let (b, b_calls) = panicker("b");
-    let lanes = Lanes::start(vec![a, b]).unwrap();
+    let lanes = start(vec![a, b]).unwrap();
 
     let event = ordinary();
-    lanes.dispatch(&event);
+    dispatch(&lanes, &event);
     // Each sees the event, then the other's SubscriberPanicked, panics on that too, and
     // the exchange stops there.
     for (calls, other) in [(&a_calls, "b"), (&b_calls, "a")] {
@@ -375,7 +387,7 @@ fn panic_on_an_internal_diagnostic_produces_no_further_report() {
     }
 }
 
-/// A panic payload whose destructor panics again (BUG-18).
+/// A panic payload whose destructor panics again (docs/semantics.md#panics).
 struct Bomb;
 
 impl Drop for Bomb {
@@ -402,11 +414,11 @@ impl Subscribe for BombThrower {
 fn panic_payload_whose_drop_panics_does_not_stop_the_lane() {
     let (calls, bomb_calls) = mpsc::channel();
     let (good, good_seen) = recorder("good", 64);
-    let lanes = Lanes::start(vec![Arc::new(BombThrower { calls }), good]).unwrap();
+    let lanes = start(vec![Arc::new(BombThrower { calls }), good]).unwrap();
 
     let sent = [ordinary(), ordinary(), ordinary()];
     for event in &sent {
-        lanes.dispatch(event);
+        dispatch(&lanes, event);
     }
     assert_eq!(seqs(&recv_n(&bomb_calls, 3)), seqs_of(&sent));
     let reports: Vec<Event> = recv_n(&good_seen, 6)
@@ -433,12 +445,12 @@ fn blocked_subscriber_never_blocks_dispatch_and_close_gives_up_at_the_deadline()
     const BURST: usize = 1000;
     let (stuck, handles) = gated("stuck", STUCK_CAP);
     let (healthy, healthy_seen) = recorder("healthy", 2 * BURST);
-    let lanes = Lanes::start(vec![stuck, healthy]).unwrap();
+    let lanes = start(vec![stuck, healthy]).unwrap();
 
     let first = block_in_callback(&lanes, &handles);
     let dispatch_started = Instant::now();
     for _ in 0..BURST {
-        lanes.dispatch(&ordinary());
+        dispatch(&lanes, &ordinary());
     }
     // Generous bound: the point is that dispatch never waits for the stuck callback.
     assert!(dispatch_started.elapsed() < Duration::from_secs(5));
@@ -482,10 +494,10 @@ fn blocked_subscriber_never_blocks_dispatch_and_close_gives_up_at_the_deadline()
 fn close_is_idempotent_and_keeps_naming_a_lane_that_is_still_stuck() {
     let (stuck, handles) = gated("stuck", 4);
     let (healthy, healthy_seen) = recorder("healthy", 4);
-    let lanes = Lanes::start(vec![stuck, healthy]).unwrap();
+    let lanes = start(vec![stuck, healthy]).unwrap();
     let first_event = block_in_callback(&lanes, &handles);
     assert_eq!(recv(&healthy_seen).seq, first_event.seq);
-    lanes.dispatch(&ordinary());
+    dispatch(&lanes, &ordinary());
     let _ = recv(&healthy_seen);
 
     let timeout = Duration::from_millis(300);
@@ -516,10 +528,10 @@ fn close_is_idempotent_and_keeps_naming_a_lane_that_is_still_stuck() {
 #[test]
 fn close_delivers_what_was_queued_and_the_pending_overflow_report() {
     let (sub, handles) = gated("g", 3);
-    let lanes = Lanes::start(vec![sub]).unwrap();
+    let lanes = start(vec![sub]).unwrap();
     block_in_callback(&lanes, &handles);
     for _ in 0..5 {
-        lanes.dispatch(&ordinary());
+        dispatch(&lanes, &ordinary());
     }
 
     let report = thread::scope(|scope| {
@@ -537,25 +549,21 @@ fn close_delivers_what_was_queued_and_the_pending_overflow_report() {
 #[test]
 fn first_ordinary_event_after_close_is_reported_closed_once() {
     let (sub, rx) = recorder("late", 8);
-    let lanes = Lanes::start(vec![sub]).unwrap();
+    let lanes = start(vec![sub]).unwrap();
     assert!(lanes.close(far_deadline()).is_complete());
 
     // A diagnostic neither counts nor triggers the report.
-    assert!(
-        lanes
-            .dispatch(&Arc::new(Event::runtime_failure("registry", "x")))
-            .is_empty()
-    );
+    assert!(dispatch(&lanes, &Arc::new(Event::runtime_failure("registry", "x"))).is_empty());
     assert_eq!(lanes.stats()[0].dropped, 0);
 
-    let reports = lanes.dispatch(&ordinary());
+    let reports = dispatch(&lanes, &ordinary());
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].kind, EventKind::SubscriberOverflow);
     assert_eq!(reports[0].task.as_deref(), Some("late"));
     assert_eq!(reports[0].reason.as_deref(), Some("closed"));
     assert_eq!(reports[0].dropped, Some(1));
 
-    assert!(lanes.dispatch(&ordinary()).is_empty());
+    assert!(dispatch(&lanes, &ordinary()).is_empty());
     assert_eq!(lanes.stats()[0].dropped, 2);
     assert_no_more(&rx);
 }
@@ -563,9 +571,9 @@ fn first_ordinary_event_after_close_is_reported_closed_once() {
 #[test]
 fn dropping_lanes_lets_workers_finish_and_drop_their_subscribers() {
     let (sub, rx) = recorder("r", 8);
-    let lanes = Lanes::start(vec![sub]).unwrap();
+    let lanes = start(vec![sub]).unwrap();
     let event = ordinary();
-    lanes.dispatch(&event);
+    dispatch(&lanes, &event);
     drop(lanes);
     assert_eq!(recv(&rx).seq, event.seq);
     assert_no_more(&rx);
@@ -573,8 +581,8 @@ fn dropping_lanes_lets_workers_finish_and_drop_their_subscribers() {
 
 #[test]
 fn no_subscribers_means_nothing_to_do() {
-    let lanes = Lanes::start(Vec::new()).unwrap();
-    assert!(lanes.dispatch(&ordinary()).is_empty());
+    let lanes = start(Vec::new()).unwrap();
+    assert!(dispatch(&lanes, &ordinary()).is_empty());
     assert!(lanes.stats().is_empty());
     assert_eq!(lanes.close(Instant::now()), DrainReport::default());
 }
@@ -591,7 +599,7 @@ fn lanes_and_events_can_live_in_actor_state() {
 fn a_loss_report_that_does_not_fit_carries_its_count_into_the_next_full_report() {
     const CAP: usize = 2;
     let (sub, handles) = gated("slow", CAP);
-    let lanes = Lanes::start(vec![sub]).unwrap();
+    let lanes = start(vec![sub]).unwrap();
 
     let first = block_in_callback(&lanes, &handles);
     let queued: Vec<Arc<Event>> = (0..CAP).map(|_| ordinary()).collect();

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use super::{RelayArgs, RelayState};
 use crate::config::SupervisorConfig;
+use crate::events::SubscriberEntry;
 use crate::events::loom_support::{Mailbox, Message, Recorder, model, publish};
-use crate::supervisor::builder::SubscriberEntry;
 use crate::sync::{Arc, thread};
 
 /// A lane of one slot: the `lagged(1)` report, queued behind the event that survived, never

@@ -12,7 +12,6 @@
 //!   producer's order, and the `lagged(N)` reports add up to `bus_dropped`.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
 
 use super::SinkState;
 use crate::events::EventKind;
@@ -54,7 +53,7 @@ fn relay(state: &SinkState, mailbox: &Mailbox) -> Drained {
 
 fn listening(capacity: usize) -> Arc<SinkState> {
     let state = Arc::new(SinkState::new(capacity));
-    state.listening.store(true, Ordering::Relaxed);
+    state.stats.listen();
     state
 }
 
@@ -85,8 +84,8 @@ fn two_producers(capacity: usize, each: usize) {
         assert_eq!(ring.lagged, 0, "a loss was never reported");
         drop(ring);
 
-        let published = state.published.load(Ordering::Relaxed);
-        let dropped = state.bus_dropped.load(Ordering::Relaxed);
+        let published = state.stats.published();
+        let dropped = state.stats.bus_dropped();
         assert_eq!(published, 2 * each as u64);
         assert_eq!(drained.ordinary.len() as u64 + dropped, published);
         assert_eq!(drained.lagged, dropped, "losses reported != losses counted");
@@ -138,8 +137,8 @@ fn failed_wake_up_leaves_no_batch_scheduled() {
             "a failed wake-up left the batch marked scheduled"
         );
         assert_eq!(ring.events.len(), 1);
-        let dropped = state.bus_dropped.load(Ordering::Relaxed);
-        assert_eq!(state.published.load(Ordering::Relaxed), 1 + dropped);
+        let dropped = state.stats.bus_dropped();
+        assert_eq!(state.stats.published(), 1 + dropped);
         assert_eq!(ring.lagged, dropped);
     });
 }

@@ -1,26 +1,29 @@
 //! The submission builders: [`Submit`], [`WatchedSubmit`] and [`PreparedSubmission`]
-//! (SPEC §3, R§17).
+//! (docs/semantics.md#slots). Handle-side, like the `add` builders of `operations.rs`: they drive
+//! `submit.rs`, and the controller itself knows nothing of them.
 //!
 //! Each owns a clone of the handle, so the futures they produce are `Send + 'static`.
 //! `Ok` from any of them confirms **intake** only: the controller has the submission. What
 //! happens next (admitted, queued, rejected by the slot policy, removed) is reported on the
-//! [`TaskWaiter`] and by events (R§20 item 15).
+//! [`TaskWaiter`] and by events (docs/semantics.md#slots).
 
 use std::fmt;
 use std::future::IntoFuture;
 
-use super::spec::ControllerSpec;
+use super::handle::SupervisorHandle;
+use super::operations::OperationFuture;
+use super::submit;
+use crate::controller::ControllerSpec;
 use crate::error::ControllerError;
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
-use crate::supervisor::{OperationFuture, SupervisorHandle, submit};
 
 /// Builder returned by [`SupervisorHandle::submit`] and [`PreparedSubmission::submit`].
 /// Awaits to `Result<TaskId, ControllerError>`.
 ///
-/// - Awaited (or [`execute`](Self::execute)): waits for an ownership unit (R§18), then for
-///   room in the controller's command queue (`queue_capacity`), then hands the submission
-///   over.
+/// - Awaited (or [`execute`](Self::execute)): waits for an ownership unit
+///   (docs/semantics.md#ownership), then for room in the controller's command queue
+///   (`queue_capacity`), then hands the submission over.
 /// - [`try_intake`](Self::try_intake): synchronous and fail-fast.
 ///
 /// # Errors
@@ -67,7 +70,7 @@ impl Submit {
 
     /// Submits without waiting: synchronous, fail-fast on a full command queue
     /// ([`ControllerError::Full`]) and then on the ownership budget
-    /// ([`ControllerError::ResourceLimit`]) (R§9 `try_submit`).
+    /// ([`ControllerError::ResourceLimit`]) (docs/semantics.md#admission).
     ///
     /// # Errors
     /// See [`Submit`].
@@ -91,7 +94,7 @@ impl WatchedSubmit {
             .ok_or(ControllerError::Closed)
     }
 
-    /// Fail-fast, synchronous [`execute`](Self::execute) (R§9 `try_submit_and_watch`).
+    /// Fail-fast, synchronous [`execute`](Self::execute) (docs/semantics.md#admission).
     ///
     /// # Errors
     /// See [`Submit`].
@@ -120,7 +123,7 @@ impl IntoFuture for WatchedSubmit {
     }
 }
 
-/// A submission with its [`TaskId`] allocated ahead of intake (R§17), from
+/// A submission with its [`TaskId`] allocated ahead of intake (docs/semantics.md#slots), from
 /// [`SupervisorHandle::prepare_submission`].
 ///
 /// Preparing sends nothing, publishes nothing and reserves nothing (no name, slot, queue
