@@ -1,5 +1,5 @@
-//! Task groups (SPEC §8): OTP one_for_one / one_for_all / rest_for_one over ordered members,
-//! each member keeping its own policies; group restart intensity; bad input.
+//! Task groups (docs/semantics.md#groups): OTP one_for_one / one_for_all / rest_for_one over
+//! ordered members, each member keeping its own policies; group restart intensity; bad input.
 
 mod common;
 

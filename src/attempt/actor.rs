@@ -11,7 +11,8 @@
 //! - The attempt runs in `post_start`, on the actor's own tokio task, where ractor's `kill()`
 //!   can drop it at its next poll point (force-abort).
 //! - The attempt future, and with it the permit, is dropped before the actor reports its
-//!   exit, so attempts of one registration never overlap (BUG-08).
+//!   exit, so attempts of one registration never overlap (the `bug08` case in tests/cases.rs;
+//!   docs/semantics.md#attempts).
 
 use std::sync::Arc;
 

@@ -1,13 +1,14 @@
 //! One attempt of one registration, as a plain async function.
 //!
-//! The runner owns the rules of R§12 steps 1–6 that happen *inside* an attempt: the fresh
-//! per-attempt context, panic capture while creating and polling the user's future, the
-//! configured attempt timeout, and the guarded drop of everything the attempt owned. The
-//! `max_concurrent` permit is the registry's: it is taken before the attempt actor is
-//! spawned (a registration waiting for a permit costs its entry, not a parked actor) and
-//! given back when the actor's termination event proves that this future has been dropped.
-//! What happens *between* attempts (retry, backoff, terminal outcome) is the registry's
-//! decision, made from the returned [`AttemptVerdict`].
+//! The runner owns the attempt rules (docs/semantics.md#attempts,
+//! docs/semantics.md#timeouts, docs/semantics.md#panics) that happen *inside* an attempt: the fresh
+//! per-attempt context, panic capture while creating and polling the user's future, the configured
+//! attempt timeout, and the guarded drop of everything the attempt owned. The `max_concurrent`
+//! permit is the registry's: it is taken before the attempt actor is spawned (a registration
+//! waiting for a permit costs its entry, not a parked actor) and given back when the actor's
+//! termination event proves that this future has been dropped. What happens *between* attempts
+//! (retry, backoff, terminal outcome) is the registry's decision, made from the returned
+//! [`AttemptVerdict`].
 //!
 //! # The attempt timeout rule
 //! The limit bounds the attempt's own elapsed time on the runtime clock
@@ -79,7 +80,8 @@ pub(crate) enum AttemptVerdict {
         timeout: Duration,
         elapsed: Duration,
     },
-    /// Dropping attempt-owned data panicked (R§12 step 5): the registration ends `Panicked`.
+    /// Dropping attempt-owned data panicked (docs/semantics.md#panics): the registration ends
+    /// `Panicked`.
     CleanupPanicked { reason: String },
 }
 
@@ -96,7 +98,7 @@ impl Drop for RunningGuard<'_> {
 /// Runs attempt number `attempt` (1-based) of `shared`'s registration.
 ///
 /// Everything the attempt owns is dropped before this returns, so a blocking destructor
-/// extends the attempt (and the registry's permit hold), as in R§12.
+/// extends the attempt (and the registry's permit hold), as in docs/semantics.md#attempts.
 ///
 /// `scope` is the attempt's own token when the registry needs to stop this attempt without
 /// ending the registration (a group restart); `started` is told once `AttemptStarting` is
@@ -123,8 +125,9 @@ pub(crate) async fn run_attempt(
 
     // A separate attempt scope is needed only where something can cancel the attempt
     // without cancelling the registration: its timeout, or user code holding the token
-    // through `cancellation_token()` (R§3), or its stall watchdog. Otherwise the registration's token serves, and
-    // the attempt saves a token node and its locking.
+    // through `cancellation_token()` (docs/semantics.md#cancellation), or its stall watchdog.
+    // Otherwise the registration's token serves, and the attempt saves a token node and its
+    // locking.
     let attempt_token = match scope {
         Some(scope) => scope,
         None if shared.timeout.is_some()
@@ -341,7 +344,7 @@ impl TaskShared {
     }
 }
 
-/// A panic while creating or polling the body: a retryable `Fail` (R§12 step 4).
+/// A panic while creating or polling the body: a retryable `Fail` (docs/semantics.md#panics).
 fn failed_by_panic(
     shared: &TaskShared,
     attempt: u32,

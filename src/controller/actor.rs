@@ -1,4 +1,4 @@
-//! The controller actor: keyed admission (R§17).
+//! The controller actor: keyed admission (docs/semantics.md#slots).
 //!
 //! Owns: every tracked slot (phase, owner, FIFO queue), the index of controller-held work
 //! by id (queued items and owners waiting for registry capacity), and the pending counters
@@ -58,7 +58,7 @@ use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
 use crate::registry::RegistryMessage;
 
-/// R§19 reason texts.
+/// docs/semantics.md#outcomes reason texts.
 const REMOVED_REASON: &str = "removed from controller queue before start";
 const SUPERSEDED_REASON: &str = "superseded by a newer replacement";
 const SHUTDOWN_REASON: &str = "controller is shutting down";
@@ -416,7 +416,7 @@ impl ControllerState {
     }
 
     /// Starts queued items of an idle slot in FIFO order until one becomes the owner
-    /// (R§17 queue advance). Nothing starts after shutdown.
+    /// (docs/semantics.md#slots queue advance). Nothing starts after shutdown.
     fn advance(&mut self, myself: &ActorRef<ControllerMessage>, key: &Arc<str>) {
         while !self.closed {
             let Some(slot) = self.slots.get_mut(key) else {
@@ -506,7 +506,7 @@ impl ControllerState {
     }
 
     /// The owner was accepted: `DropIfRunning` items waiting for its decision are rejected
-    /// `SlotBusy` (SPEC §5).
+    /// `SlotBusy` (docs/semantics.md#slots).
     fn reject_conditional(&mut self, key: &Arc<str>) {
         let Some(slot) = self.slots.get_mut(key) else {
             return;
@@ -536,7 +536,7 @@ impl Slot {
     }
 }
 
-/// The R§19 reason for rejecting an owner that never reached the registry.
+/// The docs/semantics.md#outcomes reason for rejecting an owner that never reached the registry.
 fn reason_for(kind: RejectionKind) -> &'static str {
     match kind {
         RejectionKind::SupersededByReplace => SUPERSEDED_REASON,

@@ -1,4 +1,4 @@
-//! [`ControllerConfig`]: the bounds of one supervisor's controller (R§17).
+//! [`ControllerConfig`]: the bounds of one supervisor's controller (docs/semantics.md#slots).
 
 use std::num::NonZeroUsize;
 
@@ -8,7 +8,8 @@ const DEFAULT_CAPACITY: NonZeroUsize = NonZeroUsize::new(1024).expect("1024 is n
 const DEFAULT_MAX_SLOT_QUEUE: usize = 100;
 
 /// Bounds of the controller installed with
-/// [`SupervisorBuilder::with_controller`](crate::SupervisorBuilder::with_controller) (R§17).
+/// [`SupervisorBuilder::with_controller`](crate::SupervisorBuilder::with_controller)
+/// (docs/semantics.md#slots).
 ///
 /// | setting | default | what it bounds | when exceeded |
 /// |---|---|---|---|
@@ -217,7 +218,7 @@ impl ControllerConfig {
         }
     }
 
-    /// The check `SupervisorBuilder::try_build` runs (R§7).
+    /// The check `SupervisorBuilder::try_build` runs (docs/semantics.md#admission).
     ///
     /// # Errors
     /// [`BuildError::CapacityTooLarge`] with field `"controller_queue_capacity"` when the

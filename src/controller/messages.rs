@@ -26,8 +26,8 @@ use crate::outcome::TaskOutcome;
 /// [`SupervisorHandle::controller_actor`](crate::SupervisorHandle::controller_actor).
 ///
 /// ```no_run
-/// # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), Box<dyn std::error::Error>> {
-/// use ractor_taskvisor::ControllerMessage;
+/// # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), Box<dyn
+/// std::error::Error>> { use ractor_taskvisor::ControllerMessage;
 /// if let Some(controller) = handle.controller_actor() {
 ///     let snapshot = ractor::call!(controller, ControllerMessage::Snapshot)?;
 ///     println!("{} slots, {} queued", snapshot.len(), snapshot.total_queued());
@@ -66,7 +66,8 @@ pub(crate) enum CommandKind {
     Committed { slot: Arc<str>, id: TaskId },
     /// The registration of owner `id` is entirely gone (terminal commit and physical exit).
     Released { slot: Arc<str>, id: TaskId },
-    /// Controller shutdown (R§17): close intake, reject pending work, reply when done.
+    /// Controller shutdown (docs/semantics.md#slots): close intake, reject pending work, reply when
+    /// done.
     Shutdown(RpcReplyPort<()>),
     /// `pause_slot` (`resume: false`) / `resume_slot` (`resume: true`), see
     /// `actor/pause.rs`.
@@ -83,7 +84,7 @@ pub(crate) struct Submission {
     pub(crate) id: TaskId,
     pub(crate) spec: ControllerSpec,
     pub(crate) outcome: Option<oneshot::Sender<TaskOutcome>>,
-    /// Ownership unit (R§18), handed to the registry with the task.
+    /// Ownership unit (docs/semantics.md#ownership), handed to the registry with the task.
     pub(crate) unit: Option<OwnedSemaphorePermit>,
     /// Intake permit (`queue_capacity`), given back when the controller takes it in.
     pub(crate) intake: Option<OwnedSemaphorePermit>,
@@ -92,7 +93,7 @@ pub(crate) struct Submission {
     pub(crate) placed: Option<oneshot::Sender<TaskId>>,
 }
 
-/// A by-id remove/cancel asking the controller first (R§17 "Identity operations").
+/// A by-id remove/cancel asking the controller first (docs/semantics.md#slots).
 pub(crate) struct IdentityRequest {
     pub(crate) id: TaskId,
     /// Cancel (event reason `manual_cancel`) rather than remove.

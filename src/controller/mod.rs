@@ -1,10 +1,11 @@
-//! Keyed admission (R§17, feature `controller`): at most one registered task per *slot*,
-//! with a per-submission policy for busy slots.
+//! Keyed admission (docs/semantics.md#slots, feature `controller`): at most one registered task per
+//! *slot*, with a per-submission policy for busy slots.
 //!
-//! Install it with [`SupervisorBuilder::with_controller`](crate::SupervisorBuilder::with_controller)
-//! and submit [`ControllerSpec`]s through
-//! [`SupervisorHandle::submit`](crate::SupervisorHandle::submit) and friends. Without it,
-//! every submit form returns [`ControllerError::NotConfigured`](crate::ControllerError).
+//! Install it with
+//! [`SupervisorBuilder::with_controller`](crate::SupervisorBuilder::with_controller) and submit
+//! [`ControllerSpec`]s through [`SupervisorHandle::submit`](crate::SupervisorHandle::submit) and
+//! friends. Without it, every submit form returns
+//! [`ControllerError::NotConfigured`](crate::ControllerError).
 //!
 //! ```no_run
 //! use ractor_taskvisor::prelude::*;

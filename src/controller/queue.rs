@@ -1,4 +1,5 @@
-//! Per-slot queue rules (R§17, SPEC §5), as pure functions and a small FIFO type.
+//! Per-slot queue rules (docs/semantics.md#slots, docs/semantics.md#slots), as pure functions and a
+//! small FIFO type.
 //!
 //! - [`place`] decides what an incoming submission does with its slot: start now, append,
 //!   wait for the owner's registry decision, become the replacement head, or be rejected.
@@ -28,16 +29,16 @@ pub(crate) struct Limits {
     pub(crate) max_slots: Option<usize>,
 }
 
-/// What an incoming submission does (R§17 "AdmissionPolicy").
+/// What an incoming submission does (docs/semantics.md#slots).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Placement {
     /// The slot is idle: hand the submission to the registry now (every policy).
     Start,
     /// `Queue` on a busy slot: append to the FIFO.
     Append,
-    /// `DropIfRunning` behind an owner whose registry decision is pending (SPEC §5): wait
-    /// as a conditional entry; `SlotBusy` if the owner is accepted, started in FIFO order if
-    /// it is refused.
+    /// `DropIfRunning` behind an owner whose registry decision is pending
+    /// (docs/semantics.md#slots): wait as a conditional entry; `SlotBusy` if the owner is accepted,
+    /// started in FIFO order if it is refused.
     AwaitDecision,
     /// `Replace` on a busy slot: become the queue head (displacing the current head, if
     /// any) and retire the owner.
@@ -53,7 +54,7 @@ pub(crate) enum Placement {
 /// queue `depth` and the controller-wide `pending` count (queued items plus handoffs
 /// waiting for registry capacity).
 ///
-/// Order of checks for `Queue`: `QueueFull` before `ResourceLimit` (R§17).
+/// Order of checks for `Queue`: `QueueFull` before `ResourceLimit` (docs/semantics.md#slots).
 pub(crate) fn place(
     policy: AdmissionPolicy,
     phase: Phase,
@@ -154,7 +155,7 @@ pub(crate) fn place_paused(
     }
 }
 
-/// R§19: "slot is busy; DropIfRunning rejected the submission ({status})".
+/// docs/semantics.md#outcomes: "slot is busy; DropIfRunning rejected the submission ({status})".
 pub(crate) fn slot_busy_reason(status: SlotStatusKind) -> String {
     format!(
         "slot is busy; DropIfRunning rejected the submission ({})",
@@ -162,7 +163,7 @@ pub(crate) fn slot_busy_reason(status: SlotStatusKind) -> String {
     )
 }
 
-/// Whether a submission may create a new slot when `tracked` slots exist (R§17
+/// Whether a submission may create a new slot when `tracked` slots exist (docs/semantics.md#slots
 /// `max_controller_slots`). An already tracked slot always passes.
 pub(crate) fn track_slot(exists: bool, tracked: usize, limits: Limits) -> Result<(), String> {
     match limits.max_slots {

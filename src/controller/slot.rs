@@ -1,5 +1,5 @@
-//! The slot state machine of R§17 as a pure function: [`step`]`(phase, input) -> (phase,
-//! effects)`.
+//! The slot state machine of docs/semantics.md#slots as a pure function: [`step`]`(phase, input) ->
+//! (phase, effects)`.
 //!
 //! No actor, no Tokio, no I/O: the controller actor feeds inputs (a handoff, the registry's
 //! decision, a replacement, the owner's physical release) and carries out the effects
@@ -25,7 +25,8 @@
 //! 1. A slot has at most one owner, and a new owner is started only from `Idle`.
 //! 2. `Idle` is reached from a registered owner only through `Released`: the registry's
 //!    terminal cleanup **and** the physical exit of its last attempt. A force-aborted owner
-//!    still blocked in its poll therefore keeps the slot (R§13, R§17).
+//!    still blocked in its poll therefore keeps the slot (docs/semantics.md#slot-release,
+//!    docs/semantics.md#slots).
 //! 3. Inputs naming another owner (stale ids) change nothing.
 
 use crate::events::RejectionKind;
@@ -33,7 +34,7 @@ use crate::identity::TaskId;
 
 use super::snapshot::SlotStatusKind;
 
-/// Internal phase of one slot (R§17 "Slot state machine").
+/// Internal phase of one slot (docs/semantics.md#slots).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
     /// No owner.
@@ -55,7 +56,7 @@ pub(crate) enum Phase {
 }
 
 impl Phase {
-    /// The public status of this phase (R§17: `CancelPendingAdmission` shows as
+    /// The public status of this phase (docs/semantics.md#slots: `CancelPendingAdmission` shows as
     /// `Terminating`).
     pub(crate) const fn status(self) -> SlotStatusKind {
         match self {
@@ -80,8 +81,8 @@ impl Phase {
         }
     }
 
-    /// True while the owner's registry decision is pending (SPEC §5: a `DropIfRunning`
-    /// submission then waits for it).
+    /// True while the owner's registry decision is pending (docs/semantics.md#slots: a
+    /// `DropIfRunning` submission then waits for it).
     pub(crate) const fn deciding(self) -> bool {
         matches!(
             self,
@@ -130,7 +131,7 @@ pub(crate) enum Effect {
     /// Reject the owner, which never reached the registry, with this kind.
     RejectOwner(TaskId, RejectionKind),
     /// The owner is known to be accepted: `DropIfRunning` items waiting for the decision
-    /// are rejected `SlotBusy` (SPEC §5).
+    /// are rejected `SlotBusy` (docs/semantics.md#slots).
     OwnerAccepted,
     /// Publish a `ControllerSlotTransition` event.
     Transition(SlotTransition),
@@ -141,7 +142,7 @@ pub(crate) enum Effect {
     Ignored,
 }
 
-/// The transitions published as `ControllerSlotTransition` reasons (R§17).
+/// The transitions published as `ControllerSlotTransition` reasons (docs/semantics.md#slots).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SlotTransition {
     AdmittingToRunning,

@@ -1,5 +1,5 @@
 //! [`ControllerSnapshot`], [`SlotView`] and [`SlotStatusKind`]: a point-in-time view of the
-//! controller's slots (R§17).
+//! controller's slots (docs/semantics.md#slots).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::identity::TaskId;
 
-/// The public status of a slot (R§17).
+/// The public status of a slot (docs/semantics.md#slots).
 ///
 /// Non-exhaustive: match with a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -63,11 +63,12 @@ pub struct SlotView {
     pub paused: bool,
 }
 
-/// A point-in-time view of the controller's slots, sorted by slot key (R§17).
+/// A point-in-time view of the controller's slots, sorted by slot key (docs/semantics.md#slots).
 ///
-/// Returned by [`SupervisorHandle::controller_snapshot`](crate::SupervisorHandle::controller_snapshot)
-/// and by the `ControllerMessage::Snapshot` query. Submissions not yet taken in by the
-/// controller are not visible.
+/// Returned by
+/// [`SupervisorHandle::controller_snapshot`](crate::SupervisorHandle::controller_snapshot) and by
+/// the `ControllerMessage::Snapshot` query. Submissions not yet taken in by the controller are not
+/// visible.
 ///
 /// ```
 /// # use ractor_taskvisor::ControllerSnapshot;

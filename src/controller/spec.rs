@@ -1,4 +1,5 @@
-//! [`AdmissionPolicy`] and [`ControllerSpec`]: what a controller submission is (R§17).
+//! [`AdmissionPolicy`] and [`ControllerSpec`]: what a controller submission is
+//! (docs/semantics.md#slots).
 
 use std::fmt;
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::task::TaskSpec;
 
-/// What a submission does when its slot is busy (R§17).
+/// What a submission does when its slot is busy (docs/semantics.md#slots).
 ///
 /// The policy belongs to the incoming submission and matters only when the slot already
 /// has an owner (in any phase: being admitted, running, or being retired). On an idle slot
@@ -17,7 +18,7 @@ use crate::task::TaskSpec;
 /// |---|---|
 /// | [`Queue`](Self::Queue) | appended to the slot's FIFO; `Rejected { QueueFull }` when the slot already holds `max_slot_queue` pending items, `Rejected { ResourceLimit }` when the controller holds `max_total_pending` |
 /// | [`Replace`](Self::Replace) | becomes the queue head (the old head is `Rejected { SupersededByReplace }`, the tail keeps its order) and the owner is retired |
-/// | [`DropIfRunning`](Self::DropIfRunning) | `Rejected { SlotBusy }`, owner and queue untouched; behind an owner whose registry decision is still pending it waits for that decision (SPEC §5) |
+/// | [`DropIfRunning`](Self::DropIfRunning) | `Rejected { SlotBusy }`, owner and queue untouched; behind an owner whose registry decision is still pending it waits for that decision (docs/semantics.md#slots) |
 /// | [`JoinExisting`](Self::JoinExisting) | joins the owner (being admitted or running): not queued, its spec is dropped without running, its waiter resolves with a copy of the owner's final outcome; behind an owner that is being retired or whose outcome is already committed it is queued like `Queue` |
 ///
 /// Non-exhaustive: match with a wildcard arm.
@@ -63,7 +64,7 @@ impl AdmissionPolicy {
         }
     }
 
-    /// The name used in controller event reasons (`admission=<Policy>`, R§17).
+    /// The name used in controller event reasons (`admission=<Policy>`, docs/semantics.md#slots).
     pub(crate) const fn event_name(self) -> &'static str {
         match self {
             Self::Queue => "Queue",
@@ -75,7 +76,7 @@ impl AdmissionPolicy {
 }
 
 /// A [`TaskSpec`] with an admission policy and a slot: the unit of controller submission
-/// (R§17).
+/// (docs/semantics.md#slots).
 ///
 /// The slot is the admission key: at most one submission of a slot is registered at a time
 /// (its *owner*); the others wait in the slot's queue or are rejected, as the policy says.

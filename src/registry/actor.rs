@@ -37,8 +37,9 @@ use crate::task::hosted_actor;
 
 /// The registry actor. See the module documentation for what it owns and exchanges.
 ///
-/// Users reach it through [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor)
-/// and its query messages; it is spawned by [`Supervisor::serve`](crate::Supervisor::serve).
+/// Users reach it through
+/// [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor) and its query
+/// messages; it is spawned by [`Supervisor::serve`](crate::Supervisor::serve).
 pub(crate) struct RegistryActor;
 
 /// Query replies up to this many items are sorted inside the handler; longer ones on the
@@ -264,7 +265,8 @@ async fn handle_command(
             let claimed = match state.resolve(&target) {
                 None => false,
                 Some(id) => {
-                    // A by-id remove was announced by the handle before it was sent (R§13).
+                    // A by-id remove was announced by the handle before it was sent
+                    // (docs/semantics.md#admission).
                     if let TaskTarget::Name(_) = &target {
                         requests::announce(state, id, &target, false);
                     }

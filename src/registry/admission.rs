@@ -1,4 +1,4 @@
-//! Admission (R§13): what decides whether a registration is accepted.
+//! Admission (docs/semantics.md#admission): what decides whether a registration is accepted.
 //!
 //! In order: the registry is open; the spec is admissible as given (a ractor name only for
 //! tasks that host an actor, and free in the process); the task name is free (not
@@ -17,9 +17,10 @@ use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
 use crate::task::TaskSpec;
 
-/// Reason text for a rejected duplicate name (R§19).
+/// Reason text for a rejected duplicate name (docs/semantics.md#outcomes).
 const EXISTS_REASON: &str = "a registered task already uses this name";
-/// Reason text for the non-conflicting items of a rejected static batch (R§19).
+/// Reason text for the non-conflicting items of a rejected static batch
+/// (docs/semantics.md#outcomes).
 const BATCH_REASON: &str = "another item rejected the all-or-nothing batch";
 /// Reason text of `with_actor_name` on a task without a hosted actor.
 const NOT_AN_ACTOR_TASK: &str =
@@ -72,7 +73,8 @@ struct Refusal {
     announce: bool,
 }
 
-/// The first rule a single registration breaks, in R§13's order, if any.
+/// The first rule a single registration breaks, in the order of docs/semantics.md#admission, if
+/// any.
 fn refusal(state: &RegistryState, spec: &TaskSpec) -> Option<Refusal> {
     if state.closed {
         return Some(Refusal {
@@ -114,8 +116,8 @@ fn refusal(state: &RegistryState, spec: &TaskSpec) -> Option<Refusal> {
     None
 }
 
-/// Admission of one registration (R§13): open registry, admissible spec, free name, then
-/// the registered-task limit.
+/// Admission of one registration (docs/semantics.md#admission): open registry, admissible spec,
+/// free name, then the registered-task limit.
 pub(super) fn admit_one(
     state: &mut RegistryState,
     request: AddRequest,
@@ -155,7 +157,7 @@ pub(super) fn admit_one(
     Err(refused.error)
 }
 
-/// All-or-nothing admission of a static batch (R§13).
+/// All-or-nothing admission of a static batch (docs/semantics.md#admission).
 pub(super) fn admit_batch(
     state: &mut RegistryState,
     requests: Vec<AddRequest>,

@@ -1,6 +1,6 @@
 //! Attempts: starting the next incarnation of a registration (taking a `max_concurrent`
 //! permit or queueing for one), handing freed permits to waiting registrations, and
-//! applying the restart decision when an incarnation exits (R§12).
+//! applying the restart decision when an incarnation exits (docs/semantics.md#attempts).
 
 use ractor::actor::messages::BoxedState;
 use ractor::{Actor, ActorId, ActorRef};

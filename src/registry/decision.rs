@@ -1,9 +1,9 @@
 //! The restart decision: what follows one attempt, as a pure function.
 //!
-//! Encodes the policy table of R§5 and steps 5–7 of R§12: retry eligibility, the retry
-//! limit (`max_retries = N` allows N retries after the first failure of a streak), the
-//! success floor of `Always`, and the terminal outcome with its reason text. No actor, no
-//! clock: the registry feeds it the verdict and applies the result.
+//! Encodes the policy table of docs/semantics.md#retries and docs/semantics.md#retries: retry
+//! eligibility, the retry limit (`max_retries = N` allows N retries after the first failure of a
+//! streak), the success floor of `Always`, and the terminal outcome with its reason text. No actor,
+//! no clock: the registry feeds it the verdict and applies the result.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,8 +15,8 @@ use crate::panic_guard::drop_contained;
 use crate::policy::RestartPolicy;
 use crate::task::{ResolvedPolicy, TaskError};
 
-/// The shortest spacing between two successful `Always` attempts (R§12 step 7): keeps an
-/// instantly-succeeding periodic task from spinning a core.
+/// The shortest spacing between two successful `Always` attempts (docs/semantics.md#retries): keeps
+/// an instantly-succeeding periodic task from spinning a core.
 pub(crate) const SUCCESS_FLOOR: Duration = Duration::from_millis(1);
 
 /// What the registry does after an attempt.
@@ -99,7 +99,8 @@ fn streak(policy: &ResolvedPolicy, retry_count: u32, elapsed: Duration) -> u32 {
 }
 
 fn decide_success(policy: &ResolvedPolicy, elapsed: Duration, cancelled: bool) -> Decision {
-    // A cooperative task that returns Ok after being cancelled ends Canceled (R§20.4).
+    // A cooperative task that returns Ok after being cancelled ends Canceled
+    // (docs/semantics.md#cancellation).
     if cancelled {
         return Decision::Finish(Finish::plain(TaskOutcome::Canceled));
     }
@@ -146,7 +147,8 @@ fn decide_failure(
         .is_some_and(|limit| retry_count >= limit.get());
     if policy_retries && error.is_retryable() && !limit_reached {
         let reason: Arc<str> = error.to_string().into();
-        // The error (and its source) ends here; its destructor is user code (R§12 step 5).
+        // The error (and its source) ends here; its destructor is user code
+        // (docs/semantics.md#panics).
         if let Some(panic) = drop_contained(error) {
             return Decision::Finish(Finish {
                 outcome: TaskOutcome::Panicked,

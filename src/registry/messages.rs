@@ -1,8 +1,8 @@
 //! The registry's message enum and the records its queries return.
 //!
 //! Query variants (`List`, `Snapshot`, `AliveSnapshot`, `IsAlive`, `TaskInfo`, `ActorOf`)
-//! and the command variants `Add`, `Remove`, `Cancel`, `Pause` and `Resume` can be sent by any actor with
-//! `ractor::call!`; they go through the same checks as the handle's operations.
+//! and the command variants `Add`, `Remove`, `Cancel`, `Pause` and `Resume` can be sent by any
+//! actor with `ractor::call!`; they go through the same checks as the handle's operations.
 //! `Command` carries opaque payloads that only
 //! [`SupervisorHandle`](crate::SupervisorHandle) builds.
 
@@ -21,11 +21,12 @@ use crate::task::TaskSpec;
 /// Messages of the supervisor's registry actor (an internal actor type: users hold it
 /// only as `ActorRef<RegistryMessage>`).
 ///
-/// Obtain the actor with [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor).
+/// Obtain the actor with
+/// [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor).
 ///
 /// ```no_run
-/// # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), Box<dyn std::error::Error>> {
-/// use ractor_taskvisor::RegistryMessage;
+/// # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), Box<dyn
+/// std::error::Error>> { use ractor_taskvisor::RegistryMessage;
 /// let registry = handle.registry_actor();
 /// let tasks = ractor::call!(registry, RegistryMessage::List)?;
 /// println!("{} registered tasks", tasks.len());
@@ -100,8 +101,8 @@ pub(crate) enum CommandKind {
     ),
     /// Reply once the registry holds no registration and no physically running attempt.
     WaitEmpty(RpcReplyPort<()>),
-    /// Begin the grace drain of R§14 step 3; reply with the stuck names. `verdict` says
-    /// whether the drain ends with an `AllStoppedWithinGrace`/`GraceExceeded` event (not
+    /// Begin the grace drain of docs/semantics.md#shutdown; reply with the stuck names. `verdict`
+    /// says whether the drain ends with an `AllStoppedWithinGrace`/`GraceExceeded` event (not
     /// for the signal-setup-failure workflow).
     Shutdown {
         grace: Duration,
@@ -149,7 +150,8 @@ pub(crate) struct AddRequest {
     pub(crate) id: TaskId,
     pub(crate) spec: TaskSpec,
     pub(crate) outcome: Option<oneshot::Sender<TaskOutcome>>,
-    /// The ownership unit (R§18) this registration holds until its terminal commit.
+    /// The ownership unit (docs/semantics.md#ownership) this registration holds until its terminal
+    /// commit.
     pub(crate) unit: Option<tokio::sync::OwnedSemaphorePermit>,
     /// Called once the registration is entirely gone (see [`super::state::ReleaseHook`]).
     pub(crate) release: Option<super::state::ReleaseHook>,

@@ -1,8 +1,8 @@
 //! The registry: authoritative membership, removal claims, restart decisions and terminal
-//! outcomes (R§12–13), as one ractor actor.
+//! outcomes (docs/semantics.md#retries, docs/semantics.md#admission), as one ractor actor.
 //!
 //! - `actor`: the actor and its message handlers.
-//! - `admission`: which registrations are accepted (R§13), single and batch.
+//! - `admission`: which registrations are accepted (docs/semantics.md#admission), single and batch.
 //! - `attempts`: starting incarnations, permits, applying the restart decision.
 //! - `removal`: claims, stop windows, force-abort, the shutdown drain.
 //! - `pause`: pause and resume of one registration.
@@ -35,4 +35,6 @@ pub(crate) use actor::RegistryActor;
 pub(crate) use life::{LifeGuard, RegistryLife};
 pub(crate) use messages::{AddRequest, CancelTicket, Command, CommandKind, GroupRequest};
 pub use messages::{RegistryMessage, TaskInfo, TaskState};
-pub(crate) use state::{RegistrySettings, ReleaseHook, Stage};
+pub(crate) use state::RegistrySettings;
+#[cfg(feature = "controller")]
+pub(crate) use state::{ReleaseHook, Stage};

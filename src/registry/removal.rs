@@ -1,6 +1,6 @@
 //! Removal: claims (exactly one winner), stop windows, force-abort, and the shutdown drain
-//! with its one shared deadline (R§13, R§14 step 3). The timers are ractor `send_after`
-//! casts back to the registry, cancelled through their abort handles.
+//! with its one shared deadline (docs/semantics.md#removal, docs/semantics.md#shutdown). The timers
+//! are ractor `send_after` casts back to the registry, cancelled through their abort handles.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +16,7 @@ use crate::outcome::TaskOutcome;
 
 /// Claims `id` for removal: cancels its token; a registration between attempts ends
 /// `Canceled` at once (no attempt runs, so no `AttemptCanceled`). Returns whether this call
-/// made the claim (R§13: exactly one winner).
+/// made the claim (docs/semantics.md#removal: exactly one winner).
 pub(super) fn claim(state: &mut RegistryState, id: TaskId) -> bool {
     let Some(entry) = state.entries.get_mut(&id) else {
         return false;
@@ -59,8 +59,8 @@ pub(super) fn claim_with_grace(
     true
 }
 
-/// Logical force-abort (R§13): kill the attempt actor, commit `ForceAborted`, keep the name
-/// reserved until the actor physically exits.
+/// Logical force-abort (docs/semantics.md#removal): kill the attempt actor, commit `ForceAborted`,
+/// keep the name reserved until the actor physically exits.
 pub(super) fn force_abort(state: &mut RegistryState, id: TaskId) {
     let Some(entry) = state.entries.get(&id) else {
         return;
@@ -78,7 +78,8 @@ pub(super) fn force_abort(state: &mut RegistryState, id: TaskId) {
     state.finish(id, Finish::plain(TaskOutcome::ForceAborted));
 }
 
-/// Starts the shutdown grace drain (R§14 step 3): one shared deadline for every entry.
+/// Starts the shutdown grace drain (docs/semantics.md#shutdown): one shared deadline for every
+/// entry.
 pub(super) fn begin_drain(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,

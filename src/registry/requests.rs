@@ -3,9 +3,9 @@
 //!
 //! The handle waits for a command permit before it sends; a message is already in the
 //! mailbox, so here the same `registry_queue_capacity` bound is checked without waiting
-//! (`CommandQueueFull` when every permit is held), as are the ownership units (R§18). The
-//! events are the handle's: `TaskAddRequested` before admission, `TaskRemoveRequested`
-//! before a claim.
+//! (`CommandQueueFull` when every permit is held), as are the ownership units
+//! (docs/semantics.md#ownership). The events are the handle's: `TaskAddRequested` before admission,
+//! `TaskRemoveRequested` before a claim.
 
 use std::sync::Arc;
 

@@ -10,8 +10,8 @@
 //!    second path finds nothing.
 //! 3. A force-aborted attempt that has not physically exited stays in `reaping`: its name
 //!    remains reserved and it is charged against `max_registered_tasks` and shown as alive.
-//! 4. Events are published in the order of R§15: `TaskFinished`, then the watched outcome,
-//!    then `TaskRemoved`.
+//! 4. Events are published in the order of docs/semantics.md#events: `TaskFinished`, then the
+//!    watched outcome, then `TaskRemoved`.
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
@@ -33,7 +33,7 @@ use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
 use crate::task::{ResolvedPolicy, TaskDefaults};
 
-/// Reason text of a force-aborted registration's `TaskFinished` event (R§19).
+/// Reason text of a force-aborted registration's `TaskFinished` event (docs/semantics.md#outcomes).
 pub(crate) const FORCE_ABORT_REASON: &str = "task did not stop within grace; force-aborted";
 
 /// Spawn arguments of the registry actor (opaque): the fixed settings it needs from the
@@ -55,7 +55,7 @@ pub(crate) struct RegistrySettings {
     /// The in-flight command bound (`registry_queue_capacity`) the handle's operations hold
     /// a permit of; commands sent as messages check it without waiting.
     pub(crate) commands: Arc<tokio::sync::Semaphore>,
-    /// Ownership units (R§18) and the configured capacity, when limited.
+    /// Ownership units (docs/semantics.md#ownership) and the configured capacity, when limited.
     pub(crate) ownership: Option<(Arc<tokio::sync::Semaphore>, usize)>,
     /// Supervisor-wide restart intensity `(max_restarts, period)`, OTP style.
     pub(crate) intensity: Option<(u32, Duration)>,
@@ -99,7 +99,7 @@ pub(crate) struct Entry {
     pub(crate) removal_timer: Option<AbortHandle>,
     /// Number of the latest attempt started (0 before the first).
     pub(crate) attempt: u32,
-    /// Current failure streak (R§12: reset by any success).
+    /// Current failure streak (docs/semantics.md#retries: reset by any success).
     pub(crate) retry_count: u32,
     pub(crate) restarts: u32,
     pub(crate) last_failure: Option<Arc<str>>,
@@ -107,7 +107,8 @@ pub(crate) struct Entry {
     pub(crate) cancel_waiters: Vec<CancelWaiter>,
     /// Watchers added after admission (`watch(target)`); each gets a copy of the outcome.
     pub(crate) watchers: Vec<oneshot::Sender<TaskOutcome>>,
-    /// Ownership unit (R§18), returned when the entry is dropped at terminal commit.
+    /// Ownership unit (docs/semantics.md#ownership), returned when the entry is dropped at terminal
+    /// commit.
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
     pub(crate) release: Option<ReleaseHook>,
     /// Recent failure restarts, for the task's own restart intensity (allocated only when
@@ -150,7 +151,7 @@ pub(crate) enum CancelWaiter {
     },
 }
 
-/// The shutdown drain in progress (R§14 step 3).
+/// The shutdown drain in progress (docs/semantics.md#shutdown).
 pub(crate) struct Drain {
     pub(crate) reply: RpcReplyPort<Vec<Arc<str>>>,
     pub(crate) stuck: Vec<Arc<str>>,
@@ -217,7 +218,7 @@ pub(crate) struct Reaping {
     pub(crate) name: Arc<str>,
     pub(crate) release: Option<ReleaseHook>,
     /// The ownership unit stays taken while the attempt (and the task object it uses)
-    /// is physically alive (R§18).
+    /// is physically alive (docs/semantics.md#ownership).
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
 }
 
@@ -237,9 +238,9 @@ pub(crate) enum Stage {
 }
 
 /// Told of a registration's end, at most once per [`Stage`], `Committed` first. The
-/// controller frees a slot with it (R§17: the next owner starts only after `Exited`), and
-/// hearing of it before the outcome means a watcher that resubmits after its outcome is
-/// never refused by the slot it just watched finish.
+/// controller frees a slot with it (docs/semantics.md#slots: the next owner starts only after
+/// `Exited`), and hearing of it before the outcome means a watcher that resubmits after its outcome
+/// is never refused by the slot it just watched finish.
 pub(crate) type ReleaseHook = Box<dyn FnMut(Stage) + Send + 'static>;
 
 /// Why an add is refused before any entry is created.
@@ -311,7 +312,7 @@ impl RegistryState {
     }
 
     /// Checks whether `extra` more registrations fit under `max_registered_tasks`, counting
-    /// reaping attempts (R§13).
+    /// reaping attempts (docs/semantics.md#outcomes).
     pub(crate) fn check_limit(&self, extra: usize) -> Result<(), AddRefusal> {
         match self.settings.max_registered {
             Some(limit) if self.entries.len() + self.reaping.len() + extra > limit.get() => {
@@ -391,7 +392,8 @@ impl RegistryState {
         }
     }
 
-    /// Publishes `TaskAddFailed` and resolves a watcher with `Rejected` (R§13).
+    /// Publishes `TaskAddFailed` and resolves a watcher with `Rejected`
+    /// (docs/semantics.md#outcomes).
     pub(crate) fn reject(
         &self,
         id: TaskId,
@@ -417,8 +419,8 @@ impl RegistryState {
         }
     }
 
-    /// The terminal commit of R§13: membership ends, `TaskFinished`, watched outcome,
-    /// `TaskRemoved`, cancel callers released, empty-waiters woken.
+    /// The terminal commit of docs/semantics.md#outcomes: membership ends, `TaskFinished`, watched
+    /// outcome, `TaskRemoved`, cancel callers released, empty-waiters woken.
     pub(crate) fn finish(&mut self, id: TaskId, finish: Finish) {
         let Some(mut entry) = self.entries.remove(&id) else {
             return;
@@ -598,7 +600,7 @@ impl RegistryState {
     }
 
     /// Publishes the shutdown verdict after every drained task's `TaskRemoved` and replies
-    /// with the stuck names (R§14 step 4).
+    /// with the stuck names (docs/semantics.md#shutdown).
     pub(crate) fn complete_drain(&mut self, drain: Drain) {
         if let Some(timer) = drain.deadline {
             timer.abort();

@@ -1,4 +1,5 @@
-//! The handle's group operation: `add_group` (SPEC §8), all-or-nothing like a static batch.
+//! The handle's group operation: `add_group` (docs/semantics.md#groups), all-or-nothing like a
+//! static batch.
 
 use ractor::rpc::CallResult;
 use tokio::sync::oneshot;

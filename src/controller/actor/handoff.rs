@@ -104,8 +104,8 @@ impl ControllerState {
         }
     }
 
-    /// Lets owner `id` wait for a registry command permit (R§17: registry queue full at
-    /// handoff). The permit arrives as a `Granted` message.
+    /// Lets owner `id` wait for a registry command permit (docs/semantics.md#slots: registry queue
+    /// full at handoff). The permit arrives as a `Granted` message.
     pub(super) fn await_capacity(
         &mut self,
         myself: &ActorRef<ControllerMessage>,
@@ -152,7 +152,8 @@ impl ControllerState {
             .filter(|owner| owner.id == id)
     }
 
-    /// Retires an accepted owner: a registry remove, cast so it follows the add (R§17).
+    /// Retires an accepted owner: a registry remove, cast so it follows the add
+    /// (docs/semantics.md#slots).
     pub(super) fn remove_owner(&self, id: TaskId) {
         let (tx, _ignored) = oneshot::channel();
         let remove = RegistryCommand::Remove(id.into(), RpcReplyPort::from(tx));

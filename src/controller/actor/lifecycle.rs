@@ -1,4 +1,4 @@
-//! By-id remove/cancel, the snapshot query and controller shutdown (R§17).
+//! By-id remove/cancel, the snapshot query and controller shutdown (docs/semantics.md#slots).
 
 use std::sync::Arc;
 
@@ -12,8 +12,8 @@ use crate::controller::snapshot::{ControllerSnapshot, SlotView};
 use crate::events::{Event, EventKind, RejectionKind};
 
 impl ControllerState {
-    /// By-id remove/cancel (R§17): controller-held work is removed here; anything else is
-    /// forwarded to the registry under `identity_operation_capacity`.
+    /// By-id remove/cancel (docs/semantics.md#slots): controller-held work is removed here;
+    /// anything else is forwarded to the registry under `identity_operation_capacity`.
     pub(super) fn on_identity(
         &mut self,
         myself: &ActorRef<ControllerMessage>,
@@ -97,9 +97,9 @@ impl ControllerState {
         ControllerSnapshot::new(views)
     }
 
-    /// Controller shutdown (R§17): intake closes (later submissions get `Closed`); queued
-    /// items and capacity waiters resolve `Rejected { ControllerShuttingDown }`; owners
-    /// already handed to the registry follow the registry's shutdown. Adds already cast to
+    /// Controller shutdown (docs/semantics.md#slots): intake closes (later submissions get
+    /// `Closed`); queued items and capacity waiters resolve `Rejected { ControllerShuttingDown }`;
+    /// owners already handed to the registry follow the registry's shutdown. Adds already cast to
     /// the registry precede the registry's shutdown command, which the workflow sends after
     /// this reply.
     pub(super) fn on_shutdown(
