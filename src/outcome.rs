@@ -234,8 +234,43 @@ pub struct TaskWaiter {
     rx: oneshot::Receiver<TaskOutcome>,
 }
 
+/// The sending half of one watched outcome: the only way the runtime delivers a
+/// [`TaskOutcome`] to a [`TaskWaiter`]. Consumed by [`resolve`](Self::resolve) or
+/// [`reject`](Self::reject), so a promise resolves at most once by construction; dropping
+/// it unresolved makes its waiter return [`RuntimeError::OutcomeUnavailable`].
+pub(crate) struct OutcomePromise(oneshot::Sender<TaskOutcome>);
+
+impl OutcomePromise {
+    /// A promise and the waiter of task `id` it resolves.
+    pub(crate) fn pair(id: TaskId) -> (OutcomePromise, TaskWaiter) {
+        let (tx, rx) = oneshot::channel();
+        (OutcomePromise(tx), TaskWaiter { id, rx })
+    }
+
+    /// A promise whose outcome is read from the returned receiver (a relay in front of
+    /// other promises).
+    pub(crate) fn channel() -> (OutcomePromise, oneshot::Receiver<TaskOutcome>) {
+        let (tx, rx) = oneshot::channel();
+        (OutcomePromise(tx), rx)
+    }
+
+    /// Delivers `outcome`. Gives it back when the waiter is gone, so the caller decides how
+    /// the user values it may hold (an error source) are dropped.
+    pub(crate) fn resolve(self, outcome: TaskOutcome) -> Result<(), TaskOutcome> {
+        self.0.send(outcome)
+    }
+
+    /// Resolves with `Rejected { kind, reason }` (a rejection holds no user value, so one
+    /// nobody receives is simply dropped).
+    pub(crate) fn reject(self, kind: RejectionKind, reason: Arc<str>) {
+        let _ = self.0.send(TaskOutcome::rejected(kind, reason));
+    }
+}
+
 impl TaskWaiter {
-    /// A waiter for task `id`, resolved by whoever holds the sender of `rx`.
+    /// A waiter for task `id` reading `rx`, the receiver of an
+    /// [`OutcomePromise::channel`] (when the id is known only after the promise was handed
+    /// out; otherwise use [`OutcomePromise::pair`]).
     pub(crate) fn new(id: TaskId, rx: oneshot::Receiver<TaskOutcome>) -> Self {
         Self { id, rx }
     }

@@ -55,7 +55,6 @@ use super::snapshot::SlotStatusKind;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::TaskId;
-use crate::outcome::TaskOutcome;
 use crate::registry::RegistryMessage;
 
 /// docs/semantics.md#outcomes reason texts.
@@ -250,7 +249,7 @@ impl ControllerState {
                 .with_reason(reason.clone())
         });
         if let Some(tx) = submission.outcome {
-            let _ = tx.send(TaskOutcome::rejected(kind, reason));
+            tx.reject(kind, reason);
         }
     }
 

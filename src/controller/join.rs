@@ -16,9 +16,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::oneshot;
-
-use crate::outcome::TaskOutcome;
+use crate::outcome::{OutcomePromise, TaskOutcome};
 use crate::panic_guard::drop_quietly;
 
 /// The joined waiters of one owner, and its outcome once known.
@@ -28,7 +26,7 @@ pub(crate) struct Joined {
 
 enum JoinState {
     /// The owner's outcome is not known yet.
-    Open(Vec<oneshot::Sender<TaskOutcome>>),
+    Open(Vec<OutcomePromise>),
     /// The owner's outcome, for joins that arrive after it.
     Done(TaskOutcome),
     /// The outcome channel closed without a value.
@@ -38,13 +36,11 @@ enum JoinState {
 impl Joined {
     /// Puts a relay in front of `own` (the owner's waiter channel, if it is watched):
     /// returns the relay and the sender that now stands for the owner's outcome.
-    pub(crate) fn relay(
-        own: Option<oneshot::Sender<TaskOutcome>>,
-    ) -> (Arc<Joined>, oneshot::Sender<TaskOutcome>) {
+    pub(crate) fn relay(own: Option<OutcomePromise>) -> (Arc<Joined>, OutcomePromise) {
         let joined = Arc::new(Joined {
             state: Mutex::new(JoinState::Open(Vec::new())),
         });
-        let (tx, rx) = oneshot::channel();
+        let (tx, rx) = OutcomePromise::channel();
         let relay = Arc::clone(&joined);
         tokio::spawn(async move {
             match rx.await {
@@ -67,7 +63,7 @@ impl Joined {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn resolve(&self, outcome: TaskOutcome, own: Option<oneshot::Sender<TaskOutcome>>) {
+    fn resolve(&self, outcome: TaskOutcome, own: Option<OutcomePromise>) {
         let waiters = {
             let mut state = self.lock();
             match std::mem::replace(&mut *state, JoinState::Done(outcome.clone())) {
@@ -80,13 +76,13 @@ impl Joined {
             }
         };
         for waiter in waiters {
-            if let Err(unsent) = waiter.send(outcome.clone()) {
+            if let Err(unsent) = waiter.resolve(outcome.clone()) {
                 drop_quietly(unsent);
             }
         }
         match own {
             Some(tx) => {
-                if let Err(unsent) = tx.send(outcome) {
+                if let Err(unsent) = tx.resolve(outcome) {
                     drop_quietly(unsent);
                 }
             }
@@ -96,14 +92,14 @@ impl Joined {
 
     /// Attaches `waiter` to the owner's outcome: it resolves with a copy of it (at once if
     /// the outcome is already known; its channel closes if the outcome can never come).
-    pub(crate) fn join(&self, waiter: oneshot::Sender<TaskOutcome>) {
+    pub(crate) fn join(&self, waiter: OutcomePromise) {
         let mut state = self.lock();
         match &mut *state {
             JoinState::Open(waiters) => waiters.push(waiter),
             JoinState::Done(outcome) => {
                 let copy = outcome.clone();
                 drop(state);
-                if let Err(unsent) = waiter.send(copy) {
+                if let Err(unsent) = waiter.resolve(copy) {
                     drop_quietly(unsent);
                 }
             }
@@ -131,15 +127,15 @@ mod tests {
 
     #[tokio::test]
     async fn owner_and_joined_waiters_get_the_same_outcome_whenever_they_join() {
-        let (own_tx, own_rx) = oneshot::channel();
+        let (own_tx, own_rx) = OutcomePromise::channel();
         let (joined, tx) = Joined::relay(Some(own_tx));
-        let (early_tx, early_rx) = oneshot::channel();
+        let (early_tx, early_rx) = OutcomePromise::channel();
         joined.join(early_tx);
-        tx.send(TaskOutcome::ForceAborted).expect("relay alive");
+        tx.resolve(TaskOutcome::ForceAborted).expect("relay alive");
         assert!(matches!(own_rx.await, Ok(TaskOutcome::ForceAborted)));
         assert!(matches!(early_rx.await, Ok(TaskOutcome::ForceAborted)));
         // After the outcome: a copy at once.
-        let (late_tx, late_rx) = oneshot::channel();
+        let (late_tx, late_rx) = OutcomePromise::channel();
         joined.join(late_tx);
         assert!(matches!(late_rx.await, Ok(TaskOutcome::ForceAborted)));
     }
@@ -147,11 +143,11 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_outcome_channel_closes_every_joined_waiter() {
         let (joined, tx) = Joined::relay(None);
-        let (early_tx, early_rx) = oneshot::channel::<TaskOutcome>();
+        let (early_tx, early_rx) = OutcomePromise::channel();
         joined.join(early_tx);
         drop(tx);
         assert!(early_rx.await.is_err());
-        let (late_tx, late_rx) = oneshot::channel::<TaskOutcome>();
+        let (late_tx, late_rx) = OutcomePromise::channel();
         joined.join(late_tx);
         assert!(late_rx.await.is_err());
     }

@@ -17,7 +17,7 @@ use super::snapshot::ControllerSnapshot;
 use super::spec::ControllerSpec;
 use crate::error::MAX_CAPACITY;
 use crate::identity::TaskId;
-use crate::outcome::TaskOutcome;
+use crate::outcome::OutcomePromise;
 
 /// Messages of the supervisor's controller actor (an internal actor type: users hold it
 /// only as `ActorRef<ControllerMessage>`).
@@ -83,7 +83,7 @@ pub(crate) enum CommandKind {
 pub(crate) struct Submission {
     pub(crate) id: TaskId,
     pub(crate) spec: ControllerSpec,
-    pub(crate) outcome: Option<oneshot::Sender<TaskOutcome>>,
+    pub(crate) outcome: Option<OutcomePromise>,
     /// Ownership unit (docs/semantics.md#ownership), handed to the registry with the task.
     pub(crate) unit: Option<OwnedSemaphorePermit>,
     /// Intake permit (`queue_capacity`), given back when the controller takes it in.

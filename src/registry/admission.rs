@@ -13,7 +13,6 @@ use super::messages::AddRequest;
 use super::state::{AddRefusal, RegistryState, Stage};
 use crate::error::RuntimeError;
 use crate::events::RejectionKind;
-use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
 use crate::task::TaskSpec;
 
@@ -150,7 +149,7 @@ pub(super) fn admit_one(
         );
     } else if let Some(tx) = outcome {
         // Only controller work is still watched at a closed registry: tell its waiter why.
-        let _ = tx.send(TaskOutcome::rejected(refused.kind, refused.reason));
+        tx.reject(refused.kind, refused.reason);
     }
     // A refused spec may hold the last reference to the user's task object.
     drop_contained((spec, unit, release));

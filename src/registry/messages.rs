@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
-use crate::outcome::TaskOutcome;
+use crate::outcome::OutcomePromise;
 use crate::task::TaskSpec;
 
 /// Messages of the supervisor's registry actor (an internal actor type: users hold it
@@ -94,11 +94,7 @@ pub(crate) enum CommandKind {
     Cancel(TaskTarget, RpcReplyPort<CancelTicket>),
     /// Adds a watcher to a registered task: the reply is its id, or `None` when the target
     /// is not registered.
-    Watch(
-        TaskTarget,
-        oneshot::Sender<TaskOutcome>,
-        RpcReplyPort<Option<TaskId>>,
-    ),
+    Watch(TaskTarget, OutcomePromise, RpcReplyPort<Option<TaskId>>),
     /// Reply once the registry holds no registration and no physically running attempt.
     WaitEmpty(RpcReplyPort<()>),
     /// Begin the grace drain of docs/semantics.md#shutdown; reply with the stuck names. `verdict`
@@ -149,7 +145,7 @@ impl From<CommandKind> for RegistryMessage {
 pub(crate) struct AddRequest {
     pub(crate) id: TaskId,
     pub(crate) spec: TaskSpec,
-    pub(crate) outcome: Option<oneshot::Sender<TaskOutcome>>,
+    pub(crate) outcome: Option<OutcomePromise>,
     /// The ownership unit (docs/semantics.md#ownership) this registration holds until its terminal
     /// commit.
     pub(crate) unit: Option<tokio::sync::OwnedSemaphorePermit>,

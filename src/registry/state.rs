@@ -29,7 +29,7 @@ use super::permits::Permits;
 use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
-use crate::outcome::TaskOutcome;
+use crate::outcome::{OutcomePromise, TaskOutcome};
 use crate::panic_guard::drop_contained;
 use crate::task::{ResolvedPolicy, TaskDefaults};
 
@@ -90,7 +90,7 @@ pub(crate) enum Phase {
 pub(crate) struct Entry {
     pub(crate) shared: Arc<TaskShared>,
     pub(crate) policy: ResolvedPolicy,
-    pub(crate) outcome: Option<oneshot::Sender<TaskOutcome>>,
+    pub(crate) outcome: Option<OutcomePromise>,
     pub(crate) phase: Phase,
     /// True once a remove, cancel or shutdown claimed the registration.
     pub(crate) removing: bool,
@@ -106,7 +106,7 @@ pub(crate) struct Entry {
     /// Cancel callers waiting for the terminal commit, told at commit.
     pub(crate) cancel_waiters: Vec<CancelWaiter>,
     /// Watchers added after admission (`watch(target)`); each gets a copy of the outcome.
-    pub(crate) watchers: Vec<oneshot::Sender<TaskOutcome>>,
+    pub(crate) watchers: Vec<OutcomePromise>,
     /// Ownership unit (docs/semantics.md#ownership), returned when the entry is dropped at terminal
     /// commit.
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
@@ -334,7 +334,7 @@ impl RegistryState {
         &mut self,
         id: TaskId,
         spec: crate::task::TaskSpec,
-        outcome: Option<oneshot::Sender<TaskOutcome>>,
+        outcome: Option<OutcomePromise>,
         unit: Option<OwnedSemaphorePermit>,
         release: Option<ReleaseHook>,
         group: Option<Arc<str>>,
@@ -400,7 +400,7 @@ impl RegistryState {
         name: &str,
         kind: RejectionKind,
         reason: Arc<str>,
-        outcome: Option<oneshot::Sender<TaskOutcome>>,
+        outcome: Option<OutcomePromise>,
         group: Option<&Arc<str>>,
     ) {
         self.events().publish(|| {
@@ -415,7 +415,7 @@ impl RegistryState {
             }
         });
         if let Some(tx) = outcome {
-            let _ = tx.send(TaskOutcome::rejected(kind, reason));
+            tx.reject(kind, reason);
         }
     }
 
@@ -516,12 +516,12 @@ impl RegistryState {
         // receives is dropped here: its error source is user code.
         let mut panics = Vec::new();
         for watcher in entry.watchers.drain(..) {
-            if let Err(unsent) = watcher.send(outcome.clone()) {
+            if let Err(unsent) = watcher.resolve(outcome.clone()) {
                 panics.extend(drop_contained(unsent));
             }
         }
         let undelivered = match entry.outcome.take() {
-            Some(tx) => tx.send(outcome).err(),
+            Some(tx) => tx.resolve(outcome).err(),
             None => Some(outcome),
         };
         panics.extend(undelivered.and_then(drop_contained));

@@ -2,14 +2,13 @@
 //! static batch.
 
 use ractor::rpc::CallResult;
-use tokio::sync::oneshot;
 
 use super::handle::SupervisorHandle;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::group::TaskGroup;
 use crate::identity::TaskId;
-use crate::outcome::TaskWaiter;
+use crate::outcome::{OutcomePromise, TaskWaiter};
 use crate::registry::{AddRequest, Command, CommandKind, GroupRequest, RegistryMessage};
 
 /// Adds `group`: checks it, takes one command slot and one ownership unit per member
@@ -71,8 +70,8 @@ pub(crate) async fn add_group(
     for spec in specs {
         let id = TaskId::next();
         let (sender, waiter) = if watch {
-            let (tx, rx) = oneshot::channel();
-            (Some(tx), Some(TaskWaiter::new(id, rx)))
+            let (tx, waiter) = OutcomePromise::pair(id);
+            (Some(tx), Some(waiter))
         } else {
             (None, None)
         };

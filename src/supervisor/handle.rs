@@ -188,7 +188,7 @@ impl SupervisorHandle {
     /// - [`RuntimeError::ShuttingDown`] when the registry is gone.
     pub async fn watch(&self, target: impl Into<TaskTarget>) -> Result<TaskWaiter, RuntimeError> {
         let target = target.into();
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (tx, rx) = crate::outcome::OutcomePromise::channel();
         let lookup = target.clone();
         let reply = self
             .query(|reply| crate::registry::CommandKind::Watch(lookup, tx, reply).into())

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::handle::SupervisorHandle;
 use super::runtime::Runtime;
@@ -19,7 +19,7 @@ use super::submit;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
-use crate::outcome::TaskWaiter;
+use crate::outcome::{OutcomePromise, TaskWaiter};
 use crate::registry::{AddRequest, CancelTicket, CommandKind};
 use crate::task::TaskSpec;
 
@@ -170,8 +170,8 @@ pub(crate) async fn add(
         }
     };
     let (sender, waiter) = if watch {
-        let (tx, rx) = oneshot::channel();
-        (Some(tx), Some(TaskWaiter::new(id, rx)))
+        let (tx, waiter) = OutcomePromise::pair(id);
+        (Some(tx), Some(waiter))
     } else {
         (None, None)
     };

@@ -23,7 +23,7 @@ use crate::controller::{
 };
 use crate::error::{ControllerError, RuntimeError};
 use crate::identity::{TaskId, TaskTarget};
-use crate::outcome::TaskWaiter;
+use crate::outcome::{OutcomePromise, TaskWaiter};
 
 impl SupervisorHandle {
     /// Starts a controller submission of `spec`; await the builder (or `.execute()`) for
@@ -179,7 +179,7 @@ pub(crate) async fn intake_and_watch(
     let permit = acquire(runtime, &link.shared.intake)
         .await
         .ok_or(ControllerError::Closed)?;
-    let (outcome, rx) = oneshot::channel();
+    let (outcome, rx) = OutcomePromise::channel();
     let (placed, placement) = oneshot::channel();
     cast(link, id, spec, unit, permit, Some(outcome), Some(placed))?;
     // Dropped unsent (not joined, or the controller went away): the submission's own id.
@@ -232,8 +232,8 @@ fn send(
     watch: bool,
 ) -> Result<Option<TaskWaiter>, ControllerError> {
     let (outcome, waiter) = if watch {
-        let (tx, rx) = oneshot::channel();
-        (Some(tx), Some(TaskWaiter::new(id, rx)))
+        let (tx, waiter) = OutcomePromise::pair(id);
+        (Some(tx), Some(waiter))
     } else {
         (None, None)
     };
@@ -248,7 +248,7 @@ fn cast(
     spec: ControllerSpec,
     unit: Option<OwnedSemaphorePermit>,
     permit: OwnedSemaphorePermit,
-    outcome: Option<oneshot::Sender<crate::outcome::TaskOutcome>>,
+    outcome: Option<OutcomePromise>,
     placed: Option<oneshot::Sender<TaskId>>,
 ) -> Result<(), ControllerError> {
     let submission = Submission {

@@ -11,7 +11,6 @@ use crate::controller::messages::{CommandKind, ControllerMessage, Submission, co
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::TaskId;
-use crate::outcome::TaskOutcome;
 use crate::registry::{
     AddRequest, Command, CommandKind as RegistryCommand, RegistryMessage, ReleaseHook, Stage,
 };
@@ -97,7 +96,7 @@ impl ControllerState {
                 ))) = error
                     && let Some(tx) = request.outcome
                 {
-                    let _ = tx.send(TaskOutcome::rejected(kind, reason));
+                    tx.reject(kind, reason);
                 }
                 false
             }
