@@ -50,6 +50,9 @@ pub mod events;
 mod group;
 pub mod identity;
 mod local_message;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+mod observe;
 pub mod outcome;
 mod panic_guard;
 pub mod policy;

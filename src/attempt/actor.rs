@@ -44,6 +44,8 @@ pub(crate) struct AttemptState {
     scope: Option<tokio_util::sync::CancellationToken>,
     started: Option<tokio::sync::oneshot::Sender<()>>,
     pub(crate) verdict: Option<AttemptVerdict>,
+    /// How long the attempt ran, set with `verdict` (observed by metrics).
+    pub(crate) elapsed: Option<std::time::Duration>,
 }
 
 impl Actor for AttemptActor {
@@ -62,6 +64,7 @@ impl Actor for AttemptActor {
             scope: args.scope,
             started: args.started,
             verdict: None,
+            elapsed: None,
         })
     }
 
@@ -70,14 +73,16 @@ impl Actor for AttemptActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let verdict = run_attempt(
+        let started = tokio::time::Instant::now();
+        let run = run_attempt(
             &state.shared,
             state.attempt,
             myself.get_cell(),
             state.scope.take(),
             state.started.take(),
-        )
-        .await;
+        );
+        let verdict = crate::observe::in_attempt_span(&state.shared, state.attempt, run).await;
+        state.elapsed = Some(started.elapsed());
         state.verdict = Some(verdict);
         myself.stop(None);
         Ok(())

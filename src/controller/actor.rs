@@ -32,6 +32,7 @@
 
 mod handoff;
 mod lifecycle;
+mod observe;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -72,6 +73,7 @@ pub struct ControllerArgs {
     /// The registry command permits (`registry_queue_capacity`) every handoff needs.
     pub(crate) commands: Arc<Semaphore>,
     pub(crate) events: EventSink,
+    pub(crate) observer: crate::observe::Observer,
 }
 
 /// The controller actor's state (opaque).
@@ -80,6 +82,7 @@ pub struct ControllerState {
     registry: ActorRef<RegistryMessage>,
     commands: Arc<Semaphore>,
     events: EventSink,
+    observer: crate::observe::Observer,
     limits: Limits,
     admission_capacity: usize,
     slots: HashMap<Arc<str>, Slot>,
@@ -131,6 +134,7 @@ impl Actor for ControllerActor {
             registry: args.registry,
             commands: args.commands,
             events: args.events,
+            observer: args.observer,
             slots: HashMap::new(),
             located: HashMap::new(),
             pending: 0,
@@ -176,6 +180,7 @@ impl Actor for ControllerActor {
                 CommandKind::Shutdown(reply) => state.on_shutdown(&myself, reply),
             },
         }
+        state.observe();
         Ok(())
     }
 
@@ -217,6 +222,7 @@ impl ControllerState {
         kind: RejectionKind,
         reason: &str,
     ) {
+        self.observer.rejected(kind);
         let reason: Arc<str> = reason.into();
         let id = submission.id;
         self.publish(|| {
@@ -332,6 +338,7 @@ impl ControllerState {
                 return self.reject(submission, key, RejectionKind::ResourceLimit, &reason);
             }
         }
+        self.observer.admitted(&submission.stamp);
         let Some(slot) = self.slots.get_mut(key) else {
             return;
         };

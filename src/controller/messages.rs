@@ -78,6 +78,8 @@ pub(crate) struct Submission {
     pub(crate) unit: Option<OwnedSemaphorePermit>,
     /// Intake permit (`queue_capacity`), given back when the controller takes it in.
     pub(crate) intake: Option<OwnedSemaphorePermit>,
+    /// When it was submitted (feature `metrics`: the admission wait).
+    pub(crate) stamp: crate::observe::Stamp,
 }
 
 /// A by-id remove/cancel asking the controller first (R§17 "Identity operations").

@@ -23,6 +23,7 @@ mod group;
 mod groups;
 pub(crate) mod life;
 pub(crate) mod messages;
+mod observe;
 pub(crate) mod permits;
 mod queries;
 mod removal;

@@ -115,6 +115,7 @@ impl Runtime {
     /// [`RuntimeError::SupervisorNameTaken`] when another live supervisor uses `name`;
     /// [`RuntimeError::ThreadStartFailed`] when a subscriber thread cannot start.
     pub(crate) fn start(
+        observer: crate::observe::Observer,
         name: Arc<str>,
         config: SupervisorConfig,
         defaults: TaskDefaults,
@@ -171,6 +172,7 @@ impl Runtime {
             meltdown: Some(meltdown),
             auto_shutdown: config.auto_shutdown(),
             auto_signal: Some(auto_signal),
+            observer: observer.clone(),
         };
         let registry_name = Some(format!("{name}.registry"));
         let (registry, _) = ractor::ActorRuntime::<RegistryActor>::spawn_instant(
@@ -201,6 +203,7 @@ impl Runtime {
                     registry: registry.clone(),
                     commands: commands.clone(),
                     events: events.clone(),
+                    observer: observer.clone(),
                 };
                 // Linked under the registry: if the registry dies, the controller goes
                 // with it and every submission fails fast with `Closed`.

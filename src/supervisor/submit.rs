@@ -202,6 +202,7 @@ fn send(
         outcome,
         unit,
         intake: Some(permit),
+        stamp: crate::observe::Stamp::now(),
     };
     link.actor
         .cast(command(CommandKind::Submit(Box::new(submission))))
