@@ -70,11 +70,27 @@ impl Observer {
     pub(crate) fn start(
         name: &std::sync::Arc<str>,
         #[cfg(feature = "metrics")] config: &MetricsConfig,
+        #[cfg(feature = "metrics")] subscribers: Vec<std::sync::Arc<str>>,
     ) -> Self {
         let _ = name;
         Observer {
             #[cfg(feature = "metrics")]
-            metrics: SupervisorMetrics::new(name, config),
+            metrics: SupervisorMetrics::new(name, config, subscribers),
+        }
+    }
+
+    /// The relay finished handling a message: `losses()` gives the events dropped from the
+    /// bus and per subscriber lane `(name, dropped)`, all time (called only with metrics).
+    #[inline]
+    pub(crate) fn events_dropped(
+        &self,
+        losses: impl FnOnce() -> (u64, Vec<(std::sync::Arc<str>, u64)>),
+    ) {
+        let _ = &losses;
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = &self.metrics {
+            let (bus, lanes) = losses();
+            metrics.events_dropped(bus, &lanes);
         }
     }
 

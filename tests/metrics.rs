@@ -427,3 +427,65 @@ async fn a_recorder_that_panics_on_update_does_not_hurt_the_supervisor() {
 async fn a_recorder_that_panics_on_registration_does_not_hurt_the_supervisor() {
     survives(PanickingRecorder { at_register: true }).await;
 }
+
+/// A subscriber with a one-event lane whose callback waits until `open` is set.
+struct Slow {
+    open: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+}
+
+impl ractor_taskvisor::Subscribe for Slow {
+    fn on_event(&self, _event: &ractor_taskvisor::Event) {
+        let (lock, cv) = &*self.open;
+        let mut open = lock.lock().unwrap();
+        while !*open {
+            open = cv.wait(open).unwrap();
+        }
+    }
+    fn name(&self) -> &str {
+        "slow"
+    }
+    fn queue_capacity(&self) -> std::num::NonZeroUsize {
+        std::num::NonZeroUsize::MIN
+    }
+}
+
+#[tokio::test]
+async fn events_dropped_matches_the_final_event_stats() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let open = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let slow = Arc::new(Slow { open: open.clone() });
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_name("lossy")
+        .with_subscribers(vec![slow as Arc<dyn ractor_taskvisor::Subscribe>])
+        .with_metrics(MetricsConfig::default().with_recorder(recorder))
+        .build();
+    let handle = supervisor.serve().expect("serve");
+    for i in 0..20 {
+        let (_, waiter) = handle
+            .add_and_watch(TaskSpec::once(format!("t{i}"), flaky(0)))
+            .await
+            .expect("add");
+        waiter.wait().await.expect("outcome");
+    }
+    // Every event of the 20 tasks went through the relay; the lane (1 slot) lost most.
+    let before = handle.event_stats().await;
+    assert!(before.subscribers[0].dropped > 0, "{before:?}");
+    {
+        let (lock, cv) = &*open;
+        *lock.lock().unwrap() = true;
+        cv.notify_all();
+    }
+    handle.clone().shutdown().await.expect("shutdown");
+    let stats = handle.event_stats().await;
+    let m = Metrics::take(&snapshotter, "lossy");
+    let dropped = names::EVENTS_DROPPED_TOTAL;
+    assert_eq!(
+        m.counter(&format!("{dropped}{{subscriber=slow}}")),
+        stats.subscribers[0].dropped
+    );
+    assert_eq!(
+        m.counter(&format!("{dropped}{{subscriber=_bus}}")),
+        stats.bus_dropped
+    );
+}

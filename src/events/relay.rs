@@ -104,6 +104,7 @@ pub struct RelayArgs {
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
     group: String,
+    observer: crate::observe::Observer,
 }
 
 impl RelayArgs {
@@ -138,7 +139,14 @@ impl RelayArgs {
             sink,
             port: Arc::new(OutputPort::default()),
             group,
+            observer: Default::default(),
         })
+    }
+
+    /// Records event loss to `observer`'s metrics (feature `metrics`).
+    pub(crate) fn with_observer(mut self, observer: crate::observe::Observer) -> Self {
+        self.observer = observer;
+        self
     }
 
     pub(crate) fn sink_state(&self) -> Arc<SinkState> {
@@ -172,6 +180,7 @@ pub struct RelayState {
     group_failed: u64,
     /// The batch being delivered; kept to reuse its allocation.
     batch: std::collections::VecDeque<Arc<Event>>,
+    observer: crate::observe::Observer,
 }
 
 impl RelayState {
@@ -188,6 +197,7 @@ impl RelayState {
             group_delivered: 0,
             group_failed: 0,
             batch: std::collections::VecDeque::new(),
+            observer: args.observer,
         }
     }
 
@@ -256,6 +266,19 @@ impl RelayState {
             group_delivered: self.group_delivered,
             group_failed: self.group_failed,
         }
+    }
+
+    /// Events dropped from the bus ring, and per subscriber lane `(name, dropped)`.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    fn losses(&self) -> (u64, Vec<(Arc<str>, u64)>) {
+        let lanes = self.lanes.as_ref().map_or_else(Vec::new, |lanes| {
+            lanes
+                .stats()
+                .into_iter()
+                .map(|l| (l.name, l.dropped))
+                .collect()
+        });
+        (self.sink.bus_dropped.load(Ordering::Relaxed), lanes)
     }
 
     /// Re-reads the group's members and whether anybody listens at all.
@@ -384,6 +407,7 @@ impl Actor for RelayActor {
                 let _ = reply.send(state.stats(&undrained));
             }
         }
+        state.observer.events_dropped(|| state.losses());
         Ok(())
     }
 }

@@ -20,6 +20,7 @@
 //! | `taskvisor_restarts_total` | counter | `task`¹ | restarts after a failed or timed-out attempt (what `TaskInfo::restarts` counts) |
 //! | `taskvisor_outcomes_total` | counter | `kind` | terminal outcomes committed by the registry: `completed`, `failed`, `fatal`, `canceled`, `force_aborted`, `panicked` (refused work never registered: see `rejections_total`) |
 //! | `taskvisor_rejections_total` | counter | `kind` | refused registrations and submissions, registry and controller alike, by [`RejectionKind::as_label`](crate::RejectionKind::as_label) (`already_exists`, `slot_busy`, …) |
+//! | `taskvisor_events_dropped_total` | counter | `subscriber` | lifecycle events lost: per subscriber (its [`Subscribe::name`](crate::Subscribe::name); lane full, closed, or not drained at shutdown), and `subscriber="_bus"` for events dropped from the bus ring before anyone saw them; the counts of [`EventStats`](crate::EventStats), exact after every message the relay handled |
 //! | `taskvisor_tasks_registered` | gauge | | registrations currently registered |
 //! | `taskvisor_attempts_running` | gauge | | attempt actors that exist (running, or force-aborted and not yet exited) |
 //! | `taskvisor_controller_pending` | gauge | | controller work not yet handed to the registry: queued items plus owners waiting for registry capacity |
@@ -84,6 +85,8 @@ pub mod names {
     pub const SLOT_QUEUE_DEPTH: &str = "taskvisor_slot_queue_depth";
     /// Histogram (seconds): run time of attempts that ended with a verdict.
     pub const ATTEMPT_DURATION_SECONDS: &str = "taskvisor_attempt_duration_seconds";
+    /// Counter: events lost, by `subscriber` (`_bus` for the bus ring).
+    pub const EVENTS_DROPPED_TOTAL: &str = "taskvisor_events_dropped_total";
     /// Histogram (seconds): controller submissions' wait from submit to handoff.
     pub const ADMISSION_WAIT_SECONDS: &str = "taskvisor_admission_wait_seconds";
 }
@@ -100,7 +103,13 @@ pub mod labels {
     pub const TASK: &str = "task";
     /// A controller slot key, for listed slots only.
     pub const SLOT: &str = "slot";
+    /// A subscriber's [`Subscribe::name`](crate::Subscribe::name), or `_bus`.
+    pub const SUBSCRIBER: &str = "subscriber";
 }
+
+/// The `subscriber` label value of events dropped from the bus ring (before any
+/// subscriber, port or group member saw them).
+pub const BUS: &str = "_bus";
 
 /// The `slot` label value that sums every slot not listed with
 /// [`MetricsConfig::with_slot_label`].
@@ -258,6 +267,9 @@ struct Inner {
     slots: Vec<(Arc<str>, Gauge)>,
     other_slots: Gauge,
     admission_wait: Histogram,
+    bus_dropped: Counter,
+    /// One counter per distinct subscriber name.
+    lane_dropped: Vec<(Arc<str>, Counter)>,
 }
 
 /// One supervisor's metric handles (cheap to clone). Crate-internal.
@@ -414,6 +426,12 @@ fn describe(recorder: &dyn Recorder) {
         None,
         "Refused work, by kind.",
     );
+    describe(
+        Counter,
+        names::EVENTS_DROPPED_TOTAL,
+        None,
+        "Lifecycle events lost.",
+    );
     describe(Gauge, names::TASKS_REGISTERED, None, "Registered tasks.");
     describe(
         Gauge,
@@ -450,7 +468,11 @@ fn describe(recorder: &dyn Recorder) {
 
 impl SupervisorMetrics {
     /// Registers every fixed handle of supervisor `name`; `None` when `config` is disabled.
-    pub(crate) fn new(name: &Arc<str>, config: &MetricsConfig) -> Option<Self> {
+    pub(crate) fn new(
+        name: &Arc<str>,
+        config: &MetricsConfig,
+        mut subscribers: Vec<Arc<str>>,
+    ) -> Option<Self> {
         if !config.enabled {
             return None;
         }
@@ -489,7 +511,25 @@ impl SupervisorMetrics {
             })
             .collect();
         let other = registrar.gauge(names::SLOT_QUEUE_DEPTH, &[(labels::SLOT, OTHER_SLOTS)]);
+        subscribers.sort();
+        subscribers.dedup();
+        let dropped = |subscriber: &str| {
+            registrar.counter(
+                names::EVENTS_DROPPED_TOTAL,
+                &[(labels::SUBSCRIBER, subscriber)],
+            )
+        };
+        let lane_dropped = subscribers
+            .into_iter()
+            .map(|s| {
+                let counter = dropped(&s);
+                (s, counter)
+            })
+            .collect();
+        let bus_dropped = dropped(BUS);
         let inner = Inner {
+            bus_dropped,
+            lane_dropped,
             attempts,
             outcomes,
             rejections,
@@ -560,6 +600,23 @@ impl SupervisorMetrics {
                 gauge.set(d as f64);
             }
             inner.other_slots.set(queued.saturating_sub(listed) as f64);
+        });
+    }
+
+    /// All-time event loss: `bus` events dropped from the bus ring, and per subscriber lane
+    /// `(name, dropped)` (lanes of one name are summed).
+    pub(crate) fn events_dropped(&self, bus: u64, lanes: &[(Arc<str>, u64)]) {
+        let inner = &self.inner;
+        inner.guarded(|| {
+            inner.bus_dropped.absolute(bus);
+            for (name, counter) in &inner.lane_dropped {
+                let total = lanes
+                    .iter()
+                    .filter(|(n, _)| n == name)
+                    .map(|(_, d)| d)
+                    .sum();
+                counter.absolute(total);
+            }
         });
     }
 

@@ -152,6 +152,8 @@ impl Supervisor {
             &self.name,
             #[cfg(feature = "metrics")]
             &self.metrics,
+            #[cfg(feature = "metrics")]
+            self.subscribers.iter().map(|s| s.name.clone()).collect(),
         );
         let runtime = Runtime::start(
             observer,

@@ -127,7 +127,8 @@ impl Runtime {
             return Err(RuntimeError::TokioRuntimeUnavailable);
         }
         let event_group = format!("taskvisor.{name}.events");
-        let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?;
+        let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?
+            .with_observer(observer.clone());
         let sink_state = relay_args.sink_state();
         let event_port = relay_args.port();
         let lanes = relay_args.lanes();
