@@ -83,15 +83,28 @@ async fn the_prometheus_page_shows_exact_values() {
         let (_, waiter) = handle.add_and_watch(job).await.expect("add");
         waiter.wait().await.expect("outcome");
     }
-    // Runs until the shutdown cancels it (then returns Ok: a `success` attempt, `canceled`).
-    let holder = TaskFn::arc(|ctx: TaskContext| async move {
-        ctx.cancelled().await;
-        Ok(())
+    // A label value with odd characters is escaped by the exporter, not a broken page.
+    let odd = TaskSpec::once("odd \"name\"\nline", TaskFn::arc(|_| async { Ok(()) }))
+        .with_metrics_label();
+    let (_, waiter) = handle.add_and_watch(odd).await.expect("add");
+    waiter.wait().await.expect("outcome");
+    // Runs until the shutdown cancels it (then returns Ok: a `success` attempt, `canceled`);
+    // the shutdown waits until its body runs, so the attempt exists.
+    let started = Arc::new(tokio::sync::Notify::new());
+    let running = started.clone();
+    let holder = TaskFn::arc(move |ctx: TaskContext| {
+        let running = running.clone();
+        async move {
+            running.notify_one();
+            ctx.cancelled().await;
+            Ok(())
+        }
     });
     handle
         .add(TaskSpec::once("holder", holder))
         .await
         .expect("add");
+    started.notified().await;
     let refused = TaskSpec::once("holder", TaskFn::arc(|_| async { Ok(()) }));
     assert!(handle.add(refused).await.is_err());
     handle.clone().shutdown().await.expect("shutdown");
@@ -119,7 +132,13 @@ async fn the_prometheus_page_shows_exact_values() {
         ),
         (
             format!(r#"taskvisor_outcomes_total{{{s},kind="completed"}}"#),
-            4.0,
+            5.0,
+        ),
+        (
+            format!(
+                r#"taskvisor_attempts_total{{{s},result="success",task="odd \"name\"\nline"}}"#
+            ),
+            1.0,
         ),
         (
             format!(r#"taskvisor_outcomes_total{{{s},kind="canceled"}}"#),
