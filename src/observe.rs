@@ -37,7 +37,8 @@ pub(crate) struct SpecObserve {
     pub(crate) slot: Option<std::sync::Arc<str>>,
 }
 
-/// When a controller submission was made (feature `metrics`; empty without it).
+/// A start time for metrics: when a controller submission was made, when an attempt
+/// started (feature `metrics`; empty, and no clock read, without it).
 #[derive(Debug)]
 pub(crate) struct Stamp {
     #[cfg(feature = "metrics")]
@@ -52,6 +53,15 @@ impl Stamp {
             #[cfg(feature = "metrics")]
             at: tokio::time::Instant::now(),
         }
+    }
+
+    /// The time since [`Stamp::now`] (feature `metrics`; `None` without it).
+    #[inline]
+    pub(crate) fn elapsed(&self) -> Option<std::time::Duration> {
+        #[cfg(feature = "metrics")]
+        return Some(self.at.elapsed());
+        #[cfg(not(feature = "metrics"))]
+        None
     }
 }
 

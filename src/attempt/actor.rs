@@ -44,7 +44,7 @@ pub(crate) struct AttemptState {
     scope: Option<tokio_util::sync::CancellationToken>,
     started: Option<tokio::sync::oneshot::Sender<()>>,
     pub(crate) verdict: Option<AttemptVerdict>,
-    /// How long the attempt ran, set with `verdict` (observed by metrics).
+    /// How long the attempt ran, set with `verdict` (feature `metrics`; `None` without).
     pub(crate) elapsed: Option<std::time::Duration>,
 }
 
@@ -73,7 +73,7 @@ impl Actor for AttemptActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let started = tokio::time::Instant::now();
+        let started = crate::observe::Stamp::now();
         let run = run_attempt(
             &state.shared,
             state.attempt,
@@ -82,7 +82,7 @@ impl Actor for AttemptActor {
             state.started.take(),
         );
         let verdict = crate::observe::in_attempt_span(&state.shared, state.attempt, run).await;
-        state.elapsed = Some(started.elapsed());
+        state.elapsed = started.elapsed();
         state.verdict = Some(verdict);
         myself.stop(None);
         Ok(())
