@@ -68,6 +68,9 @@ mod events;
 mod group;
 mod identity;
 mod local_message;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+mod observe;
 mod outcome;
 mod panic_guard;
 mod policy;

@@ -45,6 +45,8 @@ pub(crate) struct AttemptState {
     scope: Option<tokio_util::sync::CancellationToken>,
     started: Option<tokio::sync::oneshot::Sender<()>>,
     pub(crate) verdict: Option<AttemptVerdict>,
+    /// How long the attempt ran, set with `verdict` (feature `metrics`; `None` without).
+    pub(crate) elapsed: Option<std::time::Duration>,
 }
 
 impl Actor for AttemptActor {
@@ -63,6 +65,7 @@ impl Actor for AttemptActor {
             scope: args.scope,
             started: args.started,
             verdict: None,
+            elapsed: None,
         })
     }
 
@@ -71,14 +74,16 @@ impl Actor for AttemptActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let verdict = run_attempt(
+        let started = crate::observe::Stamp::now();
+        let run = run_attempt(
             &state.shared,
             state.attempt,
             myself.get_cell(),
             state.scope.take(),
             state.started.take(),
-        )
-        .await;
+        );
+        let verdict = crate::observe::in_attempt_span(&state.shared, state.attempt, run).await;
+        state.elapsed = started.elapsed();
         state.verdict = Some(verdict);
         myself.stop(None);
         Ok(())

@@ -59,6 +59,8 @@ pub(crate) struct TaskShared {
     /// registry for `is_alive`/`alive_snapshot` and task info; an atomic because the actor
     /// and the registry run on different tasks and the flag must not cost a message.
     pub(crate) running: AtomicBool,
+    /// Metric handles and span fields (features `metrics`, `tracing`; empty without).
+    pub(crate) observe: crate::observe::TaskObserver,
 }
 
 /// How one attempt ended, as the registry's restart decision sees it.

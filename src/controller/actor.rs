@@ -33,6 +33,7 @@
 
 mod handoff;
 mod lifecycle;
+mod observe;
 mod pause;
 
 use std::collections::HashMap;
@@ -76,6 +77,7 @@ pub(crate) struct ControllerArgs {
     /// The registry command permits (`registry_queue_capacity`) every handoff needs.
     pub(crate) commands: Arc<Semaphore>,
     pub(crate) events: EventSink,
+    pub(crate) observer: crate::observe::Observer,
 }
 
 /// The controller actor's state (opaque).
@@ -84,6 +86,7 @@ pub(crate) struct ControllerState {
     registry: ActorRef<RegistryMessage>,
     commands: Arc<Semaphore>,
     events: EventSink,
+    observer: crate::observe::Observer,
     limits: Limits,
     admission_capacity: usize,
     slots: HashMap<Arc<str>, Slot>,
@@ -139,6 +142,7 @@ impl Actor for ControllerActor {
             registry: args.registry,
             commands: args.commands,
             events: args.events,
+            observer: args.observer,
             slots: HashMap::new(),
             located: HashMap::new(),
             pending: 0,
@@ -198,6 +202,7 @@ impl Actor for ControllerActor {
                 }
             },
         }
+        state.observe();
         Ok(())
     }
 
@@ -239,6 +244,7 @@ impl ControllerState {
         kind: RejectionKind,
         reason: &str,
     ) {
+        self.observer.rejected(kind);
         let reason: Arc<str> = reason.into();
         let id = submission.id;
         self.publish(|| {
@@ -397,6 +403,7 @@ impl ControllerState {
                 return self.reject(submission, key, RejectionKind::ResourceLimit, &reason);
             }
         }
+        self.observer.admitted(&submission.stamp);
         let Some(slot) = self.slots.get_mut(key) else {
             return;
         };

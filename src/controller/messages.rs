@@ -26,8 +26,10 @@ use crate::outcome::OutcomePromise;
 /// [`SupervisorHandle::controller_actor`](crate::SupervisorHandle::controller_actor).
 ///
 /// ```no_run
-/// # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), Box<dyn
-/// std::error::Error>> { use ractor_taskvisor::ControllerMessage;
+/// # async fn demo(
+/// #     handle: ractor_taskvisor::SupervisorHandle,
+/// # ) -> Result<(), Box<dyn std::error::Error>> {
+/// use ractor_taskvisor::ControllerMessage;
 /// if let Some(controller) = handle.controller_actor() {
 ///     let snapshot = ractor::call!(controller, ControllerMessage::Snapshot)?;
 ///     println!("{} slots, {} queued", snapshot.len(), snapshot.total_queued());
@@ -91,6 +93,8 @@ pub(crate) struct Submission {
     /// `submit_and_watch` of a `JoinExisting` submission: told the owner's id when the
     /// submission joins an owner; dropped unsent (own id) otherwise, at intake.
     pub(crate) placed: Option<oneshot::Sender<TaskId>>,
+    /// When it was submitted (feature `metrics`: the admission wait).
+    pub(crate) stamp: crate::observe::Stamp,
 }
 
 /// A by-id remove/cancel asking the controller first (docs/semantics.md#slots).

@@ -70,6 +70,7 @@ pub(crate) struct RelayArgs {
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
     group: String,
+    observer: crate::observe::Observer,
 }
 
 impl RelayArgs {
@@ -100,7 +101,14 @@ impl RelayArgs {
             sink,
             port: Arc::new(OutputPort::default()),
             group,
+            observer: Default::default(),
         })
+    }
+
+    /// Records event loss to `observer`'s metrics (feature `metrics`).
+    pub(crate) fn with_observer(mut self, observer: crate::observe::Observer) -> Self {
+        self.observer = observer;
+        self
     }
 
     pub(crate) fn sink_state(&self) -> Arc<SinkState> {
@@ -133,6 +141,7 @@ pub(crate) struct RelayState {
     foreign: std::collections::HashSet<ractor::ActorId>,
     /// The batch being delivered; kept to reuse its allocation.
     batch: std::collections::VecDeque<Arc<Event>>,
+    observer: crate::observe::Observer,
 }
 
 impl RelayState {
@@ -147,6 +156,7 @@ impl RelayState {
             members: Vec::new(),
             foreign: std::collections::HashSet::new(),
             batch: std::collections::VecDeque::new(),
+            observer: args.observer,
         }
     }
 
@@ -193,6 +203,19 @@ impl RelayState {
             .map(|lanes| lanes.stats())
             .unwrap_or_default();
         stats::snapshot(&self.sink.stats, &self.delivery, lanes, undrained)
+    }
+
+    /// Events dropped from the bus ring, and per subscriber lane `(name, dropped)`.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    fn losses(&self) -> (u64, Vec<(Arc<str>, u64)>) {
+        let lanes = self.lanes.as_ref().map_or_else(Vec::new, |lanes| {
+            lanes
+                .stats()
+                .into_iter()
+                .map(|l| (l.name, l.dropped))
+                .collect()
+        });
+        (self.sink.stats.bus_dropped(), lanes)
     }
 
     /// Re-reads the group's members and whether anybody listens at all.
@@ -315,6 +338,7 @@ impl Actor for RelayActor {
                 let _ = reply.send(state.stats(&undrained));
             }
         }
+        state.observer.events_dropped(|| state.losses());
         Ok(())
     }
 }

@@ -68,6 +68,7 @@ impl Actor for RegistryActor {
         let handled = std::panic::AssertUnwindSafe(async {
             handle_message(&myself, state, message).await;
             groups::settle(&myself, state).await;
+            crate::observe::registry_changed(state);
         })
         .catch_unwind()
         .await;
@@ -83,6 +84,7 @@ impl Actor for RegistryActor {
         let handled = std::panic::AssertUnwindSafe(async {
             handle_supervision(&myself, state, event).await;
             groups::settle(&myself, state).await;
+            crate::observe::registry_changed(state);
         })
         .catch_unwind()
         .await;

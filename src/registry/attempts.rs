@@ -128,6 +128,7 @@ pub(super) async fn on_exit(
     let Some(entry) = state.entries.get_mut(&id) else {
         return;
     };
+    entry.shared.observe.attempt_exit(exit.observed());
     entry.phase = Phase::Pending;
     if let Some(member) = entry.group.as_mut() {
         member.scope = None;
@@ -198,6 +199,7 @@ pub(super) async fn on_exit(
             if failed {
                 entry.restarts = entry.restarts.saturating_add(1);
                 entry.last_failure = reason.clone();
+                entry.shared.observe.restart();
                 // The restart still gets scheduled; the shutdown that the meltdown starts
                 // cancels it like every other task.
                 state.record_restart();

@@ -25,13 +25,18 @@ use crate::task::TaskSpec;
 /// [`SupervisorHandle::registry_actor`](crate::SupervisorHandle::registry_actor).
 ///
 /// ```no_run
-/// # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), Box<dyn
-/// std::error::Error>> { use ractor_taskvisor::RegistryMessage;
+/// # async fn demo(
+/// #     handle: ractor_taskvisor::SupervisorHandle,
+/// # ) -> Result<(), Box<dyn std::error::Error>> {
+/// use ractor_taskvisor::RegistryMessage;
 /// let registry = handle.registry_actor();
 /// let tasks = ractor::call!(registry, RegistryMessage::List)?;
 /// println!("{} registered tasks", tasks.len());
 /// # Ok(()) }
 /// ```
+// `Add` carries a whole `TaskSpec` by value: its shape is part of the public contract
+// (`RegistryMessage::Add(TaskSpec, reply)`), and ractor boxes every message anyway.
+#[allow(clippy::large_enum_variant)]
 #[non_exhaustive]
 pub enum RegistryMessage {
     /// Every registration (registered or being removed), sorted ascending by [`TaskId`].

@@ -24,6 +24,7 @@ mod group;
 mod groups;
 pub(crate) mod life;
 pub(crate) mod messages;
+mod observe;
 mod pause;
 pub(crate) mod permits;
 mod queries;

@@ -65,6 +65,8 @@ pub(crate) struct RegistrySettings {
     pub(crate) auto_shutdown: crate::policy::AutoShutdown,
     /// Fired once when `auto_shutdown` triggers; the runtime then shuts down gracefully.
     pub(crate) auto_signal: Option<oneshot::Sender<()>>,
+    /// Metrics of the supervisor (feature `metrics`; empty without).
+    pub(crate) observer: crate::observe::Observer,
 }
 
 /// Where a registration's current incarnation is.
@@ -359,6 +361,7 @@ impl RegistryState {
             token: self.settings.root_token.child_token(),
             events: self.settings.events.clone(),
             running: Default::default(),
+            observe: self.settings.observer.task(&spec),
         });
         self.names.insert(name.clone(), id);
         if let Some(actor_name) = spec.actor_name_arc() {
@@ -403,6 +406,7 @@ impl RegistryState {
         outcome: Option<OutcomePromise>,
         group: Option<&Arc<str>>,
     ) {
+        self.settings.observer.rejected(kind);
         self.events().publish(|| {
             let event = Event::new(EventKind::TaskAddFailed)
                 .with_id(id)
@@ -455,6 +459,7 @@ impl RegistryState {
                 // reserved until its termination event arrives (invariant 3).
                 let actor = cell.get_id();
                 if self.by_actor.remove(&actor).is_some() {
+                    entry.shared.observe.attempt_aborted();
                     let mut release = entry.release.take();
                     if let Some(hook) = release.as_mut() {
                         hook(Stage::Committed);
@@ -477,6 +482,7 @@ impl RegistryState {
             outcome,
             event_reason,
         } = finish;
+        self.settings.observer.outcome(outcome.kind());
         self.events().publish(|| {
             let mut event = entry
                 .shared

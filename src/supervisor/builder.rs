@@ -38,6 +38,8 @@ pub struct SupervisorBuilder {
     pub(crate) parent: Option<ActorCell>,
     #[cfg(feature = "controller")]
     pub(crate) controller: Option<crate::controller::ControllerConfig>,
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: crate::metrics::MetricsConfig,
 }
 
 impl SupervisorBuilder {
@@ -52,6 +54,8 @@ impl SupervisorBuilder {
             parent: None,
             #[cfg(feature = "controller")]
             controller: None,
+            #[cfg(feature = "metrics")]
+            metrics: Default::default(),
         }
     }
 
@@ -183,6 +187,16 @@ impl SupervisorBuilder {
         self
     }
 
+    /// How this supervisor records metrics (feature `metrics`; see [`crate::metrics`] for
+    /// the metric list). Without this call it records to the global `metrics` recorder
+    /// installed before [`Supervisor::serve`](crate::Supervisor::serve), with no per-slot
+    /// labels.
+    #[cfg(feature = "metrics")]
+    pub fn with_metrics(mut self, metrics: crate::metrics::MetricsConfig) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
     /// Links the supervisor into `parent`'s ractor supervision tree, through one small link
     /// actor named `"{name}.link"`, linked under `parent` before `serve` returns:
     /// - `parent` owns the supervisor: dropping every [`SupervisorHandle`](crate::SupervisorHandle)
@@ -276,7 +290,8 @@ impl SupervisorBuilder {
             }
             subscribers.push(entry);
         }
-        Ok(Arc::new(Supervisor::from_parts(
+        #[allow(unused_mut)]
+        let mut supervisor = Supervisor::from_parts(
             self.config,
             self.defaults,
             subscribers,
@@ -284,6 +299,11 @@ impl SupervisorBuilder {
             self.parent,
             #[cfg(feature = "controller")]
             self.controller,
-        )))
+        );
+        #[cfg(feature = "metrics")]
+        {
+            supervisor.metrics = self.metrics;
+        }
+        Ok(Arc::new(supervisor))
     }
 }

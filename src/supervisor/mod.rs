@@ -73,6 +73,9 @@ pub struct Supervisor {
     #[cfg(feature = "controller")]
     controller: Option<crate::controller::ControllerConfig>,
     lease: Arc<OwnerLease>,
+    /// How this supervisor records metrics (`SupervisorBuilder::with_metrics`).
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: crate::metrics::MetricsConfig,
     /// Single-shot claim of the static `run*` lifecycle.
     lifecycle: AtomicU8,
 }
@@ -119,6 +122,8 @@ impl Supervisor {
             #[cfg(feature = "controller")]
             controller,
             lease: Arc::new(OwnerLease::default()),
+            #[cfg(feature = "metrics")]
+            metrics: Default::default(),
             lifecycle: AtomicU8::new(0),
         }
     }
@@ -148,7 +153,15 @@ impl Supervisor {
         if let Some(runtime) = slot.as_ref() {
             return Ok(runtime.clone());
         }
+        let observer = crate::observe::Observer::start(
+            &self.name,
+            #[cfg(feature = "metrics")]
+            &self.metrics,
+            #[cfg(feature = "metrics")]
+            self.subscribers.iter().map(|s| s.name.clone()).collect(),
+        );
         let runtime = Runtime::start(
+            observer,
             self.name.clone(),
             self.config.clone(),
             self.defaults.clone(),

@@ -113,6 +113,7 @@ impl Runtime {
     /// [`RuntimeError::SupervisorNameTaken`] when another live supervisor uses `name`;
     /// [`RuntimeError::ThreadStartFailed`] when a subscriber thread cannot start.
     pub(crate) fn start(
+        observer: crate::observe::Observer,
         name: Arc<str>,
         config: SupervisorConfig,
         defaults: TaskDefaults,
@@ -124,7 +125,8 @@ impl Runtime {
             return Err(RuntimeError::TokioRuntimeUnavailable);
         }
         let event_group = format!("taskvisor.{name}.events");
-        let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?;
+        let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?
+            .with_observer(observer.clone());
         let sink_state = relay_args.sink_state();
         let event_port = relay_args.port();
         let lanes = relay_args.lanes();
@@ -169,6 +171,7 @@ impl Runtime {
             meltdown: Some(meltdown),
             auto_shutdown: config.auto_shutdown(),
             auto_signal: Some(auto_signal),
+            observer: observer.clone(),
         };
         let registry_name = Some(format!("{name}.registry"));
         let (registry, _) = ractor::ActorRuntime::<RegistryActor>::spawn_instant(
@@ -199,6 +202,7 @@ impl Runtime {
                     registry: registry.clone(),
                     commands: commands.clone(),
                     events: events.clone(),
+                    observer: observer.clone(),
                 };
                 // Linked under the registry: if the registry dies, the controller goes
                 // with it and every submission fails fast with `Closed`.

@@ -258,6 +258,7 @@ fn cast(
         unit,
         intake: Some(permit),
         placed,
+        stamp: crate::observe::Stamp::now(),
     };
     link.actor
         .cast(command(CommandKind::Submit(Box::new(submission))))

@@ -80,6 +80,9 @@ pub struct TaskSpec {
     /// `with_stall_timeout`: `Explicit(None)` disables an inherited watchdog.
     stall_timeout: TaskSetting<Option<Duration>>,
     task: TaskRef,
+    /// The metrics opt-in and the controller slot (features `metrics`, `tracing`).
+    #[cfg_attr(not(any(feature = "metrics", feature = "tracing")), allow(dead_code))]
+    pub(crate) observe: crate::observe::SpecObserve,
 }
 
 impl TaskSpec {
@@ -98,6 +101,7 @@ impl TaskSpec {
             actor_name: None,
             stall_timeout: TaskSetting::Inherit,
             task,
+            observe: Default::default(),
         }
     }
 
@@ -316,6 +320,24 @@ impl TaskSpec {
     pub fn significant(mut self) -> Self {
         self.significant = true;
         self
+    }
+
+    /// Gives this task its own metric series, labelled `task="<name>"` (feature `metrics`):
+    /// `taskvisor_attempts_total`, `taskvisor_restarts_total` and
+    /// `taskvisor_attempt_duration_seconds` (see [`crate::metrics`]). Tasks without it
+    /// record into the series without a `task` label, so unique task names cannot grow
+    /// the number of series; opt in for a bounded set of long-lived tasks only (each name
+    /// is one more set of series in the recorder, kept after the task ends).
+    #[cfg(feature = "metrics")]
+    pub fn with_metrics_label(mut self) -> Self {
+        self.observe.metrics_label = true;
+        self
+    }
+
+    /// Whether [`with_metrics_label`](Self::with_metrics_label) was set.
+    #[cfg(feature = "metrics")]
+    pub fn has_metrics_label(&self) -> bool {
+        self.observe.metrics_label
     }
 
     /// Whether [`significant`](Self::significant) was set.

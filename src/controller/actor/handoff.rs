@@ -58,7 +58,7 @@ impl ControllerState {
         });
         let request = AddRequest {
             id,
-            spec: spec.into_task_spec(),
+            spec: crate::observe::in_slot(spec.into_task_spec(), key),
             outcome,
             unit,
             release: Some(release),
