@@ -373,12 +373,18 @@ async fn bug12_every_displaced_or_refused_submission_is_rejected_and_slots_are_i
         .unwrap();
     assert_eq!(x_started.recv().await, Some("x"));
     let a_log = log.clone();
+    // The owner stops only once the test lets it: both replacements must reach the slot
+    // while it is still the owner (else `f` could become the owner and complete).
+    let a_release = Arc::new(Notify::new());
+    let a_gate = a_release.clone();
     let a = TaskFn::arc(move |ctx: TaskContext| {
         let log = a_log.clone();
+        let gate = a_gate.clone();
         async move {
             log.push("a");
             // Cooperative; long enough that only the replacement ends it.
             let _ = tokio::time::timeout(Duration::from_secs(10), ctx.cancelled()).await;
+            let _ = tokio::time::timeout(Duration::from_secs(10), gate.notified()).await;
             Ok(())
         }
     });
@@ -403,6 +409,7 @@ async fn bug12_every_displaced_or_refused_submission_is_rejected_and_slots_are_i
         let spec = ControllerSpec::replace(once(name, logged(name))).with_slot("ci");
         w.insert(name, handle.submit_and_watch(spec).await.unwrap().1);
     }
+    a_release.notify_one();
     let mut take = |name| outcome(w.remove(name).unwrap());
     assert_eq!(rejected_kind(&take("e").await), RejectionKind::QueueFull);
     assert!(matches!(outcome(a_waiter).await, TaskOutcome::Canceled));
