@@ -92,6 +92,13 @@ pub enum EventKind {
     /// `admitting→running`.
     #[cfg(feature = "controller")]
     ControllerSlotTransition,
+    /// A peer node sent a remote control command (feature `cluster`, opt-in on the serving
+    /// side). `task` = the target task (absent for `shutdown`), `reason` =
+    /// `"<command> by <node>"` with the command (`cancel`, `remove`, `shutdown`) and the
+    /// peer's self-declared node name. Published before the command is carried out, also
+    /// when it is then refused.
+    #[cfg(feature = "cluster")]
+    RemoteCommand,
 }
 
 impl EventKind {
@@ -125,6 +132,8 @@ impl EventKind {
             Self::ControllerSubmitted => "controller_submitted",
             #[cfg(feature = "controller")]
             Self::ControllerSlotTransition => "controller_slot_transition",
+            #[cfg(feature = "cluster")]
+            Self::RemoteCommand => "remote_command",
         }
     }
 
@@ -252,6 +261,8 @@ mod tests {
             EventKind::ControllerSlotTransition,
             "controller_slot_transition",
         ),
+        #[cfg(feature = "cluster")]
+        (EventKind::RemoteCommand, "remote_command"),
     ];
 
     const ALL_REJECTIONS: &[(RejectionKind, &str)] = &[

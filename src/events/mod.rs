@@ -26,6 +26,8 @@ pub use event::Event;
 #[cfg(all(test, feature = "cluster"))]
 pub(crate) use event::tests as event_tests;
 pub use kind::{BackoffSource, EventKind, RejectionKind};
+#[cfg(feature = "cluster")]
+pub(crate) use relay::EventTap;
 pub use relay::{EventStats, RelayActor, RelayCommand, RelayMessage, RelayState, SubscriberStats};
 pub(crate) use relay::{RelayArgs, RelayCommandKind, close_relay};
 pub(crate) use sink::{EventSink, SinkState};

@@ -98,12 +98,25 @@ pub struct SubscriberStats {
 /// The relay actor. See the module documentation.
 pub struct RelayActor;
 
+/// A synchronous receiver of every delivered batch, called on the relay's task after the
+/// group members (feature `cluster`: the replay buffer of remote streams, `cluster/stream.rs`).
+/// It must not block; it counts as a listener while [`active`](Self::active) is true.
+#[cfg(feature = "cluster")]
+pub(crate) trait EventTap: Send + Sync {
+    /// Whether the tap wants events now (read when listening is refreshed and per batch).
+    fn active(&self) -> bool;
+    /// One delivered batch, in delivery order.
+    fn deliver(&self, events: &[Arc<Event>]);
+}
+
 /// Spawn arguments of the relay (opaque).
 pub struct RelayArgs {
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
     group: String,
+    #[cfg(feature = "cluster")]
+    tap: Option<Arc<dyn EventTap>>,
 }
 
 impl RelayArgs {
@@ -138,7 +151,16 @@ impl RelayArgs {
             sink,
             port: Arc::new(OutputPort::default()),
             group,
+            #[cfg(feature = "cluster")]
+            tap: None,
         })
+    }
+
+    /// Adds the tap (see [`EventTap`]).
+    #[cfg(feature = "cluster")]
+    pub(crate) fn with_tap(mut self, tap: Arc<dyn EventTap>) -> Self {
+        self.tap = Some(tap);
+        self
     }
 
     pub(crate) fn sink_state(&self) -> Arc<SinkState> {
@@ -172,6 +194,8 @@ pub struct RelayState {
     group_failed: u64,
     /// The batch being delivered; kept to reuse its allocation.
     batch: std::collections::VecDeque<Arc<Event>>,
+    #[cfg(feature = "cluster")]
+    tap: Option<Arc<dyn EventTap>>,
 }
 
 impl RelayState {
@@ -188,6 +212,8 @@ impl RelayState {
             group_delivered: 0,
             group_failed: 0,
             batch: std::collections::VecDeque::new(),
+            #[cfg(feature = "cluster")]
+            tap: args.tap,
         }
     }
 
@@ -225,6 +251,12 @@ impl RelayState {
                     Err(_) => self.group_failed += 1,
                 }
             }
+        }
+        #[cfg(feature = "cluster")]
+        if let Some(tap) = &self.tap
+            && tap.active()
+        {
+            tap.deliver(events);
         }
     }
 
@@ -294,6 +326,8 @@ impl RelayState {
         let listening = self.lanes.is_some()
             || self.sink.port_open.load(Ordering::Acquire)
             || !self.members.is_empty();
+        #[cfg(feature = "cluster")]
+        let listening = listening || self.tap.as_ref().is_some_and(|tap| tap.active());
         self.sink.listening.store(listening, Ordering::Release);
         // `event_port()` may have opened the port between the read and the store above;
         // never leave the flag off while the port is open.

@@ -105,6 +105,9 @@ pub(crate) struct Runtime {
     /// The remotable query actor (SPEC §6); stopped in the shutdown tail after the relay.
     #[cfg(feature = "cluster")]
     pub(crate) query: ActorRef<crate::cluster::QueryMessage>,
+    /// The serving side of remote streams and control (replay buffer, control settings).
+    #[cfg(feature = "cluster")]
+    pub(crate) serving: Arc<crate::cluster::Serving>,
 }
 
 impl Runtime {
@@ -127,6 +130,10 @@ impl Runtime {
         }
         let event_group = format!("taskvisor.{name}.events");
         let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?;
+        #[cfg(feature = "cluster")]
+        let serving = crate::cluster::Serving::new();
+        #[cfg(feature = "cluster")]
+        let relay_args = relay_args.with_tap(serving.clone());
         let sink_state = relay_args.sink_state();
         let event_port = relay_args.port();
         let lanes = relay_args.lanes();
@@ -217,6 +224,8 @@ impl Runtime {
         #[cfg(feature = "cluster")]
         let query = crate::cluster::spawn_query(
             &name,
+            &serving,
+            &events,
             &registry,
             &relay,
             #[cfg(feature = "controller")]
@@ -247,8 +256,12 @@ impl Runtime {
             parent_link: parent_link.as_ref().map(|(link, _)| link.clone()),
             #[cfg(feature = "cluster")]
             query,
+            #[cfg(feature = "cluster")]
+            serving,
         });
         let _ = link_runtime.set(Arc::downgrade(&runtime));
+        #[cfg(feature = "cluster")]
+        runtime.serving.attach(&runtime);
         if let Some((_, gone)) = parent_link {
             // The parent stopped (or was killed): shut down gracefully, as if asked to. The
             // task ends when the link goes away, which at the latest is the end of shutdown.

@@ -67,6 +67,8 @@ impl TracingSubscriber {
             | EventKind::TaskRemoved => Level::DEBUG,
             #[cfg(feature = "controller")]
             EventKind::ControllerSubmitted => Level::DEBUG,
+            #[cfg(feature = "cluster")]
+            EventKind::RemoteCommand => Level::INFO,
             _ => Level::TRACE,
         }
     }
