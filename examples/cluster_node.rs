@@ -491,6 +491,7 @@ async fn watch(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     println!("CONNECTED {} at {}", options.name, options.addr);
     let mut events = remote.events().await?;
     let mut latencies = Vec::new();
+    let mut query_latencies = Vec::new();
     let (mut lagged, mut lost, mut disconnects, mut snapshots) = (0_u64, 0_u64, 0_u32, 0_u32);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -523,6 +524,11 @@ async fn watch(options: Options) -> Result<(), Box<dyn std::error::Error>> {
                 None => break,
             },
             _ = tick.tick() => {
+                // One query round trip, timed (loopback latency of queries under load).
+                let asked = Instant::now();
+                if remote.list().await.is_ok() {
+                    query_latencies.push(asked.elapsed());
+                }
                 if print_snapshot(&remote).await {
                     snapshots += 1;
                 }
@@ -544,8 +550,13 @@ async fn watch(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             .copied()
             .unwrap_or_default()
     };
+    query_latencies.sort_unstable();
+    let query_median = query_latencies
+        .get(query_latencies.len() / 2)
+        .copied()
+        .unwrap_or_default();
     println!(
-        "SUMMARY events={} lagged={lagged} gap_lost={lost} disconnects={disconnects} latency_median={:?} latency_p99={:?}",
+        "SUMMARY events={} lagged={lagged} gap_lost={lost} disconnects={disconnects} latency_median={:?} latency_p99={:?} query_median={query_median:?}",
         latencies.len(),
         at(0.5),
         at(0.99)

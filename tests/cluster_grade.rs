@@ -126,8 +126,8 @@ impl Config {
     }
 }
 
-/// The served node: supervisors with three tasks that run until cancelled (`stuck-a`,
-/// `stuck-b`, `stuck-c`) and a short job every `period_ms`. Prints `LISTENING <port>`;
+/// The served node: supervisors with four tasks that run until cancelled (`stuck-a`,
+/// `stuck-b`, `stuck-c` and `on-<node name>`) and a short job every `period_ms`. Prints `LISTENING <port>`;
 /// shuts down when its stdin closes (or after 90 s).
 fn served_node(config: Config) {
     let (stdin_closed, mut stop) = tokio::sync::oneshot::channel::<()>();
@@ -155,7 +155,8 @@ fn served_node(config: Config) {
             if config.control.contains(name) {
                 handle.set_remote_control(RemoteControl::all());
             }
-            for stuck in ["stuck-a", "stuck-b", "stuck-c"] {
+            let marker = format!("on-{}", config.node);
+            for stuck in ["stuck-a", "stuck-b", "stuck-c", marker.as_str()] {
                 let body = TaskFn::arc(|ctx: TaskContext| async move {
                     ctx.cancelled().await;
                     Ok(())
@@ -818,6 +819,62 @@ fn a_cluster_view_merges_supervisors_of_two_nodes() {
         }
         drop(events);
         drop(view);
+        node.stop(None);
+    });
+}
+
+#[test]
+fn two_supervisors_with_the_same_name_on_two_nodes_are_told_apart() {
+    const TEST: &str = "two_supervisors_with_the_same_name_on_two_nodes_are_told_apart";
+    run(|| async {
+        let mut one = Config::new(&["twin"]);
+        one.node = "node-one".into();
+        one.period_ms = 20;
+        let mut two = one.clone();
+        two.node = "node-two".into();
+        let served_one = Served::start(TEST, &one).await;
+        let node = start_node("viewer").await;
+        let first = connect(&node, &served_one, "twin", RemoteOptions::default()).await;
+        // The second node joins while the first one's `twin` is already in the group.
+        let served_two = Served::start(TEST, &two).await;
+        let second = connect(&node, &served_two, "twin", RemoteOptions::default()).await;
+        for (client, own, other) in [
+            (&first, "on-node-one", "on-node-two"),
+            (&second, "on-node-two", "on-node-one"),
+        ] {
+            assert!(client.task_info(own).await.unwrap().is_some(), "{own}");
+            assert_eq!(client.task_info(other).await.unwrap(), None, "{other}");
+        }
+        let (a, b) = (
+            first.stream_stats().await.unwrap(),
+            second.stream_stats().await.unwrap(),
+        );
+        assert_ne!(a.epoch, b.epoch, "two supervisors, two epochs");
+        let view = ClusterView::new(&node, RemoteOptions::default());
+        let mut names: Vec<String> = view
+            .snapshot()
+            .await
+            .into_iter()
+            .map(|entry| {
+                let tasks = entry.tasks.expect("a snapshot of each");
+                let marker = tasks
+                    .iter()
+                    .find(|t| t.name.starts_with("on-"))
+                    .expect("a marker task");
+                format!(
+                    "{} {} {}",
+                    entry.node.split('@').next().unwrap(),
+                    entry.supervisor,
+                    marker.name
+                )
+            })
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["node-one twin on-node-one", "node-two twin on-node-two"]
+        );
+        drop((first, second, view));
         node.stop(None);
     });
 }

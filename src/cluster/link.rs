@@ -155,23 +155,21 @@ pub(crate) fn heartbeat_interval(suspect_after: Duration) -> Duration {
     (suspect_after / 4).max(Duration::from_millis(25))
 }
 
-/// The remote member of `group` named `name` on the node of session `node` (any node when
-/// `None`), if any. Two nodes may serve supervisors of the same name: the member on the
-/// session to the client's address is the one meant.
+/// The remote member of `group` named `name` on the node of session `node`, if any (none
+/// without a session). Two nodes may serve supervisors of the same name: the member on the
+/// session to the client's address is the one meant, never one that another session
+/// brought.
 pub(crate) fn remote_member_on(
     group: &str,
     name: &str,
     node: Option<ractor_cluster::NodeId>,
 ) -> Option<ActorCell> {
+    let node = node?;
     ractor::pg::get_members(&group.to_owned())
         .into_iter()
         .find(|cell| {
-            let on_node = match (cell.get_id(), node) {
-                (ractor::ActorId::Remote { node_id, .. }, Some(node)) => node_id == node,
-                (ractor::ActorId::Remote { .. }, None) => true,
-                (ractor::ActorId::Local(_), _) => false,
-            };
-            on_node && cell.get_name().as_deref() == Some(name)
+            matches!(cell.get_id(), ractor::ActorId::Remote { node_id, .. } if node_id == node)
+                && cell.get_name().as_deref() == Some(name)
         })
 }
 
