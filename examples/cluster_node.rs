@@ -40,7 +40,8 @@
 //!   `--cancel stuck`);
 //! - watch: `--addr HOST:PORT` (a loopback address; default `127.0.0.1:7100`), `--quiet`
 //!   (no line per event), `--min-events N` (exit once N events and a snapshot arrived),
-//!   `--exit-on-disconnect`.
+//!   `--exit-on-disconnect`, `--away-secs S` (first stay away for S seconds after the
+//!   first event, then replay what was missed and print the replay throughput);
 //!
 //! The first line of `serve` is `LISTENING 127.0.0.1:<port>`; scripts (and the
 //! `tests/cluster.rs` integration test) read it.
@@ -70,6 +71,7 @@ struct Options {
     quiet: bool,
     min_events: Option<usize>,
     exit_on_disconnect: bool,
+    away_secs: Option<u64>,
     names: Vec<String>,
     control: bool,
     addrs: Vec<String>,
@@ -93,6 +95,7 @@ fn parse() -> Result<Options, String> {
         quiet: false,
         min_events: None,
         exit_on_disconnect: false,
+        away_secs: None,
         names: Vec::new(),
         control: false,
         addrs: Vec::new(),
@@ -113,6 +116,10 @@ fn parse() -> Result<Options, String> {
             }
             "--names" => options.names = value()?.split(',').map(str::to_owned).collect(),
             "--control" => options.control = true,
+            "--away-secs" => {
+                options.away_secs =
+                    Some(value()?.parse().map_err(|e| format!("--away-secs: {e}"))?);
+            }
             "--cancel" => options.cancel = Some(value()?),
             "--remove" => options.remove = Some(value()?),
             "--min-events" => {
@@ -318,6 +325,41 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Reads one event, stays away for `away`, then asks for everything after it and reports
+/// how fast the missed events (up to the head at the return) are replayed.
+async fn replay_after_absence(
+    remote: &RemoteSupervisor,
+    mut events: ractor_taskvisor::cluster::EventStream,
+    away: Duration,
+) -> Result<ractor_taskvisor::cluster::EventStream, Box<dyn std::error::Error>> {
+    let last = loop {
+        if let Some(WatchItem::Event(event)) = events.recv().await {
+            break event.seq;
+        }
+    };
+    drop(events);
+    tokio::time::sleep(away).await;
+    let head = remote.stream_stats().await?.head;
+    let started = Instant::now();
+    let mut events = remote.events_after(last).await?;
+    let (mut replayed, mut lost) = (0_u64, 0_u64);
+    while replayed + lost < head - last {
+        match events.recv().await {
+            Some(WatchItem::Event(_)) => replayed += 1,
+            Some(WatchItem::Gap(gap)) => lost += gap.len(),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    let elapsed = started.elapsed();
+    println!(
+        "REPLAY missed={} replayed={replayed} gap_lost={lost} in {elapsed:?} ({:.0} events/s)",
+        head - last,
+        replayed as f64 / elapsed.as_secs_f64()
+    );
+    Ok(events)
+}
+
 /// `fleet`: one view of every supervisor on the given nodes.
 async fn fleet(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let addrs = if options.addrs.is_empty() {
@@ -490,6 +532,9 @@ async fn watch(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     };
     println!("CONNECTED {} at {}", options.name, options.addr);
     let mut events = remote.events().await?;
+    if let Some(away) = options.away_secs {
+        events = replay_after_absence(&remote, events, Duration::from_secs(away)).await?;
+    }
     let mut latencies = Vec::new();
     let mut query_latencies = Vec::new();
     let (mut lagged, mut lost, mut disconnects, mut snapshots) = (0_u64, 0_u64, 0_u32, 0_u32);

@@ -222,9 +222,11 @@ impl LinkState {
         let timeout = self.args.suspect_after;
         let link = myself.clone();
         tokio::spawn(async move {
+            // Any answer proves the node alive, also `Unsupported` from a serving node of an
+            // older version that has no heartbeat.
             let answered = matches!(
                 query.call(QueryMessage::Heartbeat, Some(timeout)).await,
-                Ok(ractor::rpc::CallResult::Success(Ok(_)))
+                Ok(ractor::rpc::CallResult::Success(_))
             );
             let _ = link.cast(LinkMessage::Heard(answered));
         });

@@ -491,14 +491,14 @@ impl Serving {
         let wait = Duration::from_millis(u64::from(request.wait_ms)).min(MAX_FETCH_WAIT);
         let deadline = tokio::time::Instant::now() + wait;
         // Waiting is bounded per supervisor; a fetch beyond the bound answers at once.
-        let _permit = self.waiting.clone().try_acquire_owned().ok();
+        let permit = self.waiting.clone().try_acquire_owned().ok();
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             {
                 let buffer = lock(&self.buffer);
-                if _permit.is_none() || buffer.ready(request.epoch, request.after) {
+                if permit.is_none() || buffer.ready(request.epoch, request.after) {
                     return buffer.read(request.epoch, request.after, max);
                 }
             }
