@@ -132,7 +132,7 @@ pub struct RemoteOptions {
     /// How long the supervisor may leave heartbeats unanswered before it is suspected:
     /// queries then fail with [`RemoteError::Disconnected`] (`Silent`) and streams say
     /// [`WatchItem::Disconnected`](super::WatchItem::Disconnected) (`Silent`), without
-    /// waiting for TCP. A heartbeat goes out every quarter of it.
+    /// waiting for TCP. A heartbeat goes out every eighth of it.
     pub suspect_after: Duration,
     /// How long one fetch of a stream may wait on the serving node for a new event before
     /// it is answered empty (capped at [`MAX_FETCH_WAIT`](super::MAX_FETCH_WAIT)).

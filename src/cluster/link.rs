@@ -11,7 +11,7 @@
 //! Failure detection: ractor_cluster pings its sessions but never drops one for a missing
 //! pong, so a paused or partitioned node looks connected until a write fails. The link
 //! therefore sends its own heartbeat (a `QueryMessage::Heartbeat` RPC on the query path)
-//! every quarter of `suspect_after`; when none has been answered for `suspect_after`, the
+//! every eighth of `suspect_after`; when none has been answered for `suspect_after`, the
 //! status turns `silent` (queries fail fast, streams say `Disconnected { reason: Silent }`)
 //! until a heartbeat is answered again. Detection takes between `suspect_after` and
 //! `suspect_after` plus one heartbeat period.
@@ -150,9 +150,9 @@ pub(crate) struct LinkState {
     beat: Option<ractor::concurrency::JoinHandle<()>>,
 }
 
-/// The heartbeat period for `suspect_after`: a quarter of it, at least 25 ms.
+/// The heartbeat period for `suspect_after`: an eighth of it, at least 25 ms.
 pub(crate) fn heartbeat_interval(suspect_after: Duration) -> Duration {
-    (suspect_after / 4).max(Duration::from_millis(25))
+    (suspect_after / 8).max(Duration::from_millis(25))
 }
 
 /// The remote member of `group` named `name` on the node of session `node`, if any (none

@@ -147,7 +147,7 @@ pub enum QueryMessage {
     /// [`SupervisorHandle::event_stats`](crate::SupervisorHandle::event_stats)).
     EventStats(RpcReplyPort<QueryResult<EventStats>>),
     /// A heartbeat: answered at once with the epoch of the supervisor's stream sequence.
-    /// Remote clients send one every quarter of their `suspect_after`.
+    /// Remote clients send one every eighth of their `suspect_after`.
     Heartbeat(RpcReplyPort<QueryResult<u64>>),
     /// A long poll of the supervisor's sequenced event stream (see
     /// [`FetchRequest`]/[`EventBatch`]): answered at once when there is something to
