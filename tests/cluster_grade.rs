@@ -522,10 +522,8 @@ fn a_tiny_replay_buffer_reports_the_exact_gap_and_bad_requests_are_typed() {
         let stats = remote.stream_stats().await.unwrap();
         assert_eq!(stats.capacity, 20);
         assert!(stats.buffered <= 20, "{stats:?}");
-        assert!(
-            gap.len() + 20 >= stats.head - last - 20,
-            "most of the events fell out"
-        );
+        // Half a second at hundreds of events per second: far more than 20 fell out.
+        assert!(gap.len() >= 20, "{gap:?}");
 
         // A request from the future is refused, typed.
         let future = head(&remote).await + 1_000;

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, Semaphore};
 
 use super::query::QueryError;
-use crate::events::{Event, EventTap, RelayCommand, RelayCommandKind, RelayMessage};
+use crate::events::{Event, EventTap, RelayCommand, RelayCommandKind, RelayMessage, SinkState};
 use crate::supervisor::runtime::Runtime;
 
 /// Default capacity of a supervisor's replay buffer, in events.
@@ -370,6 +370,7 @@ pub(crate) struct Serving {
     readers: Mutex<HashMap<u64, ReaderSeen>>,
     control: Mutex<RemoteControl>,
     relay: OnceLock<ActorRef<RelayMessage>>,
+    sink: OnceLock<Arc<SinkState>>,
     runtime: OnceLock<Weak<Runtime>>,
 }
 
@@ -392,6 +393,7 @@ impl Serving {
             readers: Mutex::new(HashMap::new()),
             control: Mutex::new(RemoteControl::off()),
             relay: OnceLock::new(),
+            sink: OnceLock::new(),
             runtime: OnceLock::new(),
         })
     }
@@ -399,6 +401,7 @@ impl Serving {
     /// Called by the runtime once it is built.
     pub(crate) fn attach(&self, runtime: &Arc<Runtime>) {
         let _ = self.relay.set(runtime.relay.clone());
+        let _ = self.sink.set(runtime.sink_state.clone());
         let _ = self.runtime.set(Arc::downgrade(runtime));
     }
 
@@ -443,14 +446,18 @@ impl Serving {
         }
     }
 
-    /// Starts recording (first fetch): the relay counts the tap as a listener from now on.
+    /// Starts recording (first fetch): events are built from now on (as `event_port()`
+    /// does: the flag at once, then the relay recomputes it, counting the tap).
     fn activate(&self) {
-        if !self.active.swap(true, Ordering::AcqRel)
-            && let Some(relay) = self.relay.get()
-        {
-            let _ = relay.cast(RelayMessage::Command(RelayCommand(
-                RelayCommandKind::PortOpened,
-            )));
+        if !self.active.swap(true, Ordering::AcqRel) {
+            if let Some(sink) = self.sink.get() {
+                sink.listening.store(true, Ordering::Release);
+            }
+            if let Some(relay) = self.relay.get() {
+                let _ = relay.cast(RelayMessage::Command(RelayCommand(
+                    RelayCommandKind::PortOpened,
+                )));
+            }
         }
     }
 
