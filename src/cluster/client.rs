@@ -214,8 +214,14 @@ impl RemoteOptions {
 /// `NodeServer`'s). [`connect`](Self::connect) opens a session to the address and waits
 /// until the supervisor's query actor is reachable. From then on the client keeps the link:
 /// when the session drops (the node died) queries fail fast with
-/// [`RemoteError::Disconnected`], and a connection attempt is made every
-/// [`reconnect_interval`](RemoteOptions::reconnect_interval) until the node is back.
+/// [`RemoteError::Disconnected`] (`SessionLost`), and a connection attempt is made every
+/// [`reconnect_interval`](RemoteOptions::reconnect_interval) until the node is back; when
+/// the supervisor leaves heartbeats unanswered for
+/// [`suspect_after`](RemoteOptions::suspect_after) (a paused or partitioned node, which
+/// TCP would not report), they fail fast with `Disconnected` (`Silent`) until it answers
+/// again. With the serving side's consent
+/// ([`SupervisorHandle::set_remote_control`](crate::SupervisorHandle::set_remote_control))
+/// it also cancels and removes tasks and shuts the supervisor down.
 ///
 /// Cheap to clone; the link stops when the last clone and the last [`EventStream`] are
 /// dropped.
@@ -558,8 +564,8 @@ impl RemoteSupervisor {
     }
 
     /// The remote supervisor's event counters. Its `group_delivered` counts casts into the
-    /// group members' mailboxes — for a member on another node, into the shim that forwards
-    /// to that node, not arrivals there.
+    /// event group members' mailboxes (actors with `Msg = Event`; remote streams of this
+    /// crate are not members: see [`stream_stats`](Self::stream_stats) for them).
     ///
     /// # Errors
     /// As [`list`](Self::list) (operation `"event_stats"`).
@@ -688,5 +694,33 @@ pub(crate) fn usable(status: &Status) -> Result<ActorRef<QueryMessage>, Option<D
         Link::Up(query) if query.get_status() <= ActorStatus::Running => Ok(query.clone()),
         Link::Up(_) | Link::Down => Err(Some(DisconnectReason::SessionLost)),
         Link::NotFound => Err(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_floors() {
+        let options = RemoteOptions::default();
+        assert_eq!(options.suspect_after, Duration::from_secs(3));
+        assert_eq!(options.fetch_wait, Duration::from_secs(1));
+        assert!(options.node_name.starts_with("node-"));
+        let options = options
+            .with_suspect_after(Duration::ZERO)
+            .with_fetch_wait(Duration::ZERO)
+            .with_event_capacity(0);
+        assert_eq!(options.suspect_after, Duration::from_millis(100));
+        assert_eq!(options.fetch_wait, Duration::from_millis(10));
+        assert_eq!(options.event_capacity, 1);
+        assert_eq!(
+            super::super::link::heartbeat_interval(Duration::from_secs(3)),
+            Duration::from_millis(375)
+        );
+        assert_eq!(
+            DisconnectReason::Silent.to_string(),
+            "silent: no heartbeat answered within suspect_after"
+        );
     }
 }
