@@ -222,6 +222,11 @@ impl Served {
         format!("127.0.0.1:{}", self.port)
     }
 
+    /// Closes the child's stdin: its supervisors shut down gracefully and it exits.
+    fn shut_down(&mut self) {
+        drop(self.child.stdin.take());
+    }
+
     fn signal(&self, signal: &str) {
         let status = Command::new("kill")
             .args([format!("-{signal}"), self.child.id().to_string()])
@@ -757,8 +762,8 @@ fn a_session_flapping_every_200_ms_loses_nothing_and_keeps_state_bounded() {
 }
 
 #[test]
-fn a_cluster_view_merges_supervisors_of_two_nodes() {
-    const TEST: &str = "a_cluster_view_merges_supervisors_of_two_nodes";
+fn a_cluster_view_merges_supervisors_of_two_nodes_and_notices_one_going() {
+    const TEST: &str = "a_cluster_view_merges_supervisors_of_two_nodes_and_notices_one_going";
     run(|| async {
         let mut one = Config::new(&["fleet-a", "fleet-b"]);
         one.node = "node-one".into();
@@ -766,7 +771,7 @@ fn a_cluster_view_merges_supervisors_of_two_nodes() {
         let mut two = Config::new(&["fleet-c"]);
         two.node = "node-two".into();
         two.period_ms = 10;
-        let (served_one, served_two) =
+        let (served_one, mut served_two) =
             tokio::join!(Served::start(TEST, &one), Served::start(TEST, &two));
         let node = start_node("viewer").await;
         let view = ClusterView::connect(
@@ -814,6 +819,38 @@ fn a_cluster_view_merges_supervisors_of_two_nodes() {
             if let WatchItem::Event(_) = item.item {
                 from.insert((item.node.clone(), item.supervisor.clone()));
             }
+        }
+        // A node goes: its supervisor's items end with `Stopped`, and the fleet shrinks.
+        served_two.shut_down();
+        loop {
+            let item = tokio::time::timeout(Duration::from_secs(20), events.recv())
+                .await
+                .expect("the stopped supervisor is reported within 20 s")
+                .expect("open");
+            if item.supervisor == "fleet-c"
+                && matches!(
+                    item.item,
+                    WatchItem::Disconnected {
+                        reason: DisconnectReason::Stopped
+                    }
+                )
+            {
+                break;
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let names: Vec<String> = view
+                .snapshot()
+                .await
+                .into_iter()
+                .map(|entry| entry.supervisor)
+                .collect();
+            if names == ["fleet-a", "fleet-b"] {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the fleet shrinks: {names:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
         drop(events);
         drop(view);
