@@ -7,11 +7,14 @@ use std::time::Duration;
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef, ActorStatus, RpcReplyPort};
 use ractor_cluster::NodeServerMessage;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use super::link::{Link, LinkActor, LinkArgs, LinkMessage, Status};
-use super::query::{QueryError, QueryMessage, QueryResult, TaskList, query_name};
-use super::watch::{EventStream, WatchActor, WatchArgs};
+use super::query::{
+    ControlCommand, ControlRequest, QueryError, QueryMessage, QueryResult, TaskList,
+};
+use super::stream::{EventBatch, FetchRequest, MAX_BATCH, StreamStats};
+use super::watch::{EventStream, Position, start as start_watch};
 #[cfg(feature = "controller")]
 use crate::controller::ControllerSnapshot;
 use crate::events::EventStats;
@@ -55,12 +58,15 @@ pub enum RemoteError {
         after: Duration,
     },
     /// The watched supervisor is not reachable now: its node died or the session was lost
-    /// (the client is reconnecting), or the supervisor shut down. Also returned for a query
-    /// that was in flight when the link broke.
-    #[error("supervisor `{supervisor}` is not reachable (disconnected)")]
+    /// (the client is reconnecting), the supervisor shut down, or it has not answered a
+    /// heartbeat for `suspect_after` (`reason` says which). Also returned for a query that
+    /// was in flight when the link broke.
+    #[error("supervisor `{supervisor}` is not reachable ({reason})")]
     Disconnected {
         /// The supervisor's name.
         supervisor: String,
+        /// Why.
+        reason: DisconnectReason,
     },
     /// A session to the node is up, but the node runs no supervisor of that name.
     #[error("the node at {addr} runs no supervisor named `{supervisor}`")]
@@ -78,8 +84,36 @@ pub enum RemoteError {
     NodeServer(String),
 }
 
+/// Why a remote supervisor is not reachable (in [`RemoteError::Disconnected`] and
+/// [`WatchItem::Disconnected`](super::WatchItem::Disconnected)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DisconnectReason {
+    /// The node session is gone or the supervisor's query actor left the cluster view: the
+    /// node died, the connection broke, or the supervisor stopped without a graceful
+    /// shutdown being seen.
+    SessionLost,
+    /// The session looks open, but the supervisor has not answered a heartbeat for
+    /// `suspect_after` (the node is paused, overloaded or partitioned). Cleared as soon as
+    /// a heartbeat is answered again.
+    Silent,
+    /// The supervisor shut down gracefully; the stream has every event it published.
+    Stopped,
+}
+
+impl std::fmt::Display for DisconnectReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DisconnectReason::SessionLost => "session lost",
+            DisconnectReason::Silent => "silent: no heartbeat answered within suspect_after",
+            DisconnectReason::Stopped => "the supervisor stopped",
+        })
+    }
+}
+
 /// Settings of a [`RemoteSupervisor`]. `Default`: connect timeout 5 s, query timeout 2 s,
-/// reconnect interval 500 ms, event buffer 16 384 items.
+/// reconnect interval 500 ms, event buffer 16 384 items, `suspect_after` 3 s, fetch wait
+/// 1 s, node name `"node-<process id>"`.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RemoteOptions {
@@ -90,9 +124,22 @@ pub struct RemoteOptions {
     pub query_timeout: Duration,
     /// Minimum time between two connection attempts while the node is unreachable.
     pub reconnect_interval: Duration,
-    /// Capacity of each [`EventStream`]'s buffer, in items; beyond it events are dropped
-    /// and reported as [`WatchItem::Lagged`](super::WatchItem::Lagged).
+    /// Capacity of each [`EventStream`]'s buffer, in items. A stream fetches only as many
+    /// events as fit, so a reader that falls behind loses nothing here: the serving node's
+    /// replay buffer holds the rest, and what falls out of that is reported as
+    /// [`WatchItem::Gap`](super::WatchItem::Gap).
     pub event_capacity: usize,
+    /// How long the supervisor may leave heartbeats unanswered before it is suspected:
+    /// queries then fail with [`RemoteError::Disconnected`] (`Silent`) and streams say
+    /// [`WatchItem::Disconnected`](super::WatchItem::Disconnected) (`Silent`), without
+    /// waiting for TCP. A heartbeat goes out every eighth of it.
+    pub suspect_after: Duration,
+    /// How long one fetch of a stream may wait on the serving node for a new event before
+    /// it is answered empty (capped at [`MAX_FETCH_WAIT`](super::MAX_FETCH_WAIT)).
+    pub fetch_wait: Duration,
+    /// This node's name as remote commands report it (ractor_cluster does not tell the
+    /// serving node who sent a message; the name is self-declared).
+    pub node_name: String,
 }
 
 impl Default for RemoteOptions {
@@ -102,6 +149,9 @@ impl Default for RemoteOptions {
             query_timeout: Duration::from_secs(2),
             reconnect_interval: Duration::from_millis(500),
             event_capacity: 16_384,
+            suspect_after: Duration::from_secs(3),
+            fetch_wait: Duration::from_secs(1),
+            node_name: format!("node-{}", std::process::id()),
         }
     }
 }
@@ -134,6 +184,27 @@ impl RemoteOptions {
         self.event_capacity = capacity.max(1);
         self
     }
+
+    /// Sets [`suspect_after`](Self::suspect_after) (at least 100 ms).
+    #[must_use]
+    pub fn with_suspect_after(mut self, after: Duration) -> Self {
+        self.suspect_after = after.max(Duration::from_millis(100));
+        self
+    }
+
+    /// Sets [`fetch_wait`](Self::fetch_wait) (at least 10 ms).
+    #[must_use]
+    pub fn with_fetch_wait(mut self, wait: Duration) -> Self {
+        self.fetch_wait = wait.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Sets [`node_name`](Self::node_name).
+    #[must_use]
+    pub fn with_node_name(mut self, name: impl Into<String>) -> Self {
+        self.node_name = name.into();
+        self
+    }
 }
 
 /// A supervisor on another node, seen through ractor_cluster: typed queries and live
@@ -143,8 +214,14 @@ impl RemoteOptions {
 /// `NodeServer`'s). [`connect`](Self::connect) opens a session to the address and waits
 /// until the supervisor's query actor is reachable. From then on the client keeps the link:
 /// when the session drops (the node died) queries fail fast with
-/// [`RemoteError::Disconnected`], and a connection attempt is made every
-/// [`reconnect_interval`](RemoteOptions::reconnect_interval) until the node is back.
+/// [`RemoteError::Disconnected`] (`SessionLost`), and a connection attempt is made every
+/// [`reconnect_interval`](RemoteOptions::reconnect_interval) until the node is back; when
+/// the supervisor leaves heartbeats unanswered for
+/// [`suspect_after`](RemoteOptions::suspect_after) (a paused or partitioned node, which
+/// TCP would not report), they fail fast with `Disconnected` (`Silent`) until it answers
+/// again. With the serving side's consent
+/// ([`SupervisorHandle::set_remote_control`](crate::SupervisorHandle::set_remote_control))
+/// it also cancels and removes tasks and shuts the supervisor down.
 ///
 /// Cheap to clone; the link stops when the last clone and the last [`EventStream`] are
 /// dropped.
@@ -171,15 +248,15 @@ impl RemoteOptions {
 /// ```
 #[derive(Clone)]
 pub struct RemoteSupervisor {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     supervisor: String,
     addr: String,
-    options: RemoteOptions,
+    pub(crate) options: RemoteOptions,
     link: ActorRef<LinkMessage>,
-    status: watch::Receiver<Status>,
+    pub(crate) status: watch::Receiver<Status>,
 }
 
 impl Drop for Inner {
@@ -245,6 +322,7 @@ impl RemoteSupervisor {
             return Err(connect_error("the address resolved to nothing".into()));
         }
         let (status_tx, status_rx) = watch::channel(Status {
+            silent: false,
             link: Link::Down,
             last_error: None,
             handshake_failed: false,
@@ -255,6 +333,7 @@ impl RemoteSupervisor {
             resolved,
             supervisor: supervisor.to_owned(),
             reconnect_interval: options.reconnect_interval,
+            suspect_after: options.suspect_after,
             status: status_tx,
         };
         let (link, _) = Actor::spawn(None, LinkActor, args)
@@ -272,32 +351,44 @@ impl RemoteSupervisor {
         // The first attempt's failure is final for `connect`; later ones are the link's
         // business.
         client
-            .wait_for(client.inner.options.connect_timeout, "connect", true)
+            .wait_for(client.inner.options.connect_timeout, "connect")
             .await?;
         Ok(client)
     }
 
-    /// Waits until the supervisor is reachable (for example after its node restarted).
+    /// Waits until the supervisor is reachable and not silent (for example after its node
+    /// restarted: a node that is up before its supervisor is served is waited for too).
     ///
     /// # Errors
-    /// [`RemoteError::NotFound`] when the node is up without the supervisor;
-    /// [`RemoteError::Timeout`] (`"wait_connected"`) after `timeout`.
+    /// After `timeout`: [`RemoteError::NotFound`] when the node was up without the
+    /// supervisor at that moment, else [`RemoteError::Timeout`] (`"wait_connected"`);
+    /// [`RemoteError::NodeServer`] when the client's link actor is gone.
     pub async fn wait_connected(&self, timeout: Duration) -> Result<(), RemoteError> {
-        self.wait_for(timeout, "wait_connected", false).await
+        let mut status = self.inner.status.clone();
+        let reachable = status.wait_for(|status| usable(status).is_ok());
+        match tokio::time::timeout(timeout, reachable).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(_)) => Err(RemoteError::NodeServer("the link actor stopped".into())),
+            Err(_) if matches!(self.inner.status.borrow().link, Link::NotFound) => {
+                Err(self.not_found())
+            }
+            Err(_) => Err(RemoteError::Timeout {
+                operation: "wait_connected",
+                after: timeout,
+            }),
+        }
     }
 
     async fn wait_for(
         &self,
         timeout: Duration,
         operation: &'static str,
-        first_attempt_is_final: bool,
     ) -> Result<(), RemoteError> {
         let mut status = self.inner.status.clone();
+        // The first attempt's failure is final.
         let settled = status.wait_for(|status| match &status.link {
             Link::Up(_) | Link::NotFound => true,
-            Link::Down => {
-                first_attempt_is_final && (status.last_error.is_some() || status.handshake_failed)
-            }
+            Link::Down => status.last_error.is_some() || status.handshake_failed,
         });
         let settled = match tokio::time::timeout(timeout, settled).await {
             Err(_) => {
@@ -331,9 +422,10 @@ impl RemoteSupervisor {
         }
     }
 
-    fn disconnected(&self) -> RemoteError {
+    fn disconnected(&self, reason: DisconnectReason) -> RemoteError {
         RemoteError::Disconnected {
             supervisor: self.inner.supervisor.clone(),
+            reason,
         }
     }
 
@@ -347,19 +439,30 @@ impl RemoteSupervisor {
         &self.inner.addr
     }
 
-    /// Whether the supervisor's query actor is reachable now.
+    /// Whether the supervisor's query actor is reachable now (and not silent).
     pub fn is_connected(&self) -> bool {
         self.reachable().is_ok()
+    }
+
+    /// Whether the supervisor is suspected now: the link is up, but no heartbeat was
+    /// answered for [`suspect_after`](RemoteOptions::suspect_after).
+    pub fn is_silent(&self) -> bool {
+        let status = self.inner.status.borrow();
+        status.silent && matches!(status.link, Link::Up(_))
+    }
+
+    /// The options this client was connected with.
+    pub fn options(&self) -> &RemoteOptions {
+        &self.inner.options
     }
 
     /// The query actor's shim if the link is up. The shim stops as soon as its session
     /// ends, which can be a moment before the link actor hears of it: check it too.
     fn reachable(&self) -> Result<ActorRef<QueryMessage>, RemoteError> {
-        match &self.inner.status.borrow().link {
-            Link::Up(query) if query.get_status() <= ActorStatus::Running => Ok(query.clone()),
-            Link::Up(_) | Link::Down => Err(self.disconnected()),
-            Link::NotFound => Err(self.not_found()),
-        }
+        usable(&self.inner.status.borrow()).map_err(|reason| match reason {
+            None => self.not_found(),
+            Some(reason) => self.disconnected(reason),
+        })
     }
 
     /// Sends one query and maps every failure to a [`RemoteError`]; bounded by
@@ -371,6 +474,17 @@ impl RemoteSupervisor {
     ) -> Result<T, RemoteError> {
         let query = self.reachable()?;
         let timeout = self.inner.options.query_timeout;
+        self.call_on(&query, operation, timeout, request).await
+    }
+
+    /// One RPC to `query`, bounded by `timeout`, every failure mapped.
+    pub(crate) async fn call_on<T: Send + 'static>(
+        &self,
+        query: &ActorRef<QueryMessage>,
+        operation: &'static str,
+        timeout: Duration,
+        request: impl FnOnce(RpcReplyPort<QueryResult<T>>) -> QueryMessage,
+    ) -> Result<T, RemoteError> {
         match query.call(request, Some(timeout)).await {
             Ok(CallResult::Success(Ok(value))) => Ok(value),
             Ok(CallResult::Success(Err(error))) => Err(RemoteError::Query(error)),
@@ -379,7 +493,9 @@ impl RemoteSupervisor {
                 after: timeout,
             }),
             // The shim stopped (session lost) with the call pending, or was already gone.
-            Ok(CallResult::SenderError) | Err(_) => Err(self.disconnected()),
+            Ok(CallResult::SenderError) | Err(_) => {
+                Err(self.disconnected(DisconnectReason::SessionLost))
+            }
         }
     }
 
@@ -448,8 +564,8 @@ impl RemoteSupervisor {
     }
 
     /// The remote supervisor's event counters. Its `group_delivered` counts casts into the
-    /// group members' mailboxes — for a member on another node, into the shim that forwards
-    /// to that node, not arrivals there.
+    /// event group members' mailboxes (actors with `Msg = Event`; remote streams of this
+    /// crate are not members: see [`stream_stats`](Self::stream_stats) for them).
     ///
     /// # Errors
     /// As [`list`](Self::list) (operation `"event_stats"`).
@@ -457,26 +573,154 @@ impl RemoteSupervisor {
         self.query("event_stats", QueryMessage::EventStats).await
     }
 
-    /// Starts watching the supervisor's events: spawns a watcher actor on this node that
-    /// joins the event group, and returns the stream it feeds (see [`EventStream`] and
-    /// [`WatchItem`](super::WatchItem)). Events published before the watched relay has seen
-    /// the watcher join (a few milliseconds) are not delivered. Each call makes an
-    /// independent stream.
+    /// The serving side's stream counters of the supervisor: replay buffer fill and
+    /// capacity, remembered readers, waiting fetches (all bounded).
     ///
     /// # Errors
-    /// [`RemoteError::NodeServer`] if the watcher actor could not start (no Tokio runtime
-    /// features it needs; practically infallible).
+    /// As [`list`](Self::list) (operation `"stream_stats"`).
+    pub async fn stream_stats(&self) -> Result<StreamStats, RemoteError> {
+        self.query("stream_stats", QueryMessage::StreamStats).await
+    }
+
+    /// One fetch of the supervisor's sequenced event stream (see [`FetchRequest`] and
+    /// [`EventBatch`]), bounded by the request's wait plus `query_timeout`. The building
+    /// block of [`events`](Self::events); useful for tools that poll.
+    ///
+    /// # Errors
+    /// As [`list`](Self::list) (operation `"fetch"`), and
+    /// [`QueryError::SequenceFromTheFuture`] inside [`RemoteError::Query`] for a request
+    /// after a sequence number the supervisor has not reached.
+    pub async fn fetch(&self, request: FetchRequest) -> Result<EventBatch, RemoteError> {
+        let query = self.reachable()?;
+        let timeout =
+            Duration::from_millis(u64::from(request.wait_ms)) + self.inner.options.query_timeout;
+        self.call_on(&query, "fetch", timeout, move |reply| {
+            QueryMessage::Fetch(request, reply)
+        })
+        .await
+    }
+
+    /// Starts watching the supervisor's events from now on: returns a stream fed by a task
+    /// that long-polls the supervisor's sequenced stream (see [`EventStream`] and
+    /// [`WatchItem`](super::WatchItem)). Every event published after the supervisor answered
+    /// the first fetch is delivered in order, across reconnections, unless it fell out of
+    /// the serving node's replay buffer meanwhile (then a `Gap` says exactly which).
+    /// Each call makes an independent stream.
+    ///
+    /// # Errors
+    /// As [`fetch`](Self::fetch): the first fetch is made before this returns.
     pub async fn events(&self) -> Result<EventStream, RemoteError> {
-        let (items, receiver) = mpsc::channel(self.inner.options.event_capacity);
-        let args = WatchArgs {
-            event_group: format!("taskvisor.{}.events", self.inner.supervisor),
-            query_group: query_name(&self.inner.supervisor),
-            items,
+        self.start_stream(None).await
+    }
+
+    /// As [`events`](Self::events), but starting after stream sequence number `after` of
+    /// the supervisor's current epoch: everything still in its replay buffer after it comes
+    /// first (0: all of it), preceded by a `Gap` for what is no longer there.
+    ///
+    /// # Errors
+    /// [`QueryError::SequenceFromTheFuture`] inside [`RemoteError::Query`] when `after` is
+    /// beyond the newest sequence number; otherwise as [`fetch`](Self::fetch).
+    pub async fn events_after(&self, after: u64) -> Result<EventStream, RemoteError> {
+        self.start_stream(Some(after)).await
+    }
+
+    async fn start_stream(&self, after: Option<u64>) -> Result<EventStream, RemoteError> {
+        let reader = fastrand::u64(..);
+        let request = FetchRequest::new(reader, None, after, MAX_BATCH, Duration::ZERO);
+        let first = self.fetch(request).await?;
+        let position = Position {
+            reader,
+            epoch: None,
+            after,
         };
-        let (watcher, _) = Actor::spawn(None, WatchActor, args)
+        Ok(start_watch(self.clone(), position, first))
+    }
+
+    fn control_request(&self, command: ControlCommand) -> ControlRequest {
+        ControlRequest::new(command, self.inner.options.node_name.clone())
+    }
+
+    /// Cancels the remote task `target` (by id or name), as its own node's
+    /// `SupervisorHandle::cancel` would, and waits for its outcome to be committed (bounded
+    /// by `query_timeout`: give the client a timeout longer than the task's stop window).
+    /// `Ok(true)`: this command ended it; `Ok(false)`: it joined another removal. The
+    /// serving node publishes a `RemoteCommand` event naming this node.
+    ///
+    /// # Errors
+    /// [`QueryError::ControlDisabled`] (inside [`RemoteError::Query`]) unless the serving
+    /// side allowed remote cancel; [`QueryError::UnknownTask`] for a target that is not
+    /// registered; [`QueryError::Refused`] when the supervisor refused (shutting down);
+    /// otherwise as [`list`](Self::list) (operation `"cancel"`).
+    pub async fn cancel(&self, target: impl Into<TaskTarget>) -> Result<bool, RemoteError> {
+        let request = self.control_request(ControlCommand::Cancel(target.into()));
+        self.query("cancel", move |reply| QueryMessage::Control(request, reply))
             .await
-            .map_err(|error| RemoteError::NodeServer(error.to_string()))?;
-        let client: Arc<dyn Send + Sync> = self.inner.clone();
-        Ok(EventStream::new(receiver, watcher, client))
+    }
+
+    /// Removes the remote task `target`, as its node's `SupervisorHandle::remove` would:
+    /// `Ok(true)` when this command made the claim (the reply comes before the task's
+    /// cleanup), `Ok(false)` when another removal had it.
+    ///
+    /// # Errors
+    /// As [`cancel`](Self::cancel) (operation `"remove"`).
+    pub async fn remove(&self, target: impl Into<TaskTarget>) -> Result<bool, RemoteError> {
+        let request = self.control_request(ControlCommand::Remove(target.into()));
+        self.query("remove", move |reply| QueryMessage::Control(request, reply))
+            .await
+    }
+
+    /// Starts a graceful shutdown of the remote supervisor (as its `shutdown()`), and
+    /// returns once it has started. Streams then end with
+    /// `Disconnected { reason: Stopped }` after the supervisor's last event.
+    ///
+    /// # Errors
+    /// [`QueryError::ControlDisabled`] unless the serving side allowed remote shutdown;
+    /// otherwise as [`list`](Self::list) (operation `"shutdown"`).
+    pub async fn shutdown(&self) -> Result<(), RemoteError> {
+        let request = self.control_request(ControlCommand::Shutdown);
+        self.query("shutdown", move |reply| {
+            QueryMessage::Control(request, reply)
+        })
+        .await
+        .map(|_| ())
+    }
+}
+
+/// The query actor's shim if the link is usable now; else why not (`None`: the node runs
+/// no such supervisor).
+pub(crate) fn usable(status: &Status) -> Result<ActorRef<QueryMessage>, Option<DisconnectReason>> {
+    match &status.link {
+        Link::Up(_) if status.silent => Err(Some(DisconnectReason::Silent)),
+        Link::Up(query) if query.get_status() <= ActorStatus::Running => Ok(query.clone()),
+        Link::Up(_) | Link::Down => Err(Some(DisconnectReason::SessionLost)),
+        Link::NotFound => Err(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_floors() {
+        let options = RemoteOptions::default();
+        assert_eq!(options.suspect_after, Duration::from_secs(3));
+        assert_eq!(options.fetch_wait, Duration::from_secs(1));
+        assert!(options.node_name.starts_with("node-"));
+        let options = options
+            .with_suspect_after(Duration::ZERO)
+            .with_fetch_wait(Duration::ZERO)
+            .with_event_capacity(0);
+        assert_eq!(options.suspect_after, Duration::from_millis(100));
+        assert_eq!(options.fetch_wait, Duration::from_millis(10));
+        assert_eq!(options.event_capacity, 1);
+        assert_eq!(
+            super::super::link::heartbeat_interval(Duration::from_secs(3)),
+            Duration::from_millis(375)
+        );
+        assert_eq!(
+            DisconnectReason::Silent.to_string(),
+            "silent: no heartbeat answered within suspect_after"
+        );
     }
 }

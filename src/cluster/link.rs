@@ -8,11 +8,20 @@
 //! Sends: `client_connect` attempts, at most one per `reconnect_interval`, while there is
 //! no session to the address.
 //!
+//! Failure detection: ractor_cluster pings its sessions but never drops one for a missing
+//! pong, so a paused or partitioned node looks connected until a write fails. The link
+//! therefore sends its own heartbeat (a `QueryMessage::Heartbeat` RPC on the query path)
+//! every eighth of `suspect_after`; when none has been answered for `suspect_after`, the
+//! status turns `silent` (queries fail fast, streams say `Disconnected { reason: Silent }`)
+//! until a heartbeat is answered again. Detection takes between `suspect_after` and
+//! `suspect_after` plus one heartbeat period.
+//!
 //! "Up" means: a remote member named [`query_name`] is in the query group. ractor_cluster
 //! joins remote shims into the group while the session synchronises, before the session is
 //! reported ready, so "session ready and no member" means the node runs no such supervisor
 //! ([`Link::NotFound`]). Supervisor names must be unique across connected nodes (`pg` groups
-//! are cluster-wide): with two nodes serving the same name, the first member found is used.
+//! are cluster-wide): with two nodes serving the same name, the member on the node of the
+//! session to the client's address is used.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +52,8 @@ pub(crate) enum Link {
 #[derive(Clone, Debug)]
 pub(crate) struct Status {
     pub(crate) link: Link,
+    /// The link is up, but the supervisor has not answered a heartbeat for `suspect_after`.
+    pub(crate) silent: bool,
     /// Why the latest attempt failed, if it did.
     pub(crate) last_error: Option<String>,
     /// A session to the address opened and closed again before it became ready: the
@@ -58,6 +69,10 @@ pub(crate) enum LinkMessage {
     Tick,
     /// A connection attempt ended.
     Attempted(Result<(), String>),
+    /// Heartbeat period: check for silence, send a heartbeat if none is in flight.
+    Beat,
+    /// A heartbeat ended: answered (`true`) or not within `suspect_after`.
+    Heard(bool),
 }
 
 impl ractor::Message for LinkMessage {}
@@ -111,6 +126,8 @@ pub(crate) struct LinkArgs {
     pub(crate) resolved: Vec<SocketAddr>,
     pub(crate) supervisor: String,
     pub(crate) reconnect_interval: Duration,
+    /// Silence longer than this makes the link "silent" (see [`Status::silent`]).
+    pub(crate) suspect_after: Duration,
     pub(crate) status: watch::Sender<Status>,
 }
 
@@ -126,13 +143,34 @@ pub(crate) struct LinkState {
     last_attempt: Option<Instant>,
     last_error: Option<String>,
     handshake_failed: bool,
+    /// When the supervisor last answered a heartbeat (or the link came up).
+    last_heard: Instant,
+    silent: bool,
+    heartbeat_in_flight: bool,
+    beat: Option<ractor::concurrency::JoinHandle<()>>,
 }
 
-/// The remote member of `group` named `name`, if any.
-pub(crate) fn remote_member(group: &str, name: &str) -> Option<ActorCell> {
+/// The heartbeat period for `suspect_after`: an eighth of it, at least 25 ms.
+pub(crate) fn heartbeat_interval(suspect_after: Duration) -> Duration {
+    (suspect_after / 8).max(Duration::from_millis(25))
+}
+
+/// The remote member of `group` named `name` on the node of session `node`, if any (none
+/// without a session). Two nodes may serve supervisors of the same name: the member on the
+/// session to the client's address is the one meant, never one that another session
+/// brought.
+pub(crate) fn remote_member_on(
+    group: &str,
+    name: &str,
+    node: Option<ractor_cluster::NodeId>,
+) -> Option<ActorCell> {
+    let node = node?;
     ractor::pg::get_members(&group.to_owned())
         .into_iter()
-        .find(|cell| !cell.get_id().is_local() && cell.get_name().as_deref() == Some(name))
+        .find(|cell| {
+            matches!(cell.get_id(), ractor::ActorId::Remote { node_id, .. } if node_id == node)
+                && cell.get_name().as_deref() == Some(name)
+        })
 }
 
 impl LinkState {
@@ -143,6 +181,7 @@ impl LinkState {
             (None, _) => Link::Down,
         };
         let status = Status {
+            silent: self.silent && self.up.is_some(),
             link,
             last_error: self.last_error.clone(),
             handshake_failed: self.handshake_failed,
@@ -151,7 +190,46 @@ impl LinkState {
     }
 
     fn refresh_member(&mut self) {
-        self.up = remote_member(&self.query_group, &self.query_group).map(ActorRef::from);
+        let node = self.session.map(|(node, _)| node);
+        let up: Option<ActorRef<QueryMessage>> =
+            remote_member_on(&self.query_group, &self.query_group, node).map(ActorRef::from);
+        let changed = match (&up, &self.up) {
+            (Some(new), Some(old)) => new.get_id() != old.get_id(),
+            (new, old) => new.is_some() != old.is_some(),
+        };
+        if changed {
+            // A new member starts with a clean bill of health.
+            self.last_heard = Instant::now();
+            self.silent = false;
+        }
+        self.up = up;
+    }
+
+    /// One heartbeat period: a link silent for `suspect_after` becomes `silent`; a
+    /// heartbeat goes out when none is in flight.
+    fn beat(&mut self, myself: &ActorRef<LinkMessage>) {
+        let Some(query) = self.up.clone() else {
+            return;
+        };
+        if !self.silent && self.last_heard.elapsed() >= self.args.suspect_after {
+            self.silent = true;
+            self.publish();
+        }
+        if self.heartbeat_in_flight {
+            return;
+        }
+        self.heartbeat_in_flight = true;
+        let timeout = self.args.suspect_after;
+        let link = myself.clone();
+        tokio::spawn(async move {
+            // Any answer proves the node alive, also `Unsupported` from a serving node of an
+            // older version that has no heartbeat.
+            let answered = matches!(
+                query.call(QueryMessage::Heartbeat, Some(timeout)).await,
+                Ok(ractor::rpc::CallResult::Success(_))
+            );
+            let _ = link.cast(LinkMessage::Heard(answered));
+        });
     }
 
     /// Schedules a connection attempt when one is needed: no member, no session, no attempt
@@ -223,6 +301,10 @@ impl Actor for LinkActor {
             last_attempt: None,
             last_error: None,
             handshake_failed: false,
+            last_heard: Instant::now(),
+            silent: false,
+            heartbeat_in_flight: false,
+            beat: None,
         })
     }
 
@@ -235,6 +317,8 @@ impl Actor for LinkActor {
         state.refresh_member();
         state.publish();
         state.want_connection(&myself);
+        let interval = heartbeat_interval(state.args.suspect_after);
+        state.beat = Some(myself.send_interval(interval, || LinkMessage::Beat));
         Ok(())
     }
 
@@ -244,6 +328,9 @@ impl Actor for LinkActor {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         ractor::pg::demonitor(state.query_group.clone(), myself.get_id());
+        if let Some(beat) = state.beat.take() {
+            beat.abort();
+        }
         let _ = state.args.node.cast(NodeServerMessage::UnsubscribeToEvents(
             state.subscription.clone(),
         ));
@@ -315,6 +402,17 @@ impl Actor for LinkActor {
                 state.last_error = result.err();
                 state.publish();
                 state.want_connection(&myself);
+            }
+            LinkMessage::Beat => state.beat(&myself),
+            LinkMessage::Heard(answered) => {
+                state.heartbeat_in_flight = false;
+                if answered {
+                    state.last_heard = Instant::now();
+                    if state.silent {
+                        state.silent = false;
+                        state.publish();
+                    }
+                }
             }
         }
         Ok(())

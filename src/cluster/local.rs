@@ -11,8 +11,8 @@
 //! (`supervisor/parent.rs`, `task/hosted_actor.rs`), because they are not visible here.
 //!
 //! The remotable types are [`Event`](crate::Event) (through `BytesConvertable`, see
-//! [`wire`](super::wire)), [`QueryMessage`](super::QueryMessage) and the remote
-//! watcher's message.
+//! [`wire`](super::wire)) and [`QueryMessage`](super::QueryMessage); remote streams are
+//! RPC replies of the query actor, not casts to an actor of the watching node.
 
 impl ractor::Message for crate::registry::RegistryMessage {}
 impl ractor::Message for crate::events::RelayMessage {}

@@ -1,25 +1,32 @@
 //! Cluster-aware monitoring over `ractor_cluster` (feature `cluster`).
 //!
-//! A supervisor on node A can be watched from node B:
+//! A supervisor on node A can be watched, and if it allows it controlled, from node B:
 //!
 //! | on node A (watched) | on node B (watching) |
 //! |---|---|
 //! | a `ractor_cluster::NodeServer` with a cookie | a `NodeServer` with the same cookie |
 //! | any supervisor, named with `with_name("demo")` | [`RemoteSupervisor::connect`]`(&node, "127.0.0.1:7100", "demo", timeout)` |
-//! | its relay casts every event to the members of `"taskvisor.demo.events"` | [`RemoteSupervisor::events`] joins that group and yields [`WatchItem`]s |
-//! | its query actor, `"taskvisor.demo.query"`, answers [`QueryMessage`] RPCs | `list`, `alive_snapshot`, `is_alive`, `task_info`, `controller_snapshot`, `event_stats` |
+//! | its relay hands every event to the supervisor's replay buffer, which numbers them | [`RemoteSupervisor::events`] long-polls for everything after its last number and yields [`WatchItem`]s |
+//! | its query actor, `"taskvisor.demo.query"`, answers [`QueryMessage`] RPCs | `list`, `snapshot`, `alive_snapshot`, `is_alive`, `task_info`, `controller_snapshot`, `event_stats`, `stream_stats`, heartbeats |
+//! | [`SupervisorHandle::set_remote_control`](crate::SupervisorHandle::set_remote_control) (off by default) | [`RemoteSupervisor::cancel`], [`remove`](RemoteSupervisor::remove), [`shutdown`](RemoteSupervisor::shutdown) |
+//! | several supervisors, several nodes | [`ClusterView`]: one snapshot and one merged stream of all of them |
 //!
 //! Pieces:
 //! - [`wire`]: the versioned envelope every value crosses nodes in; `Event`, `TaskInfo`,
 //!   `EventStats`, `ControllerSnapshot` and `SlotView` implement ractor's
 //!   `BytesConvertable` with it, so they are ractor cluster messages.
-//! - [`QueryMessage`]: the messages of the per-supervisor remotable query actor (spawned by
-//!   `serve` when the feature is on, stopped with the registry at shutdown); the runtime
-//!   holds it through `ClusterPresence`, its one handle on this module.
+//! - the query actor ([`QueryMessage`]): the per-supervisor remotable query actor (spawned by
+//!   `serve` when the feature is on, stopped with the registry at shutdown); it also serves
+//!   heartbeats, stream fetches ([`FetchRequest`]/[`EventBatch`]) and control commands
+//!   ([`ControlRequest`]).
+//! - `stream.rs`: the serving side's replay buffer (per-supervisor stream sequence,
+//!   [`Gap`], bounded readers and waiting fetches) and [`RemoteControl`].
 //! - [`RemoteSupervisor`], [`RemoteError`], [`RemoteOptions`]: the client, with bounded
-//!   typed queries and reconnection.
-//! - [`EventStream`]/[`WatchItem`]: remote events, with loss made visible
-//!   (`Disconnected`/`Reconnected`, `Lagged`, `Undecodable`).
+//!   typed queries, its own failure detection (`suspect_after`) and reconnection.
+//! - [`EventStream`]/[`WatchItem`]: remote events with their stream sequence numbers
+//!   ([`SequencedEvent`]), with every loss made visible and counted (`Gap`,
+//!   `Disconnected { reason }`/`Reconnected`, `Restarted`, `Undecodable`).
+//! - [`ClusterView`]: the fleet view.
 //!
 //! # What the feature changes for the whole program
 //! `cluster` turns on `ractor/cluster`, which removes ractor's blanket `Message` impl: every
@@ -37,16 +44,22 @@
 //! is not supported together with `cluster`.
 //!
 //! # Guarantees
-//! Best effort, like ractor_cluster itself: events are at-most-once, in order per session;
-//! events in flight when a session drops, and events published while disconnected, are
-//! lost — the stream reports the gap. Queries never hang: each is bounded by its timeout.
-//! Authentication is ractor_cluster's shared-cookie handshake (no encryption unless the
-//! `NodeServer` is given TLS); bind `NodeServer`s to loopback or a trusted network.
+//! See `docs/semantics.md` (`#silent-peers`, `#stream-sequence`, `#replay`,
+//! `#remote-control`, `#fleet-view`). In short: a stream delivers every event recorded
+//! by the serving supervisor once, in order, across reconnections, except what fell out of
+//! the serving node's bounded replay buffer, which is reported as an exact [`Gap`]; a
+//! supervisor that does not answer heartbeats for `suspect_after` is reported `Silent`
+//! without waiting for TCP; queries never hang (each is bounded by its timeout); every
+//! buffer and every per-peer table is bounded. Authentication is ractor_cluster's
+//! shared-cookie handshake (no encryption unless the `NodeServer` is given TLS); bind
+//! `NodeServer`s to loopback or a trusted network.
 
 mod client;
 mod link;
 mod local;
 mod query;
+mod stream;
+mod view;
 mod watch;
 pub mod wire;
 
@@ -54,32 +67,49 @@ use std::time::Duration;
 
 use ractor::ActorRef;
 
-pub use client::{RemoteError, RemoteOptions, RemoteSupervisor};
+pub use client::{DisconnectReason, RemoteError, RemoteOptions, RemoteSupervisor};
 pub use query::{
-    DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult, TaskList, query_name,
+    ControlCommand, ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult,
+    TaskList, query_name,
+};
+pub(crate) use stream::Serving;
+pub use stream::{
+    DEFAULT_REPLAY_CAPACITY, EventBatch, FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT,
+    RemoteControl, SequencedEvent, StreamStats,
+};
+pub use view::{
+    ClusterView, DISCOVERY_PERIOD, FLEET_CAPACITY, FleetEntry, FleetItem, FleetStream,
+    MAX_SUPERVISORS,
 };
 pub use watch::{EventStream, WatchItem};
 
-/// How long a graceful shutdown waits for remote watchers to confirm they have every event
-/// sent to them before the query actor leaves (see `watch::flush_remote_watchers`).
+/// How long a graceful shutdown waits for remote readers to confirm they have every event
+/// of the stream before the query actor leaves.
 const FLUSH_TIMEOUT: Duration = Duration::from_millis(500);
 
-/// What a running supervisor holds of the cluster feature: its query actor and the event
-/// group remote watchers join. The runtime keeps one and reaches the feature only through
-/// it (`start` at serve, `query` for the handle, `close` in the shutdown tail).
+/// What a running supervisor holds of the cluster feature: its query actor and the serving
+/// side of remote streams and control. The runtime keeps one and reaches the feature only
+/// through it (`start` at serve, `query` and `serving` for the handle, `close` in the
+/// shutdown tail).
 pub(crate) struct ClusterPresence {
     query: ActorRef<QueryMessage>,
-    event_group: String,
+    serving: std::sync::Arc<Serving>,
 }
 
 impl ClusterPresence {
-    /// Spawns the supervisor's query actor (see `query.rs`).
+    /// The serving side, created before the relay so that the relay can hand it batches.
+    pub(crate) fn serving() -> std::sync::Arc<Serving> {
+        Serving::new()
+    }
+
+    /// Spawns the supervisor's query actor (see `query.rs`) over `serving`.
     ///
     /// # Errors
     /// The spawn error when another live supervisor already uses `supervisor`'s query name.
     pub(crate) fn start(
         supervisor: &str,
-        event_group: String,
+        serving: std::sync::Arc<Serving>,
+        events: &crate::events::EventSink,
         registry: &ActorRef<crate::registry::RegistryMessage>,
         relay: &ActorRef<crate::events::RelayMessage>,
         #[cfg(feature = "controller")] controller: Option<
@@ -88,12 +118,14 @@ impl ClusterPresence {
     ) -> Result<Self, ractor::SpawnErr> {
         let query = query::spawn(
             supervisor,
+            &serving,
+            events,
             registry,
             relay,
             #[cfg(feature = "controller")]
             controller,
         )?;
-        Ok(ClusterPresence { query, event_group })
+        Ok(ClusterPresence { query, serving })
     }
 
     /// The query actor, for
@@ -102,11 +134,17 @@ impl ClusterPresence {
         self.query.clone()
     }
 
+    /// The serving side (replay buffer, control settings).
+    pub(crate) fn serving_side(&self) -> &Serving {
+        &self.serving
+    }
+
     /// The cluster part of the shutdown's common tail, after the relay's last delivery:
-    /// flush the events sent to remote watchers, then stop the query actor (remote watchers
-    /// then see it leave: their `Disconnected` comes after the final events).
+    /// close the replay buffer and wait (bounded) until the recent remote readers have
+    /// fetched the last events, then stop the query actor (remote watchers then see it
+    /// leave: their `Disconnected` comes after the final events).
     pub(crate) async fn close(&self) {
-        watch::flush_remote_watchers(&self.event_group, FLUSH_TIMEOUT).await;
+        self.serving.close(FLUSH_TIMEOUT).await;
         let _ = self
             .query
             .stop_and_wait(None, Some(std::time::Duration::from_secs(1)))
@@ -119,4 +157,30 @@ impl ClusterPresence {
 /// [`SupervisorHandle::event_group`](crate::SupervisorHandle::event_group).
 pub fn event_group(supervisor: &str) -> String {
     format!("taskvisor.{supervisor}.events")
+}
+
+impl crate::SupervisorHandle {
+    /// Sets what peers may do to this supervisor through
+    /// [`RemoteSupervisor::cancel`], [`remove`](RemoteSupervisor::remove) and
+    /// [`shutdown`](RemoteSupervisor::shutdown) (feature `cluster`). Off by default: every
+    /// remote command is refused with [`QueryError::ControlDisabled`]. Takes effect for
+    /// commands that arrive from now on. Only nodes whose session passed ractor_cluster's
+    /// cookie authentication can send commands at all; every command, carried out or
+    /// refused, is published as an `EventKind::RemoteCommand` event naming the peer.
+    pub fn set_remote_control(&self, control: RemoteControl) {
+        self.runtime().cluster.serving_side().set_control(control);
+    }
+
+    /// What peers may do now (see [`set_remote_control`](Self::set_remote_control)).
+    pub fn remote_control(&self) -> RemoteControl {
+        self.runtime().cluster.serving_side().control()
+    }
+
+    /// Sets the capacity of the replay buffer remote streams are served from, in events
+    /// (default [`DEFAULT_REPLAY_CAPACITY`]; 0 keeps none, so a reconnecting watcher only
+    /// learns the [`Gap`]). Shrinking drops the oldest events at once. Memory is about the
+    /// size of an event (a few hundred bytes) per slot in use.
+    pub fn set_replay_capacity(&self, capacity: usize) {
+        self.runtime().cluster.serving_side().set_capacity(capacity);
+    }
 }

@@ -34,10 +34,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
+use super::stream::{EventBatch, FetchRequest, RemoteControl, Serving, StreamStats};
 use super::wire::{self, WireError};
 #[cfg(feature = "controller")]
 use crate::controller::{ControllerMessage, ControllerSnapshot};
-use crate::events::{EventStats, RelayMessage};
+use crate::events::{Event, EventKind, EventSink, EventStats, RelayMessage};
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::{RegistryMessage, TaskInfo};
 
@@ -76,6 +77,35 @@ pub enum QueryError {
     /// The request or the reply could not be decoded (incompatible versions).
     #[error("undecodable query payload: {0}")]
     Wire(WireError),
+    /// A fetch asked for events after a stream sequence number the serving supervisor has
+    /// not reached (in the same epoch): the request is wrong, not late.
+    #[error("stream sequence {requested} is from the future (the newest is {head})")]
+    SequenceFromTheFuture {
+        /// The sequence number asked for.
+        requested: u64,
+        /// The newest sequence number assigned by the serving supervisor.
+        head: u64,
+    },
+    /// The serving supervisor does not allow this remote command (remote control is off
+    /// by default; see `SupervisorHandle::set_remote_control`).
+    #[error("remote `{command}` is not enabled on the serving supervisor")]
+    ControlDisabled {
+        /// The command's label: `cancel`, `remove` or `shutdown`.
+        command: String,
+    },
+    /// A remote command named a task the serving supervisor does not have registered.
+    #[error("no registered task {target}")]
+    UnknownTask {
+        /// The target as given (`#<id>` or the name).
+        target: String,
+    },
+    /// The serving supervisor refused the command (for example it is shutting down). The
+    /// text is the supervisor's error; not a stable format.
+    #[error("the supervisor refused: {reason}")]
+    Refused {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Messages of the supervisor's query actor: one RPC per read-only query, each answered with a
@@ -116,11 +146,87 @@ pub enum QueryMessage {
     /// The event path's counters (as
     /// [`SupervisorHandle::event_stats`](crate::SupervisorHandle::event_stats)).
     EventStats(RpcReplyPort<QueryResult<EventStats>>),
+    /// A heartbeat: answered at once with the epoch of the supervisor's stream sequence.
+    /// Remote clients send one every eighth of their `suspect_after`.
+    Heartbeat(RpcReplyPort<QueryResult<u64>>),
+    /// A long poll of the supervisor's sequenced event stream (see
+    /// [`FetchRequest`]/[`EventBatch`]): answered at once when there is something to
+    /// return, else at the first new event or after the request's wait with no events.
+    Fetch(FetchRequest, RpcReplyPort<QueryResult<EventBatch>>),
+    /// The serving side's stream counters (replay buffer fill, readers, waiting fetches).
+    StreamStats(RpcReplyPort<QueryResult<StreamStats>>),
+    /// A remote control command (see [`ControlRequest`]); refused with
+    /// [`QueryError::ControlDisabled`] unless the serving side enabled it.
+    Control(ControlRequest, RpcReplyPort<QueryResult<bool>>),
+}
+
+/// A remote control command and the node that sends it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ControlRequest {
+    /// What to do.
+    pub command: ControlCommand,
+    /// The sending node's self-declared name (ractor_cluster authenticates the session by
+    /// cookie, not the node's identity); named in the published `RemoteCommand` event.
+    pub node: String,
+}
+
+impl ControlRequest {
+    /// `command` sent by the node named `node`.
+    pub fn new(command: ControlCommand, node: impl Into<String>) -> Self {
+        ControlRequest {
+            command,
+            node: node.into(),
+        }
+    }
+}
+
+/// The remote control commands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ControlCommand {
+    /// `SupervisorHandle::cancel(target)`: replies `true` once this command's claim has
+    /// ended the task (its outcome is committed), `false` when it joined another removal.
+    Cancel(TaskTarget),
+    /// `SupervisorHandle::remove(target)`: replies `true` when this command made the claim
+    /// (before the task's cleanup), `false` when another removal had it.
+    Remove(TaskTarget),
+    /// A graceful shutdown of the whole supervisor, as `SupervisorHandle::shutdown`:
+    /// replies `true` once the shutdown has started (not when it has finished).
+    Shutdown,
+}
+
+impl ControlCommand {
+    /// The command's label: `cancel`, `remove` or `shutdown`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ControlCommand::Cancel(_) => "cancel",
+            ControlCommand::Remove(_) => "remove",
+            ControlCommand::Shutdown => "shutdown",
+        }
+    }
+
+    fn allowed(&self, control: RemoteControl) -> bool {
+        match self {
+            ControlCommand::Cancel(_) => control.cancel,
+            ControlCommand::Remove(_) => control.remove,
+            ControlCommand::Shutdown => control.shutdown,
+        }
+    }
+
+    fn target(&self) -> Option<&TaskTarget> {
+        match self {
+            ControlCommand::Cancel(target) | ControlCommand::Remove(target) => Some(target),
+            ControlCommand::Shutdown => None,
+        }
+    }
 }
 
 impl QueryMessage {
     /// The stable wire label of the variant (`list`, `snapshot`, `alive_snapshot`,
-    /// `is_alive`, `task_info`, `controller_snapshot`, `event_stats`).
+    /// `is_alive`, `task_info`, `controller_snapshot`, `event_stats`, `heartbeat`, `fetch`,
+    /// `stream_stats`, `control`).
     pub fn label(&self) -> &'static str {
         match self {
             QueryMessage::List(_) => LIST,
@@ -131,6 +237,10 @@ impl QueryMessage {
             #[cfg(feature = "controller")]
             QueryMessage::ControllerSnapshot(_) => CONTROLLER_SNAPSHOT,
             QueryMessage::EventStats(_) => EVENT_STATS,
+            QueryMessage::Heartbeat(_) => HEARTBEAT,
+            QueryMessage::Fetch(..) => FETCH,
+            QueryMessage::StreamStats(_) => STREAM_STATS,
+            QueryMessage::Control(..) => CONTROL,
         }
     }
 }
@@ -140,6 +250,8 @@ impl std::fmt::Debug for QueryMessage {
         match self {
             QueryMessage::IsAlive(name, _) => write!(f, "QueryMessage::IsAlive({name:?})"),
             QueryMessage::TaskInfo(target, _) => write!(f, "QueryMessage::TaskInfo({target:?})"),
+            QueryMessage::Fetch(request, _) => write!(f, "QueryMessage::Fetch({request:?})"),
+            QueryMessage::Control(request, _) => write!(f, "QueryMessage::Control({request:?})"),
             other => write!(f, "QueryMessage::{}", other.label()),
         }
     }
@@ -153,6 +265,10 @@ const TASK_INFO: &str = "task_info";
 #[cfg(feature = "controller")]
 const CONTROLLER_SNAPSHOT: &str = "controller_snapshot";
 const EVENT_STATS: &str = "event_stats";
+const HEARTBEAT: &str = "heartbeat";
+const FETCH: &str = "fetch";
+const STREAM_STATS: &str = "stream_stats";
+const CONTROL: &str = "control";
 
 /// Caller side of a remote call: the typed port is kept here, the wire gets a byte port, and
 /// a task decodes the reply bytes into the typed port. A reply that does not decode becomes
@@ -254,6 +370,10 @@ impl ractor::Message for QueryMessage {
             #[cfg(feature = "controller")]
             QueryMessage::ControllerSnapshot(reply) => outgoing(variant, &(), reply),
             QueryMessage::EventStats(reply) => outgoing(variant, &(), reply),
+            QueryMessage::Heartbeat(reply) => outgoing(variant, &(), reply),
+            QueryMessage::Fetch(request, reply) => outgoing(variant, &request, reply),
+            QueryMessage::StreamStats(reply) => outgoing(variant, &(), reply),
+            QueryMessage::Control(request, reply) => outgoing(variant, &request, reply),
         })
     }
 
@@ -283,6 +403,16 @@ impl ractor::Message for QueryMessage {
             #[cfg(feature = "controller")]
             CONTROLLER_SNAPSHOT => QueryMessage::ControllerSnapshot(incoming(reply)),
             EVENT_STATS => QueryMessage::EventStats(incoming(reply)),
+            HEARTBEAT => QueryMessage::Heartbeat(incoming(reply)),
+            FETCH => {
+                let (request, reply) = argument::<FetchRequest>(&args, reply)?;
+                QueryMessage::Fetch(request, incoming(reply))
+            }
+            STREAM_STATS => QueryMessage::StreamStats(incoming(reply)),
+            CONTROL => {
+                let (request, reply) = argument::<ControlRequest>(&args, reply)?;
+                QueryMessage::Control(request, incoming(reply))
+            }
             other => {
                 return Err(refuse(
                     reply,
@@ -300,6 +430,8 @@ pub(crate) struct QueryActor;
 
 /// What the query actor forwards to (opaque).
 pub(crate) struct QueryArgs {
+    serving: Arc<Serving>,
+    events: EventSink,
     registry: ActorRef<RegistryMessage>,
     relay: ActorRef<RelayMessage>,
     #[cfg(feature = "controller")]
@@ -314,12 +446,16 @@ pub(crate) struct QueryArgs {
 /// with the same name).
 pub(crate) fn spawn(
     supervisor: &str,
+    serving: &Arc<Serving>,
+    events: &EventSink,
     registry: &ActorRef<RegistryMessage>,
     relay: &ActorRef<RelayMessage>,
     #[cfg(feature = "controller")] controller: Option<ActorRef<ControllerMessage>>,
 ) -> Result<ActorRef<QueryMessage>, SpawnErr> {
     let name = query_name(supervisor);
     let args = QueryArgs {
+        serving: serving.clone(),
+        events: events.clone(),
         registry: registry.clone(),
         relay: relay.clone(),
         #[cfg(feature = "controller")]
@@ -426,8 +562,126 @@ impl Actor for QueryActor {
             QueryMessage::EventStats(reply) => {
                 forward(&state.relay, RelayMessage::Stats, reply, |v| v);
             }
+            QueryMessage::Heartbeat(reply) => {
+                let _ = reply.send(Ok(state.serving.epoch()));
+            }
+            QueryMessage::Fetch(request, reply) => {
+                let serving = state.serving.clone();
+                tokio::spawn(async move {
+                    let answer = serving.fetch(request).await;
+                    let _ = reply.send(answer);
+                });
+            }
+            QueryMessage::StreamStats(reply) => {
+                let _ = reply.send(Ok(state.serving.stats()));
+            }
+            QueryMessage::Control(request, reply) => control(state, request, reply),
         }
         Ok(())
+    }
+}
+
+/// Carries out (or refuses) one remote command on a task of its own; publishes the
+/// `RemoteCommand` event first.
+fn control(state: &QueryArgs, request: ControlRequest, reply: RpcReplyPort<QueryResult<bool>>) {
+    let allowed = request.command.allowed(state.serving.control());
+    let label = request.command.label();
+    let target = request.command.target().map(target_text);
+    let node = request.node.clone();
+    state.events.publish(|| {
+        let reason = if allowed {
+            format!("{label} by {node}")
+        } else {
+            format!("{label} by {node} (refused: remote control is off)")
+        };
+        let event = Event::new(EventKind::RemoteCommand).with_reason(reason);
+        match &target {
+            Some(target) => event.with_task(target.as_str()),
+            None => event,
+        }
+    });
+    if !allowed {
+        let _ = reply.send(Err(QueryError::ControlDisabled {
+            command: label.to_owned(),
+        }));
+        return;
+    }
+    let timeout = reply.get_timeout().unwrap_or(DEFAULT_LOCAL_TIMEOUT);
+    let registry = state.registry.clone();
+    let serving = state.serving.clone();
+    tokio::spawn(async move {
+        let answer = match request.command {
+            ControlCommand::Shutdown => match serving.runtime() {
+                Some(runtime) => {
+                    drop(crate::supervisor::shutdown::install(
+                        &runtime,
+                        crate::supervisor::shutdown::Trigger::Requested,
+                    ));
+                    Ok(true)
+                }
+                None => Err(QueryError::Unavailable),
+            },
+            ControlCommand::Cancel(target) | ControlCommand::Remove(target)
+                if !registered(&registry, &target, timeout).await =>
+            {
+                Err(QueryError::UnknownTask {
+                    target: target_text(&target),
+                })
+            }
+            ControlCommand::Cancel(target) => {
+                command(&registry, timeout, |port| {
+                    RegistryMessage::Cancel(target, port)
+                })
+                .await
+            }
+            ControlCommand::Remove(target) => {
+                command(&registry, timeout, |port| {
+                    RegistryMessage::Remove(target, port)
+                })
+                .await
+            }
+        };
+        let _ = reply.send(answer);
+    });
+}
+
+fn target_text(target: &TaskTarget) -> String {
+    match target {
+        TaskTarget::Id(id) => format!("#{}", id.get()),
+        TaskTarget::Name(name) => name.to_string(),
+    }
+}
+
+/// Whether `target` is registered now (a missing answer counts as registered: the command
+/// that follows reports the failure).
+async fn registered(
+    registry: &ActorRef<RegistryMessage>,
+    target: &TaskTarget,
+    timeout: Duration,
+) -> bool {
+    let target = target.clone();
+    !matches!(
+        registry
+            .call(
+                |port| RegistryMessage::TaskInfo(target, port),
+                Some(timeout)
+            )
+            .await,
+        Ok(CallResult::Success(None))
+    )
+}
+
+async fn command(
+    registry: &ActorRef<RegistryMessage>,
+    timeout: Duration,
+    request: impl FnOnce(RpcReplyPort<Result<bool, crate::RuntimeError>>) -> RegistryMessage,
+) -> QueryResult<bool> {
+    match registry.call(request, Some(timeout)).await {
+        Ok(CallResult::Success(Ok(claimed))) => Ok(claimed),
+        Ok(CallResult::Success(Err(error))) => Err(QueryError::Refused {
+            reason: error.to_string(),
+        }),
+        _ => Err(QueryError::Unavailable),
     }
 }
 

@@ -1,369 +1,316 @@
-//! Remote event watching: the watcher actor that joins a supervisor's event group from
+//! Remote event watching: the task that long-polls a supervisor's sequenced stream from
 //! another node, and the [`EventStream`] it feeds.
 //!
 //! # How events cross nodes
-//! The relay on the watched node casts every event to each member of
-//! `"taskvisor.<name>.events"`. A member on another node is a ractor_cluster `RemoteActor`
-//! shim; casting an [`Event`] to it serializes the event with its `BytesConvertable` impl
-//! (the versioned envelope of [`wire`](super::wire)) into a cast with an empty variant name,
-//! which the shim forwards to its node. ractor type-checks messages to local actors only,
-//! so the relay needs no special path for remote members: the *receiving* actor's `Msg`
-//! decides how the bytes are decoded.
+//! The serving node's relay hands every delivered batch to the supervisor's replay buffer
+//! (`stream.rs`), which numbers the events 1, 2, 3, … per supervisor and keeps the newest
+//! `replay capacity` of them. A stream's task asks the supervisor's query actor for
+//! everything after the last number it has (`QueryMessage::Fetch`, a long poll: answered at
+//! once when there is something new, else at the first new event or after `fetch_wait`).
+//! So events travel as RPC replies over the session, in batches of up to
+//! [`MAX_BATCH`](super::MAX_BATCH), in order, and the task only asks for as many as the
+//! stream's buffer has room for: a slow reader makes the task wait, not drop.
 //!
-//! The watcher's `Msg` is therefore not `Event` itself but a small enum with its own
-//! `ractor::Message` impl: a serialized cast decodes into `Event(event)`, or into
-//! `Undecodable(error)` when the payload is from an incompatible version — reported on the
-//! stream instead of silently dropped. (An actor with `Msg = Event` also works as a remote
-//! member; it gets a `RuntimeFailure` event for an undecodable payload.) The enum also
-//! carries the watcher's local link notices.
-//!
-//! # Loss is visible
-//! - While the watched node is unreachable, events are lost (ractor_cluster has no
-//!   buffering or replay). The stream says so: [`WatchItem::Disconnected`] when the
-//!   supervisor's query actor leaves the cluster view (node died, session lost, supervisor
-//!   shut down), [`WatchItem::Reconnected`] when it is back. Events published between the
-//!   two — and in the few milliseconds after `Reconnected` until the watched relay has seen
-//!   this watcher join again — are lost.
-//! - The stream's buffer is bounded ([`RemoteOptions::event_capacity`](super::RemoteOptions::event_capacity)):
-//!   a reader that falls behind loses events, counted in one [`WatchItem::Lagged`] item
-//!   before the next delivered item. Link notices are never dropped.
+//! # Loss is visible, and bounded to what the serving node forgot
+//! - When the link is lost (session dropped, or the supervisor silent for `suspect_after`)
+//!   the stream says [`WatchItem::Disconnected`] with the reason, and when it is back
+//!   [`WatchItem::Reconnected`]; the task then asks for everything after its last number
+//!   and gets the missed events in order. Whatever the replay buffer no longer holds is
+//!   one [`WatchItem::Gap`] with the exact numbers.
+//! - A supervisor served again (its node restarted) has a new epoch:
+//!   [`WatchItem::Restarted`] follows `Reconnected`, and the stream goes on with the new
+//!   epoch's buffer from its start. What the old incarnation published after the last
+//!   delivered event is lost, uncounted.
+//! - When the supervisor shuts down gracefully, its shutdown waits (at most 500 ms) until
+//!   each recent reader has fetched its last event: the stream ends that incarnation with
+//!   every event and then [`WatchItem::Disconnected`] (`Stopped`).
 //!
 //! # Ordering
-//! Events arrive in the relay's delivery order (one TCP session, per-sender FIFO).
-//! `Disconnected` comes after every event that had reached this node before the link was
-//! lost. When the watched supervisor shuts down gracefully, its shutdown first flushes the
-//! events already sent to each remote watcher (a round trip behind them, at most 500 ms)
-//! and only then stops its query actor, so its last events come before `Disconnected`.
-//! When the node dies, what was in flight is lost. `Reconnected` comes before the first
-//! event of the new session (the query actor's group join travels on the same session
-//! ahead of the events, and the watcher handles group changes with supervision priority).
+//! Events come in stream-sequence order, each exactly once per epoch (a batch lost in
+//! flight is fetched again). Notices come between events, in the order the task saw them.
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::Stream;
-use ractor::message::{BoxedDowncastErr, SerializedMessage};
-use ractor::{
-    Actor, ActorCell, ActorProcessingErr, ActorRef, BytesConvertable, RpcReplyPort,
-    SupervisionEvent,
-};
-use tokio::sync::{mpsc, oneshot};
+use ractor::ActorId;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
-use super::link::remote_member;
-use super::wire::{self, WireError};
-use crate::events::Event;
+use super::client::{DisconnectReason, RemoteError, RemoteSupervisor, usable};
+use super::query::QueryError;
+use super::stream::{EventBatch, FetchRequest, Gap, MAX_BATCH, SequencedEvent};
+use super::wire::WireError;
 
 /// One item of an [`EventStream`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum WatchItem {
-    /// One event, as the watched supervisor's relay published it (its `seq` and `at` are the
-    /// watched process's).
-    Event(Event),
-    /// The reader fell behind: this many events were dropped because the stream's buffer was
-    /// full.
+    /// One event with its stream sequence number (dereferences to the
+    /// [`Event`](crate::Event); its own `seq` and `at` are the serving process's).
+    Event(SequencedEvent),
+    /// The serving node no longer had these events when the stream asked for them (they
+    /// fell out of its replay buffer while the stream was away or behind): exactly
+    /// `gap.len()` events are lost.
+    Gap(Gap),
+    /// This many events were dropped on this node because a merged stream's buffer was
+    /// full (only [`ClusterView`](super::ClusterView) streams produce it; an
+    /// [`EventStream`] waits for room instead).
     Lagged(u64),
-    /// The watched supervisor became unreachable (its node died, the session was lost, or
-    /// the supervisor shut down). Events published from now until [`Reconnected`](Self::Reconnected)
-    /// are lost; the watcher keeps waiting (and the client keeps reconnecting).
-    Disconnected,
-    /// The watched supervisor is reachable again; events published while disconnected were
-    /// lost.
+    /// The supervisor is not reachable now, for `reason`; the stream keeps waiting (and
+    /// the client keeps reconnecting).
+    Disconnected {
+        /// Why: session lost, silent, or stopped gracefully.
+        reason: DisconnectReason,
+    },
+    /// The supervisor is reachable again; missed events follow (or a `Gap`).
     Reconnected,
-    /// A payload from the watched node could not be decoded (the nodes run incompatible
-    /// versions of this crate); that event is lost.
+    /// The supervisor was served again since the stream last heard from it: its sequence
+    /// restarted at 1 in a new epoch, and the stream continues there.
+    Restarted {
+        /// The new epoch.
+        epoch: u64,
+    },
+    /// A reply from the serving node could not be decoded (the nodes run incompatible
+    /// versions of this crate); the stream retries after `reconnect_interval`.
     Undecodable(WireError),
 }
 
-/// The wire label of the flush call (see [`flush_remote_watchers`]).
-const FLUSH: &str = "taskvisor.flush";
-
-/// The watcher's messages. Remotable: a serialized cast decodes into `Event` or
-/// `Undecodable`, the flush call into `Flush`; `LinkDown` is local only.
-pub(crate) enum WatchMessage {
-    Event(Event),
-    Undecodable(WireError),
-    /// Sent to itself when the query actor left, so the notice is queued behind the events
-    /// that arrived before.
-    LinkDown,
-    /// The watched node's shutdown asks: answered once every event sent before it is here.
-    Flush(RpcReplyPort<Vec<u8>>),
+/// Where a stream stands.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Position {
+    pub(crate) reader: u64,
+    pub(crate) epoch: Option<u64>,
+    /// `None`: from now on.
+    pub(crate) after: Option<u64>,
 }
 
-impl ractor::Message for WatchMessage {
-    fn serializable() -> bool {
-        true
+/// Spawns the stream's task; `first` is the answer to the fetch the caller already made
+/// at `position`.
+pub(crate) fn start(
+    client: RemoteSupervisor,
+    position: Position,
+    first: EventBatch,
+) -> EventStream {
+    let (items, receiver) = mpsc::channel(client.options().event_capacity);
+    let task = tokio::spawn(run(client, items, position, first));
+    EventStream {
+        items: receiver,
+        task,
+    }
+}
+
+struct Watcher {
+    client: RemoteSupervisor,
+    items: mpsc::Sender<WatchItem>,
+    position: Position,
+    connected: bool,
+    /// The query actor whose supervisor said it stopped: not fetched from again.
+    stopped: Option<ActorId>,
+    /// The query actor (shim) fetched from last.
+    current: Option<ActorId>,
+}
+
+/// The reader is gone.
+struct Closed;
+
+impl Watcher {
+    async fn send(&self, item: WatchItem) -> Result<(), Closed> {
+        self.items.send(item).await.map_err(|_| Closed)
     }
 
-    fn serialize(self) -> Result<SerializedMessage, BoxedDowncastErr> {
-        match self {
-            WatchMessage::Event(event) => Ok(SerializedMessage::Cast {
-                variant: String::new(),
-                args: event.into_bytes(),
-                metadata: None,
-            }),
-            WatchMessage::Undecodable(_) | WatchMessage::LinkDown | WatchMessage::Flush(_) => {
-                Err(BoxedDowncastErr)
-            }
+    async fn disconnected(&mut self, reason: DisconnectReason) -> Result<(), Closed> {
+        if std::mem::take(&mut self.connected) {
+            self.send(WatchItem::Disconnected { reason }).await?;
         }
+        Ok(())
     }
 
-    fn deserialize(message: SerializedMessage) -> Result<Self, BoxedDowncastErr> {
-        match message {
-            SerializedMessage::Cast { args, .. } => Ok(match wire::decode::<Event>(&args) {
-                Ok(event) => WatchMessage::Event(event),
-                Err(error) => WatchMessage::Undecodable(error),
-            }),
-            SerializedMessage::Call { variant, reply, .. } if variant == FLUSH => {
-                Ok(WatchMessage::Flush(reply))
-            }
-            _ => Err(BoxedDowncastErr),
+    /// Delivers one batch and moves the position past it.
+    async fn deliver(&mut self, batch: EventBatch, query: Option<ActorId>) -> Result<(), Closed> {
+        let after = self.position.after;
+        if batch.restarted && self.position.epoch.is_some() {
+            self.send(WatchItem::Restarted { epoch: batch.epoch })
+                .await?;
         }
+        if let Some(gap) = batch.gap {
+            self.send(WatchItem::Gap(gap)).await?;
+        }
+        let last = batch.last_seq(after);
+        let closed = batch.closed;
+        self.position.epoch = Some(batch.epoch);
+        for event in batch.events {
+            self.send(WatchItem::Event(event)).await?;
+        }
+        self.position.after = Some(last);
+        if closed {
+            self.stopped = query;
+            self.disconnected(DisconnectReason::Stopped).await?;
+        }
+        Ok(())
     }
 }
 
-/// The watcher actor: a member of the watched supervisor's event group, on this node.
-pub(crate) struct WatchActor;
-
-pub(crate) struct WatchArgs {
-    pub(crate) event_group: String,
-    pub(crate) query_group: String,
-    pub(crate) items: mpsc::Sender<WatchItem>,
-}
-
-pub(crate) struct WatchState {
-    args: WatchArgs,
-    /// Whether the watched query actor is visible.
-    up: bool,
-    /// A `LinkDown` is queued and `Disconnected` not yet emitted.
-    down_queued: bool,
-    /// Events dropped since the last delivered item.
-    lagged: u64,
-}
-
-impl WatchState {
-    fn is_up(&self) -> bool {
-        remote_member(&self.args.query_group, &self.args.query_group).is_some()
+async fn run(
+    client: RemoteSupervisor,
+    items: mpsc::Sender<WatchItem>,
+    position: Position,
+    first: EventBatch,
+) {
+    let mut watcher = Watcher {
+        client,
+        items,
+        position,
+        connected: true,
+        stopped: None,
+        current: None,
+    };
+    let query = usable(&watcher.client.inner.status.borrow())
+        .ok()
+        .map(|query| query.get_id());
+    watcher.current = query;
+    if watcher.deliver(first, query).await.is_err() {
+        return;
     }
+    let _ = serve(&mut watcher).await;
+}
 
-    /// Delivers an event if the buffer has room, else counts it as lost. Returns false when
-    /// the reader is gone.
-    fn offer(&mut self, item: WatchItem) -> bool {
-        if self.lagged > 0 {
-            match self.args.items.try_send(WatchItem::Lagged(self.lagged)) {
-                Ok(()) => self.lagged = 0,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    self.lagged += 1;
-                    return true;
+async fn serve(watcher: &mut Watcher) -> Result<(), Closed> {
+    let mut status = watcher.client.inner.status.clone();
+    let options = watcher.client.options().clone();
+    loop {
+        // 1. A usable link to a supervisor that has not said it stopped.
+        let query = loop {
+            let current = usable(&status.borrow_and_update());
+            match current {
+                // Another shim of the query actor: the session was lost and re-made in
+                // between (faster than this task saw it). Say so; the replay below fills in.
+                Ok(query)
+                    if watcher.connected
+                        && watcher
+                            .current
+                            .is_some_and(|current| current != query.get_id()) =>
+                {
+                    watcher.disconnected(DisconnectReason::SessionLost).await?;
+                    watcher.current = None;
+                    continue;
                 }
-                Err(mpsc::error::TrySendError::Closed(_)) => return false,
-            }
-        }
-        match self.args.items.try_send(item) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.lagged += 1;
-                true
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
-        }
-    }
-
-    /// Delivers a notice, waiting for room: notices are never dropped. Returns false when
-    /// the reader is gone.
-    async fn notify(&mut self, item: WatchItem) -> bool {
-        if self.lagged > 0 {
-            if self
-                .args
-                .items
-                .send(WatchItem::Lagged(self.lagged))
-                .await
-                .is_err()
-            {
-                return false;
-            }
-            self.lagged = 0;
-        }
-        self.args.items.send(item).await.is_ok()
-    }
-}
-
-impl Actor for WatchActor {
-    type Msg = WatchMessage;
-    type State = WatchState;
-    type Arguments = WatchArgs;
-
-    async fn pre_start(
-        &self,
-        _myself: ActorRef<Self::Msg>,
-        args: Self::Arguments,
-    ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(WatchState {
-            args,
-            up: false,
-            down_queued: false,
-            lagged: 0,
-        })
-    }
-
-    async fn post_start(
-        &self,
-        myself: ActorRef<Self::Msg>,
-        state: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        ractor::pg::monitor(state.args.query_group.clone(), myself.get_cell());
-        // Joining is what subscribes: ractor_cluster propagates the membership to the
-        // watched node, whose relay then casts every event here.
-        ractor::pg::join(state.args.event_group.clone(), vec![myself.get_cell()]);
-        state.up = state.is_up();
-        if !state.up && !state.notify(WatchItem::Disconnected).await {
-            myself.stop(None);
-        }
-        Ok(())
-    }
-
-    async fn post_stop(
-        &self,
-        myself: ActorRef<Self::Msg>,
-        state: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        ractor::pg::demonitor(state.args.query_group.clone(), myself.get_id());
-        Ok(())
-    }
-
-    async fn handle_supervisor_evt(
-        &self,
-        myself: ActorRef<Self::Msg>,
-        event: SupervisionEvent,
-        state: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        let SupervisionEvent::ProcessGroupChanged(change) = event else {
-            return Ok(());
-        };
-        if change.get_group() != state.args.query_group {
-            return Ok(());
-        }
-        let up = state.is_up();
-        if up == state.up {
-            return Ok(());
-        }
-        state.up = up;
-        let delivered = if up {
-            // Group changes overtake queued messages, and the join travelled ahead of the
-            // new session's events: emit at once, before any of them.
-            let mut delivered = true;
-            if std::mem::take(&mut state.down_queued) {
-                delivered = state.notify(WatchItem::Disconnected).await;
-            }
-            delivered && state.notify(WatchItem::Reconnected).await
-        } else {
-            // Queue the notice behind the events that arrived before the loss.
-            state.down_queued = true;
-            myself.cast(WatchMessage::LinkDown).is_ok()
-        };
-        if !delivered {
-            myself.stop(None);
-        }
-        Ok(())
-    }
-
-    async fn handle(
-        &self,
-        myself: ActorRef<Self::Msg>,
-        message: Self::Msg,
-        state: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        let delivered = match message {
-            WatchMessage::Event(event) => state.offer(WatchItem::Event(event)),
-            WatchMessage::Undecodable(error) => state.notify(WatchItem::Undecodable(error)).await,
-            WatchMessage::LinkDown => {
-                if std::mem::take(&mut state.down_queued) {
-                    state.notify(WatchItem::Disconnected).await
-                } else {
-                    true
+                Ok(query) if Some(query.get_id()) != watcher.stopped => break query,
+                Ok(_) => {}
+                Err(reason) => {
+                    watcher
+                        .disconnected(reason.unwrap_or(DisconnectReason::SessionLost))
+                        .await?;
                 }
             }
-            WatchMessage::Flush(reply) => {
-                let _ = reply.send(wire::encode(&()));
-                true
+            if status.changed().await.is_err() {
+                return Err(Closed);
             }
         };
-        if !delivered {
-            myself.stop(None);
+        if !watcher.connected {
+            watcher.connected = true;
+            watcher.stopped = None;
+            watcher.send(WatchItem::Reconnected).await?;
         }
-        Ok(())
-    }
-}
-
-/// Makes sure every remote watcher of `event_group` has received the events sent to it so
-/// far, waiting at most `timeout` (all members at once).
-///
-/// ractor_cluster forwards group changes ahead of the messages still queued in a node
-/// session, so without this a watcher could see the query actor leave ("disconnected")
-/// before the supervisor's last events. A flush call travels behind those events through
-/// the same shim and session, and the watcher answers it from its mailbox, after them.
-/// Members that are not this crate's watchers (an actor with `Msg = Event`) drop the call;
-/// they only cost the timeout.
-pub(crate) async fn flush_remote_watchers(event_group: &str, timeout: Duration) {
-    let members: Vec<ActorCell> = ractor::pg::get_members(&event_group.to_owned())
-        .into_iter()
-        .filter(|cell| !cell.get_id().is_local())
-        .collect();
-    let flushes = members.into_iter().map(|cell| async move {
-        let (tx, rx) = oneshot::channel();
-        let call = SerializedMessage::Call {
-            variant: FLUSH.to_owned(),
-            args: wire::encode(&()),
-            reply: RpcReplyPort::from((tx, timeout)),
-            metadata: None,
+        watcher.current = Some(query.get_id());
+        // 2. Room for at least one event: never fetch what could not be kept.
+        drop(watcher.items.reserve().await.map_err(|_| Closed)?);
+        let room = watcher.items.capacity().max(1);
+        let max = u32::try_from(room).unwrap_or(MAX_BATCH).min(MAX_BATCH);
+        // 3. One long poll, abandoned if the link goes away meanwhile.
+        let request = FetchRequest::new(
+            watcher.position.reader,
+            watcher.position.epoch,
+            watcher.position.after,
+            max,
+            options.fetch_wait,
+        );
+        let id = query.get_id();
+        let timeout = options.fetch_wait + options.suspect_after;
+        let fetch = watcher
+            .client
+            .call_on(&query, "fetch", timeout, move |reply| {
+                super::QueryMessage::Fetch(request, reply)
+            });
+        let gone = async {
+            loop {
+                if status.changed().await.is_err() {
+                    return;
+                }
+                match usable(&status.borrow_and_update()) {
+                    Ok(now) if now.get_id() == id => {}
+                    _ => return,
+                }
+            }
         };
-        if cell.send_serialized(call).is_ok() {
-            let _ = tokio::time::timeout(timeout, rx).await;
+        let result = tokio::select! {
+            result = fetch => result,
+            () = gone => continue,
+        };
+        match result {
+            Ok(batch) => {
+                watcher.deliver(batch, Some(id)).await?;
+                if watcher.stopped.is_some() {
+                    // Tell the serving node we have everything (its shutdown waits for it).
+                    let client = watcher.client.clone();
+                    let ack = FetchRequest::new(
+                        watcher.position.reader,
+                        watcher.position.epoch,
+                        watcher.position.after,
+                        1,
+                        Duration::ZERO,
+                    );
+                    tokio::spawn(async move {
+                        let _ = client
+                            .call_on(&query, "fetch", timeout, move |reply| {
+                                super::QueryMessage::Fetch(ack, reply)
+                            })
+                            .await;
+                    });
+                }
+            }
+            Err(RemoteError::Query(QueryError::SequenceFromTheFuture { .. })) => {
+                // Only a serving node that lost its buffer state answers this mid-stream:
+                // go on from its present.
+                watcher.position.after = None;
+            }
+            Err(RemoteError::Query(QueryError::Wire(error))) => {
+                watcher.send(WatchItem::Undecodable(error)).await?;
+                tokio::time::sleep(options.reconnect_interval).await;
+            }
+            Err(RemoteError::Query(_)) => tokio::time::sleep(options.reconnect_interval).await,
+            // Timeouts and lost sessions: the link's status decides what the stream says.
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
         }
-    });
-    futures_util::future::join_all(flushes).await;
+    }
 }
 
 /// Live events of a remote supervisor, with link notices; see [`WatchItem`].
 ///
 /// Returned by [`RemoteSupervisor::events`](super::RemoteSupervisor::events). Read it with
-/// [`recv`](Self::recv) or as a [`futures_util::Stream`]. It ends (`None`) only if the
-/// watcher actor stopped (for example its local node was torn down); it does not end when
-/// the watched node dies — that is a [`WatchItem::Disconnected`], followed by
-/// [`WatchItem::Reconnected`] when the node is back.
+/// [`recv`](Self::recv) or as a [`futures_util::Stream`]. It ends (`None`) only when its
+/// task stopped (the client's link actor is gone, for example its local node was torn
+/// down); it does not end when the watched node dies or the supervisor stops — that is a
+/// [`WatchItem::Disconnected`], followed by [`WatchItem::Reconnected`] when it is back.
 ///
-/// Dropping the stream stops the watcher, which leaves the group (the watched relay stops
-/// sending at once). The stream keeps the client's link, and so its reconnection, alive.
+/// Dropping the stream stops its task. The stream keeps the client's link, and so its
+/// reconnection, alive. Memory is bounded by `event_capacity` items.
 pub struct EventStream {
     items: mpsc::Receiver<WatchItem>,
-    watcher: ActorRef<WatchMessage>,
-    _client: Arc<dyn Send + Sync>,
+    task: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for EventStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EventStream")
-            .field("watcher", &self.watcher.get_id())
+            .field("buffered", &self.items.len())
             .finish_non_exhaustive()
     }
 }
 
 impl EventStream {
-    pub(crate) fn new(
-        items: mpsc::Receiver<WatchItem>,
-        watcher: ActorRef<WatchMessage>,
-        client: Arc<dyn Send + Sync>,
-    ) -> Self {
-        EventStream {
-            items,
-            watcher,
-            _client: client,
-        }
-    }
-
-    /// The next item; `None` once the watcher has stopped.
+    /// The next item; `None` once the stream's task has stopped.
     pub async fn recv(&mut self) -> Option<WatchItem> {
         self.items.recv().await
     }
@@ -384,6 +331,6 @@ impl Stream for EventStream {
 
 impl Drop for EventStream {
     fn drop(&mut self) {
-        self.watcher.stop(None);
+        self.task.abort();
     }
 }

@@ -122,6 +122,13 @@ pub enum EventKind {
     /// `task` = slot.
     #[cfg(feature = "controller")]
     SlotResumed,
+    /// A peer node sent a remote control command (feature `cluster`, opt-in on the serving
+    /// side). `task` = the target task (absent for `shutdown`), `reason` =
+    /// `"<command> by <node>"` with the command (`cancel`, `remove`, `shutdown`) and the
+    /// peer's self-declared node name. Published before the command is carried out, also
+    /// when it is then refused.
+    #[cfg(feature = "cluster")]
+    RemoteCommand,
 }
 
 impl EventKind {
@@ -166,6 +173,8 @@ impl EventKind {
             Self::SlotPaused => "slot_paused",
             #[cfg(feature = "controller")]
             Self::SlotResumed => "slot_resumed",
+            #[cfg(feature = "cluster")]
+            Self::RemoteCommand => "remote_command",
         }
     }
 
@@ -255,6 +264,8 @@ mod tests {
         (EventKind::SlotPaused, "slot_paused"),
         #[cfg(feature = "controller")]
         (EventKind::SlotResumed, "slot_resumed"),
+        #[cfg(feature = "cluster")]
+        (EventKind::RemoteCommand, "remote_command"),
     ];
 
     fn serde_label<T: Serialize>(value: &T) -> String {

@@ -28,6 +28,8 @@ pub use event::Event;
 #[cfg(all(test, feature = "cluster"))]
 pub(crate) use event::tests as event_tests;
 pub use kind::{BackoffSource, EventKind};
+#[cfg(feature = "cluster")]
+pub(crate) use relay::EventTap;
 pub use relay::RelayMessage;
 pub(crate) use relay::{RelayActor, RelayArgs};
 pub(crate) use sink::EventSink;

@@ -64,6 +64,17 @@ pub(crate) enum RelayCommandKind {
 /// The relay actor. See the module documentation.
 pub(crate) struct RelayActor;
 
+/// A synchronous receiver of every delivered batch, called on the relay's task after the
+/// group members (feature `cluster`: the replay buffer of remote streams, `cluster/stream.rs`).
+/// It must not block; it counts as a listener while [`active`](Self::active) is true.
+#[cfg(feature = "cluster")]
+pub(crate) trait EventTap: Send + Sync {
+    /// Whether the tap wants events now (read when listening is refreshed and per batch).
+    fn active(&self) -> bool;
+    /// One delivered batch, in delivery order.
+    fn deliver(&self, events: &[Arc<Event>]);
+}
+
 /// Spawn arguments of the relay (opaque).
 pub(crate) struct RelayArgs {
     lanes: Option<Arc<Lanes>>,
@@ -71,6 +82,8 @@ pub(crate) struct RelayArgs {
     port: Arc<OutputPort<Event>>,
     group: String,
     observer: crate::observe::Observer,
+    #[cfg(feature = "cluster")]
+    tap: Option<Arc<dyn EventTap>>,
 }
 
 impl RelayArgs {
@@ -102,7 +115,16 @@ impl RelayArgs {
             port: Arc::new(OutputPort::default()),
             group,
             observer: Default::default(),
+            #[cfg(feature = "cluster")]
+            tap: None,
         })
+    }
+
+    /// Adds the tap (see [`EventTap`]).
+    #[cfg(feature = "cluster")]
+    pub(crate) fn with_tap(mut self, tap: Arc<dyn EventTap>) -> Self {
+        self.tap = Some(tap);
+        self
     }
 
     /// Records event loss to `observer`'s metrics (feature `metrics`).
@@ -142,6 +164,8 @@ pub(crate) struct RelayState {
     /// The batch being delivered; kept to reuse its allocation.
     batch: std::collections::VecDeque<Arc<Event>>,
     observer: crate::observe::Observer,
+    #[cfg(feature = "cluster")]
+    tap: Option<Arc<dyn EventTap>>,
 }
 
 impl RelayState {
@@ -157,6 +181,8 @@ impl RelayState {
             foreign: std::collections::HashSet::new(),
             batch: std::collections::VecDeque::new(),
             observer: args.observer,
+            #[cfg(feature = "cluster")]
+            tap: args.tap,
         }
     }
 
@@ -192,6 +218,12 @@ impl RelayState {
                 let delivered = member.cast(Event::clone(event)).is_ok();
                 self.delivery.count_group_cast(delivered);
             }
+        }
+        #[cfg(feature = "cluster")]
+        if let Some(tap) = &self.tap
+            && tap.active()
+        {
+            tap.deliver(events);
         }
     }
 
@@ -252,6 +284,8 @@ impl RelayState {
 
     fn refresh_listening(&self) {
         let consumers = self.lanes.is_some() || !self.members.is_empty();
+        #[cfg(feature = "cluster")]
+        let consumers = consumers || self.tap.as_ref().is_some_and(|tap| tap.active());
         self.sink.stats.refresh_listening(consumers);
     }
 }

@@ -161,6 +161,18 @@ impl EventSink {
         }
     }
 
+    /// A tap became active (feature `cluster`: the first remote fetch): events are built
+    /// from now on, and the relay recomputes who listens, counting the tap.
+    #[cfg(feature = "cluster")]
+    pub(crate) fn tap_activated(&self) {
+        if let Some((relay, state)) = &self.inner {
+            state.stats.listen();
+            let _ = relay.cast(RelayMessage::Command(RelayCommand(
+                RelayCommandKind::PortOpened,
+            )));
+        }
+    }
+
     /// The counters now: the final ones once the relay closed, else the relay's answer.
     pub(crate) async fn stats(&self) -> EventStats {
         let Some((relay, state)) = &self.inner else {

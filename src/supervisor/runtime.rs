@@ -127,6 +127,10 @@ impl Runtime {
         let event_group = format!("taskvisor.{name}.events");
         let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?
             .with_observer(observer.clone());
+        #[cfg(feature = "cluster")]
+        let serving = crate::cluster::ClusterPresence::serving();
+        #[cfg(feature = "cluster")]
+        let relay_args = relay_args.with_tap(serving.clone());
         let sink_state = relay_args.sink_state();
         let event_port = relay_args.port();
         let lanes = relay_args.lanes();
@@ -219,7 +223,8 @@ impl Runtime {
         #[cfg(feature = "cluster")]
         let cluster = crate::cluster::ClusterPresence::start(
             &name,
-            event_group.clone(),
+            serving,
+            &events,
             &registry,
             &relay,
             #[cfg(feature = "controller")]
@@ -250,6 +255,8 @@ impl Runtime {
             cluster,
         });
         let _ = link_runtime.set(Arc::downgrade(&runtime));
+        #[cfg(feature = "cluster")]
+        runtime.cluster.serving_side().attach(&runtime);
         if let Some((_, gone)) = parent_link {
             // The parent stopped (or was killed): shut down gracefully, as if asked to. The
             // task ends when the link goes away, which at the latest is the end of shutdown.

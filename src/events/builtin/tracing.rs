@@ -74,6 +74,8 @@ impl TracingSubscriber {
             | EventKind::TaskRemoved => Level::DEBUG,
             #[cfg(feature = "controller")]
             EventKind::ControllerSubmitted | EventKind::ControllerJoined => Level::DEBUG,
+            #[cfg(feature = "cluster")]
+            EventKind::RemoteCommand => Level::INFO,
             _ => Level::TRACE,
         }
     }

@@ -1,0 +1,699 @@
+//! The serving side of remote event streams and remote control: the per-supervisor replay
+//! buffer, the per-supervisor stream sequence, the readers' bookkeeping and the control
+//! settings.
+//!
+//! Owns: one [`ReplayBuffer`] per supervisor (behind a mutex), fed by the relay through the
+//! [`EventTap`] hook after every delivered batch, in delivery order; the [`RemoteControl`]
+//! settings; a bounded table of the readers that fetched recently.
+//! Takes: `Fetch` requests from the query actor (long polls) and the relay's batches.
+//! Sends: nothing by itself; a fetch waiting for events is woken through a `Notify`.
+//!
+//! # Sequence numbers
+//! Every event that reaches the buffer gets the next number of the supervisor's stream
+//! sequence (1, 2, 3, … without gaps), assigned here, where the stream is produced. The
+//! numbers belong to one *epoch*: a random id drawn when the supervisor is served. A
+//! supervisor served again (for example after its node restarted) has another epoch, and
+//! its sequence starts again at 1. Recording starts with the first fetch of any remote
+//! reader (before that the events are not even built, as with no listener at all) and goes
+//! on until the supervisor shuts down.
+//!
+//! # Replay
+//! The buffer keeps the newest `capacity` sequenced events (default
+//! [`DEFAULT_REPLAY_CAPACITY`]). A reader asks for everything after the last sequence it
+//! has; it gets what the buffer still holds, in order, and a [`Gap`] naming exactly the
+//! numbers that fell out of it. A request for a sequence beyond the newest one of the same
+//! epoch is answered [`QueryError::SequenceFromTheFuture`](super::QueryError::SequenceFromTheFuture).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{Notify, Semaphore};
+
+use super::query::QueryError;
+use crate::events::{Event, EventSink, EventTap};
+use crate::supervisor::runtime::Runtime;
+
+/// Default capacity of a supervisor's replay buffer, in events.
+pub const DEFAULT_REPLAY_CAPACITY: usize = 10_000;
+
+/// Most events one fetch returns.
+pub const MAX_BATCH: u32 = 4_096;
+
+/// Longest time a fetch may wait for new events on the serving node.
+pub const MAX_FETCH_WAIT: Duration = Duration::from_secs(10);
+
+/// Fetches that may wait on one supervisor at the same time; more are answered at once.
+const MAX_WAITING_FETCHES: usize = 256;
+
+/// Readers remembered per supervisor (for the shutdown flush); the least recently seen one
+/// is forgotten first.
+const MAX_READERS: usize = 1_024;
+
+/// Readers that fetched within this window are waited for at shutdown.
+const READER_RECENT: Duration = Duration::from_secs(5);
+
+/// One event with its place in the supervisor's stream sequence.
+///
+/// Dereferences to the [`Event`], so `item.kind` and the other fields read as before.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SequencedEvent {
+    /// The event's number in its supervisor's stream sequence: 1 for the first recorded
+    /// event of an epoch, then +1 per event, without gaps on the serving side.
+    pub seq: u64,
+    /// The event as the serving node's relay delivered it (its own `seq` and `at` are the
+    /// serving process's construction counter and clock).
+    pub event: Event,
+}
+
+impl std::ops::Deref for SequencedEvent {
+    type Target = Event;
+
+    fn deref(&self) -> &Event {
+        &self.event
+    }
+}
+
+/// Stream sequence numbers that a reader asked for but the serving node no longer holds:
+/// `from..=to`, both inclusive, so exactly `to - from + 1` events were lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gap {
+    /// The first lost sequence number.
+    pub from: u64,
+    /// The last lost sequence number.
+    pub to: u64,
+}
+
+impl Gap {
+    /// How many events the gap covers (`to - from + 1`).
+    pub fn len(&self) -> u64 {
+        self.to - self.from + 1
+    }
+
+    /// Always false: a gap covers at least one event.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// A fetch request (the argument of `QueryMessage::Fetch` on the wire).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FetchRequest {
+    /// The reader's random id (used to wait for readers at shutdown; not an identity).
+    pub reader: u64,
+    /// The epoch `after` belongs to; `None` for a reader that has none yet.
+    pub epoch: Option<u64>,
+    /// Everything after this sequence number; `None`: from now on (the reply carries no
+    /// events, only the current head, at once).
+    pub after: Option<u64>,
+    /// Most events in the reply (capped at [`MAX_BATCH`], at least 1).
+    pub max: u32,
+    /// How long the serving node may wait for a new event before it answers with none, in
+    /// milliseconds (capped at [`MAX_FETCH_WAIT`]).
+    pub wait_ms: u32,
+}
+
+impl FetchRequest {
+    /// A request for everything after `after` of `epoch`, at most `max` events, waiting up
+    /// to `wait` for the first one.
+    pub fn new(
+        reader: u64,
+        epoch: Option<u64>,
+        after: Option<u64>,
+        max: u32,
+        wait: Duration,
+    ) -> Self {
+        FetchRequest {
+            reader,
+            epoch,
+            after,
+            max,
+            wait_ms: u32::try_from(wait.as_millis()).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// The answer to a fetch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct EventBatch {
+    /// The epoch of the serving supervisor's stream sequence.
+    pub epoch: u64,
+    /// The newest sequence number assigned so far (0: none yet).
+    pub head: u64,
+    /// The request named another epoch: the supervisor was served again since; the batch
+    /// starts at the beginning of the new epoch's buffer.
+    pub restarted: bool,
+    /// Sequence numbers after the requested one that the buffer no longer holds.
+    pub gap: Option<Gap>,
+    /// The events, in sequence order, without gaps between them.
+    pub events: Vec<SequencedEvent>,
+    /// The supervisor is shutting down and this batch ends at its last event: there will
+    /// be no more.
+    pub closed: bool,
+}
+
+impl EventBatch {
+    /// The sequence the reader has after this batch, given the request's `after`: the last
+    /// event's, else the gap's end, else `after`, else (a "from now" request, or a new
+    /// epoch with nothing buffered) `head`.
+    pub fn last_seq(&self, after: Option<u64>) -> u64 {
+        match (self.events.last(), self.gap, after) {
+            (Some(last), _, _) => last.seq,
+            (None, Some(gap), _) => gap.to,
+            (None, None, Some(after)) if !self.restarted => after,
+            (None, None, _) => self.head,
+        }
+    }
+}
+
+/// The serving side's stream counters of one supervisor (answer of
+/// `QueryMessage::StreamStats`): what the bounds hold now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StreamStats {
+    /// The epoch of the stream sequence.
+    pub epoch: u64,
+    /// The newest sequence number assigned (0: none yet).
+    pub head: u64,
+    /// Events held in the replay buffer now (at most `capacity`).
+    pub buffered: u64,
+    /// The replay buffer's capacity, in events.
+    pub capacity: u64,
+    /// Readers remembered (at most 1 024; the least recently seen is forgotten first).
+    pub readers: u64,
+    /// Fetches waiting for events now (at most 256; more are answered at once).
+    pub waiting_fetches: u64,
+    /// Whether recording has started (the first fetch of any reader).
+    pub recording: bool,
+}
+
+/// The bounded buffer of one supervisor's sequenced events (pure; see the module docs).
+#[derive(Debug)]
+pub(crate) struct ReplayBuffer {
+    epoch: u64,
+    capacity: usize,
+    events: VecDeque<(u64, Arc<Event>)>,
+    head: u64,
+    closed: bool,
+}
+
+impl ReplayBuffer {
+    pub(crate) fn new(epoch: u64, capacity: usize) -> Self {
+        ReplayBuffer {
+            epoch,
+            capacity,
+            events: VecDeque::new(),
+            head: 0,
+            closed: false,
+        }
+    }
+
+    /// Assigns the next sequence number to `event` and keeps it, dropping the oldest when
+    /// full.
+    pub(crate) fn push(&mut self, event: Arc<Event>) {
+        self.head += 1;
+        if self.capacity == 0 {
+            return;
+        }
+        if self.events.len() >= self.capacity {
+            self.events.pop_front();
+        }
+        self.events.push_back((self.head, event));
+    }
+
+    pub(crate) fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+        while self.events.len() > capacity {
+            self.events.pop_front();
+        }
+    }
+
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+    }
+
+    /// The sequence number of the oldest held event (`head + 1` when none is held).
+    fn first(&self) -> u64 {
+        self.events.front().map_or(self.head + 1, |(seq, _)| *seq)
+    }
+
+    /// Whether a read with these arguments would return something now (events, a gap, the
+    /// end, or an error), so a fetch should not wait.
+    pub(crate) fn ready(&self, epoch: Option<u64>, after: Option<u64>) -> bool {
+        match (epoch, after) {
+            (_, None) => true,
+            (Some(epoch), _) if epoch != self.epoch => true,
+            (_, Some(after)) => self.closed || after != self.head,
+        }
+    }
+
+    /// Reads everything after `after` (see [`FetchRequest`]), at most `max` events.
+    ///
+    /// # Errors
+    /// [`QueryError::SequenceFromTheFuture`] when `after` is beyond the head of the same
+    /// epoch.
+    pub(crate) fn read(
+        &self,
+        epoch: Option<u64>,
+        after: Option<u64>,
+        max: usize,
+    ) -> Result<EventBatch, QueryError> {
+        let restarted = epoch.is_some_and(|epoch| epoch != self.epoch);
+        let after = if restarted { Some(0) } else { after };
+        let mut batch = EventBatch {
+            epoch: self.epoch,
+            head: self.head,
+            restarted,
+            gap: None,
+            events: Vec::new(),
+            closed: false,
+        };
+        let Some(after) = after else {
+            batch.closed = self.closed;
+            return Ok(batch);
+        };
+        if after > self.head {
+            return Err(QueryError::SequenceFromTheFuture {
+                requested: after,
+                head: self.head,
+            });
+        }
+        let first = self.first();
+        if after + 1 < first {
+            batch.gap = Some(Gap {
+                from: after + 1,
+                to: first - 1,
+            });
+        }
+        let start = (after + 1).max(first);
+        let skip = usize::try_from(start - first).unwrap_or(usize::MAX);
+        batch.events = self
+            .events
+            .iter()
+            .skip(skip)
+            .take(max.max(1))
+            .map(|(seq, event)| SequencedEvent {
+                seq: *seq,
+                event: Event::clone(event),
+            })
+            .collect();
+        let reached = batch
+            .events
+            .last()
+            .map_or(batch.gap.map_or(after, |gap| gap.to), |event| event.seq);
+        batch.closed = self.closed && reached == self.head;
+        Ok(batch)
+    }
+}
+
+/// What a serving supervisor lets peers do (see
+/// [`SupervisorHandle::set_remote_control`](crate::SupervisorHandle::set_remote_control)).
+/// `Default` (and [`RemoteControl::off`]) allows nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteControl {
+    /// `RemoteSupervisor::cancel` is carried out.
+    pub cancel: bool,
+    /// `RemoteSupervisor::remove` is carried out.
+    pub remove: bool,
+    /// `RemoteSupervisor::shutdown` is carried out.
+    pub shutdown: bool,
+}
+
+impl RemoteControl {
+    /// Nothing allowed (the default).
+    pub const fn off() -> Self {
+        RemoteControl {
+            cancel: false,
+            remove: false,
+            shutdown: false,
+        }
+    }
+
+    /// Cancel, remove and shutdown allowed.
+    pub const fn all() -> Self {
+        RemoteControl {
+            cancel: true,
+            remove: true,
+            shutdown: true,
+        }
+    }
+
+    /// Cancel and remove allowed, shutdown not.
+    pub const fn tasks_only() -> Self {
+        RemoteControl {
+            cancel: true,
+            remove: true,
+            shutdown: false,
+        }
+    }
+}
+
+/// A reader's latest request.
+struct ReaderSeen {
+    after: Option<u64>,
+    at: Instant,
+}
+
+/// The serving side of one supervisor (see the module documentation).
+pub(crate) struct Serving {
+    buffer: Mutex<ReplayBuffer>,
+    notify: Notify,
+    active: AtomicBool,
+    waiting: Arc<Semaphore>,
+    readers: Mutex<HashMap<u64, ReaderSeen>>,
+    control: Mutex<RemoteControl>,
+    events: OnceLock<EventSink>,
+    runtime: OnceLock<Weak<Runtime>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Serving {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Serving {
+            buffer: Mutex::new(ReplayBuffer::new(
+                fastrand::u64(1..),
+                DEFAULT_REPLAY_CAPACITY,
+            )),
+            notify: Notify::new(),
+            active: AtomicBool::new(false),
+            waiting: Arc::new(Semaphore::new(MAX_WAITING_FETCHES)),
+            readers: Mutex::new(HashMap::new()),
+            control: Mutex::new(RemoteControl::off()),
+            events: OnceLock::new(),
+            runtime: OnceLock::new(),
+        })
+    }
+
+    /// Called by the runtime once it is built.
+    pub(crate) fn attach(&self, runtime: &Arc<Runtime>) {
+        let _ = self.events.set(runtime.events.clone());
+        let _ = self.runtime.set(Arc::downgrade(runtime));
+    }
+
+    pub(crate) fn runtime(&self) -> Option<Arc<Runtime>> {
+        self.runtime.get().and_then(Weak::upgrade)
+    }
+
+    pub(crate) fn control(&self) -> RemoteControl {
+        *lock(&self.control)
+    }
+
+    pub(crate) fn set_control(&self, control: RemoteControl) {
+        *lock(&self.control) = control;
+    }
+
+    pub(crate) fn set_capacity(&self, capacity: usize) {
+        lock(&self.buffer).set_capacity(capacity);
+    }
+
+    pub(crate) fn epoch(&self) -> u64 {
+        lock(&self.buffer).epoch
+    }
+
+    pub(crate) fn stats(&self) -> StreamStats {
+        let (epoch, head, buffered, capacity) = {
+            let buffer = lock(&self.buffer);
+            (
+                buffer.epoch,
+                buffer.head,
+                buffer.events.len() as u64,
+                buffer.capacity as u64,
+            )
+        };
+        StreamStats {
+            epoch,
+            head,
+            buffered,
+            capacity,
+            readers: lock(&self.readers).len() as u64,
+            waiting_fetches: (MAX_WAITING_FETCHES - self.waiting.available_permits()) as u64,
+            recording: self.active.load(Ordering::Acquire),
+        }
+    }
+
+    /// Starts recording (first fetch): events are built from now on (as `event_port()`
+    /// does: the flag at once, then the relay recomputes it, counting the tap).
+    fn activate(&self) {
+        if !self.active.swap(true, Ordering::AcqRel)
+            && let Some(events) = self.events.get()
+        {
+            events.tap_activated();
+        }
+    }
+
+    fn note_reader(&self, request: &FetchRequest) {
+        let epoch = self.epoch();
+        let mut readers = lock(&self.readers);
+        if readers.len() >= MAX_READERS && !readers.contains_key(&request.reader) {
+            let oldest = readers
+                .iter()
+                .min_by_key(|(_, seen)| seen.at)
+                .map(|(id, _)| *id);
+            if let Some(oldest) = oldest {
+                readers.remove(&oldest);
+            }
+        }
+        readers.insert(
+            request.reader,
+            ReaderSeen {
+                after: if request.epoch == Some(epoch) || request.epoch.is_none() {
+                    request.after
+                } else {
+                    None
+                },
+                at: Instant::now(),
+            },
+        );
+    }
+
+    /// Answers one fetch: at once when something is there, else when the first event
+    /// arrives or after the request's wait.
+    ///
+    /// # Errors
+    /// [`QueryError::SequenceFromTheFuture`] (see [`ReplayBuffer::read`]).
+    pub(crate) async fn fetch(&self, request: FetchRequest) -> Result<EventBatch, QueryError> {
+        self.activate();
+        self.note_reader(&request);
+        let max = request.max.clamp(1, MAX_BATCH) as usize;
+        let wait = Duration::from_millis(u64::from(request.wait_ms)).min(MAX_FETCH_WAIT);
+        let deadline = tokio::time::Instant::now() + wait;
+        // Waiting is bounded per supervisor; a fetch beyond the bound answers at once.
+        let permit = self.waiting.clone().try_acquire_owned().ok();
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let buffer = lock(&self.buffer);
+                if permit.is_none() || buffer.ready(request.epoch, request.after) {
+                    return buffer.read(request.epoch, request.after, max);
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return lock(&self.buffer).read(request.epoch, request.after, max);
+            }
+        }
+    }
+
+    /// The shutdown's part: no more events will come; waits (at most `timeout`) until every
+    /// reader seen recently has asked for more after the last event, which proves it has
+    /// all of them.
+    pub(crate) async fn close(&self, timeout: Duration) {
+        let head = {
+            let mut buffer = lock(&self.buffer);
+            buffer.close();
+            buffer.head
+        };
+        self.notify.notify_waiters();
+        if !self.active.load(Ordering::Acquire) {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let all_read = lock(&self.readers).values().all(|seen| {
+                seen.at.elapsed() > READER_RECENT || seen.after.is_some_and(|after| after >= head)
+            });
+            if all_read || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+impl EventTap for Serving {
+    fn active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    fn deliver(&self, events: &[Arc<Event>]) {
+        {
+            let mut buffer = lock(&self.buffer);
+            if buffer.closed {
+                return;
+            }
+            for event in events {
+                buffer.push(event.clone());
+            }
+        }
+        self.notify.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventKind;
+
+    fn buffer(capacity: usize, events: u64) -> ReplayBuffer {
+        let mut buffer = ReplayBuffer::new(7, capacity);
+        for _ in 0..events {
+            buffer.push(Arc::new(Event::new(EventKind::TaskAdded)));
+        }
+        buffer
+    }
+
+    fn seqs(batch: &EventBatch) -> Vec<u64> {
+        batch.events.iter().map(|e| e.seq).collect()
+    }
+
+    #[test]
+    fn from_now_returns_the_head_and_no_events() {
+        let batch = buffer(10, 5).read(None, None, 100).unwrap();
+        assert_eq!((batch.epoch, batch.head, batch.events.len()), (7, 5, 0));
+        assert_eq!(batch.last_seq(None), 5);
+    }
+
+    #[test]
+    fn everything_after_a_sequence_in_order() {
+        let batch = buffer(10, 5).read(Some(7), Some(2), 100).unwrap();
+        assert_eq!(seqs(&batch), [3, 4, 5]);
+        assert_eq!(batch.gap, None);
+        assert_eq!(batch.last_seq(Some(2)), 5);
+    }
+
+    #[test]
+    fn a_batch_is_bounded_by_max() {
+        let batch = buffer(10, 8).read(Some(7), Some(0), 3).unwrap();
+        assert_eq!(seqs(&batch), [1, 2, 3]);
+    }
+
+    #[test]
+    fn what_fell_out_of_the_buffer_is_an_exact_gap() {
+        let b = buffer(4, 10);
+        let batch = b.read(Some(7), Some(2), 100).unwrap();
+        assert_eq!(batch.gap, Some(Gap { from: 3, to: 6 }));
+        assert_eq!(batch.gap.unwrap().len(), 4);
+        assert_eq!(seqs(&batch), [7, 8, 9, 10]);
+        // A zero-capacity buffer only counts.
+        let batch = buffer(0, 3).read(Some(7), Some(0), 100).unwrap();
+        assert_eq!(batch.gap, Some(Gap { from: 1, to: 3 }));
+        assert!(batch.events.is_empty());
+        assert_eq!(batch.last_seq(Some(0)), 3);
+    }
+
+    #[test]
+    fn a_sequence_from_the_future_is_refused() {
+        assert_eq!(
+            buffer(10, 5).read(Some(7), Some(6), 100).unwrap_err(),
+            QueryError::SequenceFromTheFuture {
+                requested: 6,
+                head: 5
+            }
+        );
+    }
+
+    #[test]
+    fn another_epoch_starts_at_the_beginning() {
+        let batch = buffer(10, 3).read(Some(99), Some(1_000), 100).unwrap();
+        assert!(batch.restarted);
+        assert_eq!(seqs(&batch), [1, 2, 3]);
+    }
+
+    #[test]
+    fn readiness_and_the_end() {
+        let mut b = buffer(10, 3);
+        assert!(!b.ready(Some(7), Some(3)));
+        assert!(b.ready(Some(7), Some(2)));
+        assert!(b.ready(None, None));
+        assert!(b.ready(Some(8), Some(3)));
+        let batch = b.read(Some(7), Some(1), 1).unwrap();
+        assert!(!batch.closed);
+        b.close();
+        assert!(b.ready(Some(7), Some(3)));
+        assert!(
+            !b.read(Some(7), Some(1), 1).unwrap().closed,
+            "not at the end yet"
+        );
+        assert!(b.read(Some(7), Some(1), 10).unwrap().closed);
+    }
+
+    #[tokio::test]
+    async fn readers_are_bounded_and_fetches_from_the_future_are_typed() {
+        let serving = Serving::new();
+        for reader in 0..(MAX_READERS as u64 + 50) {
+            let request = FetchRequest::new(reader, None, None, 1, Duration::ZERO);
+            serving.fetch(request).await.unwrap();
+        }
+        let stats = serving.stats();
+        assert_eq!(stats.readers, MAX_READERS as u64);
+        assert!(stats.recording);
+        let request = FetchRequest::new(1, None, Some(5), 1, Duration::ZERO);
+        assert_eq!(
+            serving.fetch(request).await.unwrap_err(),
+            QueryError::SequenceFromTheFuture {
+                requested: 5,
+                head: 0
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn a_waiting_fetch_wakes_at_the_first_event() {
+        let serving = Serving::new();
+        serving
+            .fetch(FetchRequest::new(1, None, None, 1, Duration::ZERO))
+            .await
+            .unwrap();
+        let waiting = {
+            let serving = serving.clone();
+            tokio::spawn(async move {
+                serving
+                    .fetch(FetchRequest::new(
+                        1,
+                        None,
+                        Some(0),
+                        10,
+                        Duration::from_secs(30),
+                    ))
+                    .await
+            })
+        };
+        while serving.stats().waiting_fetches == 0 {
+            tokio::task::yield_now().await;
+        }
+        serving.deliver(&[Arc::new(Event::new(EventKind::TaskAdded))]);
+        let batch = waiting.await.unwrap().unwrap();
+        assert_eq!(seqs(&batch), [1]);
+    }
+
+    #[test]
+    fn shrinking_keeps_the_newest() {
+        let mut b = buffer(10, 10);
+        b.set_capacity(2);
+        let batch = b.read(Some(7), Some(0), 100).unwrap();
+        assert_eq!(batch.gap, Some(Gap { from: 1, to: 8 }));
+        assert_eq!(seqs(&batch), [9, 10]);
+    }
+}
