@@ -662,6 +662,20 @@ fn remote_control_is_refused_when_off_and_carried_out_and_published_when_on() {
         );
         assert!(on.task_info("stuck-c").await.unwrap().is_some());
 
+        // Pause and resume go the same way: refused when off, carried out when on.
+        assert!(matches!(
+            off.pause("stuck-c").await,
+            Err(RemoteError::Query(QueryError::ControlDisabled { .. }))
+        ));
+        assert_eq!(on.pause("stuck-c").await, Ok(true));
+        assert_eq!(on.pause("stuck-c").await, Ok(false));
+        assert_eq!(on.resume("stuck-c").await, Ok(true));
+        assert_eq!(on.resume("stuck-c").await, Ok(false));
+        assert!(matches!(
+            on.pause("no-such-task").await,
+            Err(RemoteError::Query(QueryError::UnknownTask { .. }))
+        ));
+
         // Remote shutdown: the stream ends with every event, then `Stopped`.
         on.shutdown().await.unwrap();
         let mut kinds = Vec::new();

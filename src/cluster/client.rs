@@ -669,6 +669,32 @@ impl RemoteSupervisor {
             .await
     }
 
+    /// Pauses the remote task `target`, as its node's `SupervisorHandle::pause` would: no
+    /// new attempt starts until it is resumed. `Ok(true)` when this command paused it,
+    /// `Ok(false)` when it was already paused or being removed.
+    ///
+    /// # Errors
+    /// [`QueryError::ControlDisabled`] unless the serving side allowed pause
+    /// ([`RemoteControl::pause`](crate::cluster::RemoteControl::pause));
+    /// [`QueryError::UnknownTask`] when `target` is not registered there; otherwise as
+    /// [`list`](Self::list) (operation `"pause"`).
+    pub async fn pause(&self, target: impl Into<TaskTarget>) -> Result<bool, RemoteError> {
+        let request = self.control_request(ControlCommand::Pause(target.into()));
+        self.query("pause", move |reply| QueryMessage::Control(request, reply))
+            .await
+    }
+
+    /// Resumes the remote task `target`, as its node's `SupervisorHandle::resume` would.
+    /// `Ok(true)` when this command resumed it, `Ok(false)` when it was not paused.
+    ///
+    /// # Errors
+    /// As [`pause`](Self::pause) (operation `"resume"`).
+    pub async fn resume(&self, target: impl Into<TaskTarget>) -> Result<bool, RemoteError> {
+        let request = self.control_request(ControlCommand::Resume(target.into()));
+        self.query("resume", move |reply| QueryMessage::Control(request, reply))
+            .await
+    }
+
     /// Starts a graceful shutdown of the remote supervisor (as its `shutdown()`), and
     /// returns once it has started. Streams then end with
     /// `Disconnected { reason: Stopped }` after the supervisor's last event.

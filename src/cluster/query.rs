@@ -195,6 +195,12 @@ pub enum ControlCommand {
     /// A graceful shutdown of the whole supervisor, as `SupervisorHandle::shutdown`:
     /// replies `true` once the shutdown has started (not when it has finished).
     Shutdown,
+    /// `SupervisorHandle::pause(target)`: replies `true` when this command paused the task,
+    /// `false` when it was already paused or being removed.
+    Pause(TaskTarget),
+    /// `SupervisorHandle::resume(target)`: replies `true` when this command resumed the
+    /// task, `false` when it was not paused.
+    Resume(TaskTarget),
 }
 
 impl ControlCommand {
@@ -204,6 +210,8 @@ impl ControlCommand {
             ControlCommand::Cancel(_) => "cancel",
             ControlCommand::Remove(_) => "remove",
             ControlCommand::Shutdown => "shutdown",
+            ControlCommand::Pause(_) => "pause",
+            ControlCommand::Resume(_) => "resume",
         }
     }
 
@@ -212,12 +220,16 @@ impl ControlCommand {
             ControlCommand::Cancel(_) => control.cancel,
             ControlCommand::Remove(_) => control.remove,
             ControlCommand::Shutdown => control.shutdown,
+            ControlCommand::Pause(_) | ControlCommand::Resume(_) => control.pause,
         }
     }
 
     fn target(&self) -> Option<&TaskTarget> {
         match self {
-            ControlCommand::Cancel(target) | ControlCommand::Remove(target) => Some(target),
+            ControlCommand::Cancel(target)
+            | ControlCommand::Remove(target)
+            | ControlCommand::Pause(target)
+            | ControlCommand::Resume(target) => Some(target),
             ControlCommand::Shutdown => None,
         }
     }
@@ -621,7 +633,10 @@ fn control(state: &QueryArgs, request: ControlRequest, reply: RpcReplyPort<Query
                 }
                 None => Err(QueryError::Unavailable),
             },
-            ControlCommand::Cancel(target) | ControlCommand::Remove(target)
+            ControlCommand::Cancel(target)
+            | ControlCommand::Remove(target)
+            | ControlCommand::Pause(target)
+            | ControlCommand::Resume(target)
                 if !registered(&registry, &target, timeout).await =>
             {
                 Err(QueryError::UnknownTask {
@@ -637,6 +652,18 @@ fn control(state: &QueryArgs, request: ControlRequest, reply: RpcReplyPort<Query
             ControlCommand::Remove(target) => {
                 command(&registry, timeout, |port| {
                     RegistryMessage::Remove(target, port)
+                })
+                .await
+            }
+            ControlCommand::Pause(target) => {
+                command(&registry, timeout, |port| {
+                    RegistryMessage::Pause(target, port)
+                })
+                .await
+            }
+            ControlCommand::Resume(target) => {
+                command(&registry, timeout, |port| {
+                    RegistryMessage::Resume(target, port)
                 })
                 .await
             }

@@ -323,6 +323,8 @@ pub struct RemoteControl {
     pub remove: bool,
     /// `RemoteSupervisor::shutdown` is carried out.
     pub shutdown: bool,
+    /// `RemoteSupervisor::pause` and `resume` are carried out.
+    pub pause: bool,
 }
 
 impl RemoteControl {
@@ -332,24 +334,27 @@ impl RemoteControl {
             cancel: false,
             remove: false,
             shutdown: false,
+            pause: false,
         }
     }
 
-    /// Cancel, remove and shutdown allowed.
+    /// Cancel, remove, pause, resume and shutdown allowed.
     pub const fn all() -> Self {
         RemoteControl {
             cancel: true,
             remove: true,
             shutdown: true,
+            pause: true,
         }
     }
 
-    /// Cancel and remove allowed, shutdown not.
+    /// Cancel, remove, pause and resume allowed, shutdown not.
     pub const fn tasks_only() -> Self {
         RemoteControl {
             cancel: true,
             remove: true,
             shutdown: false,
+            pause: true,
         }
     }
 }
