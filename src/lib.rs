@@ -1,6 +1,6 @@
 //! # ractor-taskvisor
 //!
-//! An in-process task supervisor built on the [`ractor`] actor framework. Hand it async
+//! An in-process task supervisor built on the [ractor](https://docs.rs/ractor) actor framework. Hand it async
 //! work and it runs that work with retries, backoff with jitter, attempt timeouts, panic
 //! capture, cooperative cancellation, graceful shutdown with a grace period, one reliable
 //! final outcome per watched task, and a best-effort lifecycle event stream.
@@ -10,9 +10,10 @@
 //! attempt's supervision event. The semantics follow taskvisor 0.8.1.
 //!
 //! Documentation cites the guarantees it implements as `docs/semantics.md#<section>`: the
-//! page of runtime guarantees in the repository (attempts, retries, timeouts, panics,
-//! cancellation, outcomes, admission, removal, shutdown, events, event loss, subscribers,
-//! slots, ownership, the ractor tree); OTP rules cite the Erlang/OTP `supervisor` manual.
+//! page of runtime guarantees in the repository (attempts, retries, timeouts, the stall
+//! watchdog, panics, cancellation, outcomes, admission, removal, pause, shutdown, groups,
+//! events, event loss, metrics, subscribers, slots, join-existing, ownership, the ractor
+//! tree, and the cluster streams); OTP rules cite the Erlang/OTP `supervisor` manual.
 //! `ARCHITECTURE.md` is the contributor's map.
 //!
 //! # What is public
@@ -24,7 +25,8 @@
 //! | group | items |
 //! |---|---|
 //! | entry points | [`Supervisor`], [`SupervisorBuilder`], [`SupervisorConfig`], [`TaskDefaults`] |
-//! | the handle and its operations | [`SupervisorHandle`], [`AddOperation`], [`WatchedAddOperation`], [`RemoveOperation`], [`CancelOperation`], [`OperationFuture`], [`TaskTarget`] |
+//! | the handle and its operations | [`SupervisorHandle`], [`AddOperation`], [`WatchedAddOperation`], [`RemoveOperation`], [`CancelOperation`], [`PauseOperation`], [`OperationFuture`], [`TaskTarget`] (the builders are `IntoFuture`: `.await` them, or call `.execute()` for a plain `Future`) |
+//! | supervision groups | [`TaskGroup`], [`GroupStrategy`] |
 //! | the task model | [`Task`], [`TaskFn`], [`TaskRef`], [`TaskSpec`], [`TaskSetting`], [`TaskContext`], [`TaskId`], [`TaskError`], [`FATAL_STOP_PREFIX`], [`SHUTDOWN_STOP_PREFIX`] |
 //! | policies | [`RestartPolicy`], [`BackoffPolicy`], [`JitterPolicy`], [`BackoffError`], [`AutoShutdown`] |
 //! | outcomes and state | [`TaskOutcome`], [`TaskOutcomeKind`], [`TaskWaiter`], [`TaskWaiterFuture`], [`TaskInfo`], [`TaskState`] |
@@ -32,7 +34,8 @@
 //! | keyed admission (feature `controller`) | [`ControllerSpec`], [`AdmissionPolicy`], [`ControllerConfig`], [`Submit`], [`WatchedSubmit`], [`PreparedSubmission`], [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`] |
 //! | the actors' messages | [`RegistryMessage`], [`RelayMessage`], [`ControllerMessage`] |
 //! | errors | [`Error`], [`RuntimeError`], [`SharedIoError`], [`ConfigError`], [`BuildError`], [`ControllerError`], [`BoxError`], [`SharedError`] |
-//! | remote monitoring (feature `cluster`) | the `cluster` module |
+//! | metrics (feature `metrics`) | the `metrics` module |
+//! | remote monitoring and control (feature `cluster`) | the `cluster` module |
 //!
 //! ```no_run
 //! use std::time::Duration;

@@ -83,6 +83,32 @@ pub enum TaskOutcome {
     },
 }
 
+/// One line for logs: the kind label, then the reason where the outcome has one, e.g.
+/// `outcome_completed`, `outcome_failed: execution failed: upstream down (exit code 2)`,
+/// `outcome_rejected (slot_busy): …`. Not a stable format: match on the variant instead of
+/// parsing it.
+impl fmt::Display for TaskOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_label())?;
+        match self {
+            Self::Failed {
+                reason, exit_code, ..
+            }
+            | Self::Fatal {
+                reason, exit_code, ..
+            } => {
+                write!(f, ": {reason}")?;
+                if let Some(code) = exit_code {
+                    write!(f, " (exit code {code})")?;
+                }
+                Ok(())
+            }
+            Self::Rejected { kind, reason } => write!(f, " ({}): {reason}", kind.as_label()),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl TaskOutcome {
     /// A `Failed` outcome (used by the runtime).
     pub(crate) fn failed(
@@ -401,6 +427,19 @@ impl Future for TaskWaiterFuture {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn display_is_the_label_and_the_reason() {
+        assert_eq!(TaskOutcome::Completed.to_string(), "outcome_completed");
+        assert_eq!(
+            TaskOutcome::failed("execution failed: down", Some(2), None).to_string(),
+            "outcome_failed: execution failed: down (exit code 2)"
+        );
+        assert_eq!(
+            TaskOutcome::rejected(RejectionKind::SlotBusy, "busy").to_string(),
+            "outcome_rejected (slot_busy): busy"
+        );
+    }
 
     fn all() -> Vec<(TaskOutcome, TaskOutcomeKind, &'static str)> {
         vec![

@@ -1096,3 +1096,28 @@ mod pause_slots {
         ));
     }
 }
+
+/// A body that blocks its thread keeps the watchdog's timer from running (same task); the
+/// stall is then judged when its result is classified, as the attempt timeout is. Real time
+/// (a thread sleep cannot be paused): the body blocks 3× its stall timeout, so the verdict
+/// does not depend on scheduling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_blocks_its_thread_past_the_stall_timeout_is_stalled_when_it_returns() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    let task = TaskFn::arc(|_ctx: TaskContext| async {
+        std::thread::sleep(ms(300));
+        Ok(())
+    });
+    let spec = TaskSpec::once("blocking", task).with_stall_timeout(ms(100));
+    let (_id, waiter) = handle.add_and_watch(spec).await.unwrap();
+    match waiter.wait().await.unwrap() {
+        TaskOutcome::Failed { reason, .. } => {
+            assert!(
+                reason.contains("stalled: no heartbeat for 100ms"),
+                "{reason}"
+            )
+        }
+        other => panic!("expected a stall failure, got {other:?}"),
+    }
+    handle.shutdown().await.unwrap();
+}

@@ -167,18 +167,17 @@ pub(crate) async fn run_attempt(
 
     let polled = match (shared.timeout, shared.stall, &heartbeat) {
         (limit, Some(stall), Some(heartbeat)) => {
-            match watch(
-                &mut future,
-                limit,
-                started,
-                heartbeat.stalled(stall.timeout),
-            )
-            .await
-            {
+            match watch(&mut future, limit, started, heartbeat, stall.timeout).await {
                 Watched::Done(result) => Some(result),
                 Watched::TimedOut => None,
                 Watched::Stalled => {
                     return stalled(shared, attempt, started, &attempt_token, future, stall).await;
+                }
+                Watched::StalledLate => {
+                    // The body already returned (past its stall deadline): nothing to wait
+                    // for, only to drop.
+                    attempt_token.cancel();
+                    return stall_verdict(shared, attempt, started, future, stall);
                 }
             }
         }
@@ -267,17 +266,23 @@ enum Watched<T> {
     TimedOut,
     /// The watchdog saw no heartbeat for the stall timeout.
     Stalled,
+    /// The body returned, but only after its stall deadline had passed (a body that blocked
+    /// its thread): a stall too, judged at classification as the timeout is.
+    StalledLate,
 }
 
-/// Polls `future` against the attempt timeout (same rule as without a watchdog: a result
-/// classified after the limit is a timeout) and the stall watchdog. Ties go to the body,
-/// then to the timeout.
+/// Polls `future` against the attempt timeout and the stall watchdog. Both are judged by
+/// the clock when the result is classified, not by poll order: a result classified after
+/// the attempt limit is a timeout, one classified more than the stall timeout after the
+/// latest heartbeat is a stall (the timeout first when both hold).
 async fn watch<F: Future + Unpin>(
     future: &mut F,
     limit: Option<Duration>,
     started: Instant,
-    stall: impl Future<Output = ()>,
+    heartbeat: &std::sync::Arc<Heartbeat>,
+    stall_timeout: Duration,
 ) -> Watched<F::Output> {
+    let stall = heartbeat.stalled(stall_timeout);
     let timeout = async move {
         match limit {
             Some(limit) => tokio::time::sleep_until(started + limit).await,
@@ -290,6 +295,10 @@ async fn watch<F: Future + Unpin>(
             Some(limit) if started.elapsed() > limit => {
                 drop_quietly(result);
                 Watched::TimedOut
+            }
+            _ if heartbeat.overdue(stall_timeout) => {
+                drop_quietly(result);
+                Watched::StalledLate
             }
             _ => Watched::Done(result),
         },
@@ -312,6 +321,17 @@ async fn stalled<F: Future + Unpin>(
     // Whatever the body returns after its cancellation (or nothing, when the window ends
     // first) does not change the verdict; it may own user values.
     drop_quietly(tokio::time::timeout(stall.grace, &mut future).await);
+    stall_verdict(shared, attempt, started, future, stall)
+}
+
+/// Drops the stalled body, publishes `AttemptStalled`: a retryable failure.
+fn stall_verdict<F>(
+    shared: &TaskShared,
+    attempt: u32,
+    started: Instant,
+    future: F,
+    stall: StallWatch,
+) -> AttemptVerdict {
     if let Err(payload) = try_drop(future) {
         return cleanup_panicked(shared, attempt, started, payload);
     }

@@ -71,6 +71,12 @@ impl Heartbeat {
         self.origin + last + timeout
     }
 
+    /// Whether more than `timeout` has passed since the latest beat (or the start): a
+    /// result classified now comes from a stalled attempt.
+    pub(crate) fn overdue(&self, timeout: Duration) -> bool {
+        Instant::now() > self.deadline(timeout)
+    }
+
     /// Resolves once `timeout` has passed since the latest beat (or the start).
     pub(crate) fn stalled(self: &Arc<Self>, timeout: Duration) -> impl Future<Output = ()> + use<> {
         let heartbeat = Arc::clone(self);
@@ -96,6 +102,14 @@ mod tests {
         let started = Instant::now();
         heartbeat.stalled(Duration::from_secs(2)).await;
         assert_eq!(started.elapsed(), Duration::from_secs(2));
+        assert!(
+            !heartbeat.overdue(Duration::from_secs(2)),
+            "due, not yet past"
+        );
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert!(heartbeat.overdue(Duration::from_secs(2)));
+        heartbeat.beat();
+        assert!(!heartbeat.overdue(Duration::from_secs(2)));
     }
 
     #[tokio::test(start_paused = true)]

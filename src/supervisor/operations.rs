@@ -27,6 +27,8 @@ use crate::task::TaskSpec;
 pub type OperationFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// Builder returned by [`SupervisorHandle::add`]. Awaits to `Result<TaskId, RuntimeError>`.
+/// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
+/// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
 ///
 /// `Ok` means the registry accepted the task (its first attempt may not have started).
 ///
@@ -232,6 +234,8 @@ pub(super) async fn call_registry<T: Send + 'static>(
 }
 
 /// Builder returned by [`SupervisorHandle::remove`]. Awaits to `Result<bool, RuntimeError>`.
+/// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
+/// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
 ///
 /// `true`: this call claimed the task and requested its cancellation; it returns before the
 /// terminal cleanup (which gets the supervisor grace, then a force-abort). `false`: unknown
@@ -319,6 +323,8 @@ impl IntoFuture for RemoveOperation {
 }
 
 /// Builder returned by [`SupervisorHandle::cancel`]. Awaits to `Result<bool, RuntimeError>`.
+/// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
+/// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
 ///
 /// Waits until the registration has left the registry and its final outcome is committed
 /// (bounded by the supervisor grace, after which it is force-aborted). `true` iff this call

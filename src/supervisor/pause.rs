@@ -151,6 +151,8 @@ impl SupervisorHandle {
 
 /// Builder returned by [`SupervisorHandle::pause`] and [`SupervisorHandle::resume`].
 /// Awaits to `Result<bool, RuntimeError>` (see those methods for the results and errors).
+/// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
+/// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
 #[must_use = "a pause or resume does nothing until awaited or executed"]
 pub struct PauseOperation {
     handle: SupervisorHandle,

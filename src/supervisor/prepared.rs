@@ -20,6 +20,8 @@ use crate::outcome::TaskWaiter;
 
 /// Builder returned by [`SupervisorHandle::submit`] and [`PreparedSubmission::submit`].
 /// Awaits to `Result<TaskId, ControllerError>`.
+/// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
+/// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
 ///
 /// - Awaited (or [`execute`](Self::execute)): waits for an ownership unit
 ///   (docs/semantics.md#ownership), then for room in the controller's command queue

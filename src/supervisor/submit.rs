@@ -36,8 +36,13 @@ impl SupervisorHandle {
         Submit::new(self.clone(), spec, None)
     }
 
-    /// Submits `spec` and watches it: `(id, waiter)`. Shorthand for
-    /// `submit(spec).watch()`; the future is `Send + 'static`.
+    /// Submits `spec` and watches it: `(id, waiter)`; the future is `Send + 'static`.
+    /// Like `submit(spec).watch()`, except for `JoinExisting` (below).
+    ///
+    /// The task is handed to the registry asynchronously: right after this returns, `id`
+    /// may still be controller work, so `pause(id)`, `watch(id)` and `task_info(id)` can
+    /// answer `TaskNotFound`/`None` for a moment; pause its slot
+    /// ([`pause_slot`](Self::pause_slot)) to hold work that has not started.
     ///
     /// For an [`AdmissionPolicy::JoinExisting`](crate::AdmissionPolicy::JoinExisting)
     /// submission it also waits for the controller to place it: when it joined the slot's
