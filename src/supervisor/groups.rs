@@ -4,11 +4,11 @@
 use ractor::rpc::CallResult;
 
 use super::handle::SupervisorHandle;
+use super::operations::requested;
 use crate::error::RuntimeError;
-use crate::events::{Event, EventKind};
 use crate::group::TaskGroup;
 use crate::identity::TaskId;
-use crate::outcome::{OutcomePromise, TaskWaiter};
+use crate::outcome::TaskWaiter;
 use crate::registry::{AddRequest, Command, CommandKind, GroupRequest, RegistryMessage};
 
 /// Adds `group`: checks it, takes one command slot and one ownership unit per member
@@ -69,20 +69,7 @@ pub(crate) async fn add_group(
     let mut result = Vec::with_capacity(specs.len());
     for spec in specs {
         let id = TaskId::next();
-        let (sender, waiter) = if watch {
-            let (tx, waiter) = OutcomePromise::pair(id);
-            (Some(tx), Some(waiter))
-        } else {
-            (None, None)
-        };
-        let task = spec.name_arc().clone();
-        let group = name.clone();
-        runtime.events.publish(|| {
-            Event::new(EventKind::TaskAddRequested)
-                .with_id(id)
-                .with_task(task)
-                .with_group(group)
-        });
+        let (sender, waiter) = requested(runtime, id, &spec, Some(&name), watch);
         members.push(AddRequest {
             id,
             spec,

@@ -171,18 +171,7 @@ pub(crate) async fn add(
             Some(acquire(runtime, ownership, fail_fast, exhausted).await?)
         }
     };
-    let (sender, waiter) = if watch {
-        let (tx, waiter) = OutcomePromise::pair(id);
-        (Some(tx), Some(waiter))
-    } else {
-        (None, None)
-    };
-    let name = spec.name_arc().clone();
-    runtime.events.publish(|| {
-        Event::new(EventKind::TaskAddRequested)
-            .with_id(id)
-            .with_task(name)
-    });
+    let (sender, waiter) = requested(runtime, id, &spec, None, watch);
     let request = AddRequest {
         id,
         spec,
@@ -202,6 +191,33 @@ pub(crate) async fn add(
     match reply {
         Ok(CallResult::Success(result)) => result.map(|()| (id, waiter)),
         _ => Err(RuntimeError::ShuttingDown),
+    }
+}
+
+/// An add of `id` is about to be handed to the registry: publishes `TaskAddRequested`
+/// (with the group of a group member) and, when `watch`, makes its outcome promise and
+/// waiter.
+pub(super) fn requested(
+    runtime: &Runtime,
+    id: TaskId,
+    spec: &TaskSpec,
+    group: Option<&std::sync::Arc<str>>,
+    watch: bool,
+) -> (Option<OutcomePromise>, Option<TaskWaiter>) {
+    runtime.events.publish(|| {
+        let event = Event::new(EventKind::TaskAddRequested)
+            .with_id(id)
+            .with_task(spec.name_arc().clone());
+        match group {
+            Some(group) => event.with_group(group.clone()),
+            None => event,
+        }
+    });
+    if watch {
+        let (promise, waiter) = OutcomePromise::pair(id);
+        (Some(promise), Some(waiter))
+    } else {
+        (None, None)
     }
 }
 

@@ -141,6 +141,22 @@ pub(crate) async fn intake(
     id: TaskId,
     watch: bool,
 ) -> Result<Option<TaskWaiter>, ControllerError> {
+    let (link, unit, permit) = wait_for_intake(handle).await?;
+    send(link, id, spec, unit, permit, watch)
+}
+
+/// The waiting intake's resources, in order: the controller link, an ownership unit (when
+/// the supervisor has an ownership capacity), then an intake permit.
+async fn wait_for_intake(
+    handle: &SupervisorHandle,
+) -> Result<
+    (
+        &ControllerLink,
+        Option<OwnedSemaphorePermit>,
+        OwnedSemaphorePermit,
+    ),
+    ControllerError,
+> {
     let runtime = handle.runtime();
     let link = open_link(runtime)?;
     let unit = match &runtime.ownership {
@@ -154,7 +170,7 @@ pub(crate) async fn intake(
     let permit = acquire(runtime, &link.shared.intake)
         .await
         .ok_or(ControllerError::Closed)?;
-    send(link, id, spec, unit, permit, watch)
+    Ok((link, unit, permit))
 }
 
 /// `submit_and_watch`: the waiting intake path, and for a `JoinExisting` submission the
@@ -171,19 +187,7 @@ pub(crate) async fn intake_and_watch(
             .ok_or(ControllerError::Closed)?;
         return Ok((waiter.id(), waiter));
     }
-    let runtime = handle.runtime();
-    let link = open_link(runtime)?;
-    let unit = match &runtime.ownership {
-        None => None,
-        Some(ownership) => Some(
-            acquire(runtime, ownership)
-                .await
-                .ok_or(ControllerError::Closed)?,
-        ),
-    };
-    let permit = acquire(runtime, &link.shared.intake)
-        .await
-        .ok_or(ControllerError::Closed)?;
+    let (link, unit, permit) = wait_for_intake(handle).await?;
     let (outcome, rx) = OutcomePromise::channel();
     let (placed, placement) = oneshot::channel();
     cast(link, id, spec, unit, permit, Some(outcome), Some(placed))?;
