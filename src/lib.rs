@@ -33,6 +33,7 @@
 //! | the actors' messages | [`RegistryMessage`], [`RelayMessage`], [`ControllerMessage`] |
 //! | errors | [`Error`], [`RuntimeError`], [`SharedIoError`], [`ConfigError`], [`BuildError`], [`ControllerError`], [`BoxError`], [`SharedError`] |
 //! | remote monitoring (feature `cluster`) | the `cluster` module |
+//! | live terminal console (feature `console`) | the `console` module, binary `taskvisor-console` |
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -61,6 +62,8 @@ mod attempt;
 #[cfg(feature = "cluster")]
 pub mod cluster;
 mod config;
+#[cfg(feature = "console")]
+pub mod console;
 #[cfg(feature = "controller")]
 mod controller;
 mod error;
