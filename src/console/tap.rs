@@ -20,6 +20,17 @@ struct Inbox {
     dropped: u64,
 }
 
+impl Inbox {
+    /// Keeps `event`; when [`EVENT_BUFFER`] are already waiting, drops the oldest.
+    fn push(&mut self, at: Instant, event: Event) {
+        if self.events.len() == EVENT_BUFFER {
+            self.events.pop_front();
+            self.dropped += 1;
+        }
+        self.events.push_back((at, event));
+    }
+}
+
 type Shared = Arc<Mutex<Inbox>>;
 
 pub(super) struct TapMessage(Event);
@@ -49,12 +60,10 @@ impl Actor for TapActor {
         TapMessage(event): Self::Msg,
         inbox: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let mut inbox = inbox.lock().unwrap_or_else(PoisonError::into_inner);
-        if inbox.events.len() == EVENT_BUFFER {
-            inbox.events.pop_front();
-            inbox.dropped += 1;
-        }
-        inbox.events.push_back((Instant::now(), event));
+        inbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Instant::now(), event);
         Ok(())
     }
 }
@@ -86,5 +95,58 @@ impl EventTap {
 
     pub(super) fn stop(self) {
         self.actor.stop(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{EventKind, Supervisor, SupervisorConfig, TaskFn, TaskSpec};
+
+    #[test]
+    fn a_full_buffer_drops_the_oldest_and_counts_them() {
+        let mut inbox = Inbox::default();
+        let at = Instant::now();
+        for n in 0..(EVENT_BUFFER as u32 + 3) {
+            inbox.push(at, Event::new(EventKind::AttemptStarting).with_attempt(n));
+        }
+        assert_eq!(inbox.events.len(), EVENT_BUFFER);
+        assert_eq!(inbox.dropped, 3);
+        assert_eq!(inbox.events[0].1.attempt, Some(3));
+    }
+
+    #[tokio::test]
+    async fn the_tap_receives_a_live_supervisors_events() {
+        let handle = Supervisor::new(SupervisorConfig::default(), Vec::new())
+            .serve()
+            .unwrap();
+        let tap = EventTap::start(&handle).await.unwrap();
+        let task = TaskFn::arc(|_ctx| async { Ok(()) });
+        let (id, waiter) = handle
+            .add_and_watch(TaskSpec::once("tapped", task))
+            .await
+            .unwrap();
+        waiter.wait().await.unwrap();
+        let mut kinds = Vec::new();
+        for _ in 0..400 {
+            let (events, dropped) = tap.drain();
+            assert_eq!(dropped, 0);
+            kinds.extend(
+                events
+                    .into_iter()
+                    .filter(|(_, event)| event.id == Some(id))
+                    .map(|(_, event)| event.kind),
+            );
+            if kinds.contains(&EventKind::TaskFinished) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(kinds.contains(&EventKind::AttemptStarting), "{kinds:?}");
+        assert!(kinds.contains(&EventKind::TaskFinished), "{kinds:?}");
+        tap.stop();
+        handle.shutdown().await.unwrap();
     }
 }
