@@ -49,6 +49,12 @@ impl TaskId {
     pub fn for_tests() -> Self {
         Self::next()
     }
+
+    /// A fixed id, for this crate's screen tests (never handed to a registry).
+    #[cfg(all(test, feature = "console"))]
+    pub(crate) const fn fixed(value: u64) -> Self {
+        TaskId(value)
+    }
 }
 
 impl fmt::Display for TaskId {

@@ -36,6 +36,7 @@
 //! | errors | [`Error`], [`RuntimeError`], [`SharedIoError`], [`ConfigError`], [`BuildError`], [`ControllerError`], [`BoxError`], [`SharedError`] |
 //! | metrics (feature `metrics`) | the `metrics` module |
 //! | remote monitoring and control (feature `cluster`) | the `cluster` module |
+//! | live terminal console (feature `console`) | the `console` module, binary `taskvisor-console` |
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -64,6 +65,8 @@ mod attempt;
 #[cfg(feature = "cluster")]
 pub mod cluster;
 mod config;
+#[cfg(feature = "console")]
+pub mod console;
 #[cfg(feature = "controller")]
 mod controller;
 mod error;

@@ -1,0 +1,461 @@
+//! The console's pure model: what the screen shows, fed from snapshots and events, and the
+//! view (sort, filter, selection) driven by keys. No I/O and no clock: every update takes
+//! the console time `now` (time since the console started) from its caller.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::KeyCode;
+
+#[cfg(feature = "controller")]
+use crate::SlotView;
+use crate::{BackoffSource, Event, EventKind, EventStats, TaskId, TaskInfo, TaskState};
+
+/// Seconds of restart and event history kept for the sparkline and the rate (one bucket per
+/// second).
+pub const HISTORY_SECS: usize = 60;
+/// Recent events kept per task (the oldest go first).
+pub const RECENT_EVENTS_PER_TASK: usize = 32;
+/// Tasks whose recent events are kept at most; beyond it, tasks absent from the latest
+/// snapshot are forgotten first.
+pub const MAX_TRACKED_TASKS: usize = 4096;
+/// The window, in whole seconds, over which [`ConsoleState::event_rate`] averages.
+pub const RATE_WINDOW_SECS: u64 = 5;
+
+/// A per-second counter over the last [`HISTORY_SECS`] seconds.
+#[derive(Debug, Clone, Default)]
+struct Series {
+    /// The second (of console time) of the last bucket.
+    head: u64,
+    /// Counts, oldest first; the last one is the bucket of second `head`.
+    counts: VecDeque<u64>,
+}
+
+impl Series {
+    fn advance(&mut self, second: u64) {
+        if self.counts.is_empty() {
+            self.head = second;
+            self.counts.push_back(0);
+            return;
+        }
+        if second <= self.head {
+            return;
+        }
+        let gap = second - self.head;
+        if gap >= HISTORY_SECS as u64 {
+            self.counts.clear();
+            self.counts.push_back(0);
+        } else {
+            for _ in 0..gap {
+                self.counts.push_back(0);
+            }
+        }
+        while self.counts.len() > HISTORY_SECS {
+            self.counts.pop_front();
+        }
+        self.head = second;
+    }
+
+    fn add(&mut self, second: u64, n: u64) {
+        self.advance(second);
+        // A late event (second < head) counts in its own bucket when it is still kept.
+        let back = (self.head - second.min(self.head)) as usize;
+        if back < self.counts.len() {
+            let index = self.counts.len() - 1 - back;
+            self.counts[index] += n;
+        }
+    }
+
+    /// The last `HISTORY_SECS` buckets, oldest first, zero-padded at the front.
+    fn history(&self) -> Vec<u64> {
+        let mut out = vec![0; HISTORY_SECS - self.counts.len()];
+        out.extend(self.counts.iter().copied());
+        out
+    }
+}
+
+/// One line of a task's recent events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentEvent {
+    /// Console time at which the console received it.
+    pub at: Duration,
+    /// What happened.
+    pub kind: EventKind,
+    /// The attempt number, on attempt and backoff events.
+    pub attempt: Option<u32>,
+    /// The event's reason, or for a backoff its delay (`"delay 250ms"`).
+    pub detail: Option<Arc<str>>,
+}
+
+/// One row of the task table: the latest snapshot of a task and when it entered its state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRow {
+    /// The task as the latest snapshot reported it.
+    pub info: TaskInfo,
+    /// Console time at which the console first saw it in `info.state` (an approximation:
+    /// a state change is noticed at the snapshot that shows it).
+    pub since: Duration,
+}
+
+impl TaskRow {
+    /// How long it has been in its state at console time `now`.
+    pub fn time_in_state(&self, now: Duration) -> Duration {
+        now.saturating_sub(self.since)
+    }
+}
+
+/// Everything the console shows, built from snapshots and events; pure and cheap to clone.
+///
+/// Feed it with [`apply_snapshot`](Self::apply_snapshot), `apply_slots` (feature
+/// `controller`), [`apply_stats`](Self::apply_stats) and
+/// [`record_event`](Self::record_event); draw it with [`render`](super::render). Memory is
+/// bounded: [`HISTORY_SECS`] buckets, [`RECENT_EVENTS_PER_TASK`] events for each of at most
+/// [`MAX_TRACKED_TASKS`] tasks, and one row per task of the latest snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct ConsoleState {
+    title: Arc<str>,
+    now: Duration,
+    tasks: Vec<TaskRow>,
+    #[cfg(feature = "controller")]
+    slots: Option<Vec<SlotView>>,
+    stats: EventStats,
+    restarts: Series,
+    events: Series,
+    recent: HashMap<TaskId, VecDeque<RecentEvent>>,
+    events_seen: u64,
+    console_dropped: u64,
+    notice: Option<Arc<str>>,
+}
+
+impl ConsoleState {
+    /// An empty state whose header shows `title` (e.g. the supervisor's name).
+    pub fn new(title: impl Into<Arc<str>>) -> Self {
+        Self {
+            title: title.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The header title.
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// The latest console time given to any update.
+    pub fn now(&self) -> Duration {
+        self.now
+    }
+
+    /// Moves the console clock to `now` (ignored if earlier), closing the buckets of the
+    /// seconds that passed with no event.
+    pub fn advance(&mut self, now: Duration) {
+        if now > self.now {
+            self.now = now;
+        }
+        let second = self.now.as_secs();
+        self.restarts.advance(second);
+        self.events.advance(second);
+    }
+
+    /// Replaces the task table with `tasks` (a `handle.snapshot()`), keeping the time in
+    /// state of each task whose state did not change.
+    pub fn apply_snapshot(&mut self, now: Duration, tasks: Vec<TaskInfo>) {
+        self.advance(now);
+        let previous: HashMap<TaskId, (TaskState, Duration)> = self
+            .tasks
+            .iter()
+            .map(|row| (row.info.id, (row.info.state, row.since)))
+            .collect();
+        self.tasks = tasks
+            .into_iter()
+            .map(|info| {
+                let since = match previous.get(&info.id) {
+                    Some((state, since)) if *state == info.state => *since,
+                    _ => self.now,
+                };
+                TaskRow { info, since }
+            })
+            .collect();
+        if self.recent.len() > MAX_TRACKED_TASKS {
+            let live: std::collections::HashSet<TaskId> =
+                self.tasks.iter().map(|row| row.info.id).collect();
+            self.recent.retain(|id, _| live.contains(id));
+        }
+    }
+
+    /// Replaces the slot list with a controller snapshot's slots.
+    #[cfg(feature = "controller")]
+    pub fn apply_slots(&mut self, slots: Vec<SlotView>) {
+        self.slots = Some(slots);
+    }
+
+    /// The slots of the latest controller snapshot; `None` when none was applied (no
+    /// controller).
+    #[cfg(feature = "controller")]
+    pub fn slots(&self) -> Option<&[SlotView]> {
+        self.slots.as_deref()
+    }
+
+    /// Replaces the event counters with `stats` (a `handle.event_stats()`).
+    pub fn apply_stats(&mut self, stats: EventStats) {
+        self.stats = stats;
+    }
+
+    /// The latest event counters.
+    pub fn stats(&self) -> &EventStats {
+        &self.stats
+    }
+
+    /// Counts `event`, received at console time `now`: into the event rate, into the
+    /// restart history when it schedules a retry after a failure (`BackoffScheduled` with
+    /// [`BackoffSource::Failure`]), and into its task's recent events when it has an id.
+    pub fn record_event(&mut self, now: Duration, event: &Event) {
+        self.advance(now);
+        let second = now.as_secs();
+        self.events_seen += 1;
+        self.events.add(second, 1);
+        if event.kind == EventKind::BackoffScheduled
+            && event.backoff_source == Some(BackoffSource::Failure)
+        {
+            self.restarts.add(second, 1);
+        }
+        let Some(id) = event.id else { return };
+        if !self.recent.contains_key(&id) && self.recent.len() >= MAX_TRACKED_TASKS {
+            let live: std::collections::HashSet<TaskId> =
+                self.tasks.iter().map(|row| row.info.id).collect();
+            self.recent.retain(|id, _| live.contains(id));
+            if self.recent.len() >= MAX_TRACKED_TASKS {
+                return;
+            }
+        }
+        let detail = match (event.kind, event.delay_ms) {
+            (EventKind::BackoffScheduled, Some(ms)) => Some(Arc::from(format!("delay {ms}ms"))),
+            _ => event.reason.clone(),
+        };
+        let ring = self.recent.entry(id).or_default();
+        if ring.len() == RECENT_EVENTS_PER_TASK {
+            ring.pop_front();
+        }
+        ring.push_back(RecentEvent {
+            at: now,
+            kind: event.kind,
+            attempt: event.attempt,
+            detail,
+        });
+    }
+
+    /// Sets or clears the warning shown in the header (e.g. `"supervisor stopped"`).
+    pub fn set_notice(&mut self, notice: Option<Arc<str>>) {
+        self.notice = notice;
+    }
+
+    /// The header warning, if any.
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
+    }
+
+    /// Counts `n` events the console itself could not keep (its bounded buffer was full).
+    pub fn note_console_dropped(&mut self, n: u64) {
+        self.console_dropped += n;
+    }
+
+    /// Events the console's own bounded buffer dropped.
+    pub fn console_dropped(&self) -> u64 {
+        self.console_dropped
+    }
+
+    /// Events recorded since start.
+    pub fn events_seen(&self) -> u64 {
+        self.events_seen
+    }
+
+    /// Restarts per second over the last [`HISTORY_SECS`] seconds, oldest first (the last
+    /// entry is the current, still open second).
+    pub fn restart_history(&self) -> Vec<u64> {
+        self.restarts.history()
+    }
+
+    /// Events per second over the last [`HISTORY_SECS`] seconds, oldest first.
+    pub fn event_history(&self) -> Vec<u64> {
+        self.events.history()
+    }
+
+    /// Events per second, averaged over the [`RATE_WINDOW_SECS`] complete seconds before
+    /// the current one (fewer right after start; 0.0 before one second passed).
+    pub fn event_rate(&self) -> f64 {
+        let history = self.events.history();
+        let complete = &history[..history.len() - 1];
+        let window = (RATE_WINDOW_SECS as usize)
+            .min(self.now.as_secs() as usize)
+            .min(complete.len());
+        if window == 0 {
+            return 0.0;
+        }
+        let sum: u64 = complete[complete.len() - window..].iter().sum();
+        sum as f64 / window as f64
+    }
+
+    /// Every task of the latest snapshot, in snapshot order.
+    pub fn tasks(&self) -> &[TaskRow] {
+        &self.tasks
+    }
+
+    /// The recent events of task `id`, oldest first (empty when none was seen).
+    pub fn recent_events(&self, id: TaskId) -> Vec<RecentEvent> {
+        self.recent
+            .get(&id)
+            .map(|ring| ring.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The rows `view` shows: tasks whose name contains the filter (case-insensitive),
+    /// in the view's sort order (ties by id).
+    pub fn visible_rows(&self, view: &ViewState) -> Vec<&TaskRow> {
+        let needle = view.filter.to_lowercase();
+        let mut rows: Vec<&TaskRow> = self
+            .tasks
+            .iter()
+            .filter(|row| needle.is_empty() || row.info.name.to_lowercase().contains(&needle))
+            .collect();
+        let now = self.now;
+        match view.sort {
+            SortKey::Id => rows.sort_by_key(|row| row.info.id),
+            SortKey::Name => rows.sort_by(|a, b| {
+                a.info
+                    .name
+                    .cmp(&b.info.name)
+                    .then(a.info.id.cmp(&b.info.id))
+            }),
+            SortKey::State => rows.sort_by(|a, b| {
+                a.info
+                    .state
+                    .as_label()
+                    .cmp(b.info.state.as_label())
+                    .then(a.info.id.cmp(&b.info.id))
+            }),
+            SortKey::Restarts => rows.sort_by(|a, b| {
+                b.info
+                    .restarts
+                    .cmp(&a.info.restarts)
+                    .then(a.info.id.cmp(&b.info.id))
+            }),
+            SortKey::TimeInState => rows.sort_by(|a, b| {
+                b.time_in_state(now)
+                    .cmp(&a.time_in_state(now))
+                    .then(a.info.id.cmp(&b.info.id))
+            }),
+        }
+        rows
+    }
+
+    /// The task the view's cursor is on, if any row is visible.
+    pub fn selected_row(&self, view: &ViewState) -> Option<&TaskRow> {
+        let rows = self.visible_rows(view);
+        let index = view.selected.min(rows.len().checked_sub(1)?);
+        Some(rows[index])
+    }
+}
+
+/// The column the task table is sorted by; `s` cycles through them in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortKey {
+    /// Ascending task id (registration order).
+    #[default]
+    Id,
+    /// Ascending name.
+    Name,
+    /// Ascending state label.
+    State,
+    /// Most restarts first.
+    Restarts,
+    /// Longest time in its state first.
+    TimeInState,
+}
+
+impl SortKey {
+    /// The next key in the `s` cycle.
+    pub const fn next(self) -> Self {
+        match self {
+            Self::Id => Self::Name,
+            Self::Name => Self::State,
+            Self::State => Self::Restarts,
+            Self::Restarts => Self::TimeInState,
+            Self::TimeInState => Self::Id,
+        }
+    }
+
+    /// The label shown in the header, e.g. `"restarts"`.
+    pub const fn as_label(self) -> &'static str {
+        match self {
+            Self::Id => "id",
+            Self::Name => "name",
+            Self::State => "state",
+            Self::Restarts => "restarts",
+            Self::TimeInState => "time in state",
+        }
+    }
+}
+
+/// What the user chose to see: sort, filter, cursor, the events panel. Changed only by
+/// [`on_key`](Self::on_key).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ViewState {
+    /// The table's sort column.
+    pub sort: SortKey,
+    /// Name filter (case-insensitive substring); empty shows every task.
+    pub filter: String,
+    /// True while the filter is being typed (after `/`, until Enter or Esc).
+    pub editing_filter: bool,
+    /// Index of the cursor among the visible rows (clamped when drawing).
+    pub selected: usize,
+    /// Whether the selected task's recent events are shown.
+    pub show_events: bool,
+    /// Set by `q`: the console should exit.
+    pub quit: bool,
+}
+
+impl ViewState {
+    /// Applies one key press. `visible` is the number of visible rows, to keep the cursor
+    /// in range.
+    ///
+    /// Keys: `q` quit; `s` next sort column; `/` type a filter (characters append,
+    /// Backspace deletes, Enter keeps it, Esc clears it); Up/Down or `k`/`j` move the
+    /// cursor; Enter shows or hides the selected task's events; Esc hides them.
+    pub fn on_key(&mut self, key: KeyCode, visible: usize) {
+        if self.editing_filter {
+            match key {
+                KeyCode::Char(c) => self.filter.push(c),
+                KeyCode::Backspace => {
+                    self.filter.pop();
+                }
+                KeyCode::Enter => self.editing_filter = false,
+                KeyCode::Esc => {
+                    self.filter.clear();
+                    self.editing_filter = false;
+                }
+                _ => {}
+            }
+            self.selected = 0;
+            return;
+        }
+        match key {
+            KeyCode::Char('q') => self.quit = true,
+            KeyCode::Char('s') => self.sort = self.sort.next(),
+            KeyCode::Char('/') => {
+                self.editing_filter = true;
+                self.selected = 0;
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.selected = (self.selected + 1).min(visible.saturating_sub(1));
+            }
+            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
+            KeyCode::Enter => self.show_events = !self.show_events,
+            KeyCode::Esc => self.show_events = false,
+            _ => {}
+        }
+        if visible > 0 && self.selected >= visible {
+            self.selected = visible - 1;
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The console's event subscriber: an actor on the supervisor's `OutputPort<Event>` that
+//! only pushes each event, stamped with its arrival time, into a bounded buffer.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+
+use super::ConsoleError;
+use crate::{Event, SupervisorHandle};
+
+/// Events the console buffers between two screen refreshes at most; when more arrive, the
+/// oldest are dropped and counted in the `console` row of the event delivery panel.
+pub const EVENT_BUFFER: usize = 8192;
+
+#[derive(Default)]
+struct Inbox {
+    events: VecDeque<(Instant, Event)>,
+    dropped: u64,
+}
+
+impl Inbox {
+    /// Keeps `event`; when [`EVENT_BUFFER`] are already waiting, drops the oldest.
+    fn push(&mut self, at: Instant, event: Event) {
+        if self.events.len() == EVENT_BUFFER {
+            self.events.pop_front();
+            self.dropped += 1;
+        }
+        self.events.push_back((at, event));
+    }
+}
+
+type Shared = Arc<Mutex<Inbox>>;
+
+pub(super) struct TapMessage(Event);
+
+// With the `cluster` feature ractor has no blanket `Message` impl: local-only message.
+#[cfg(feature = "cluster")]
+impl ractor::Message for TapMessage {}
+
+struct TapActor;
+
+impl Actor for TapActor {
+    type Msg = TapMessage;
+    type State = Shared;
+    type Arguments = Shared;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        inbox: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(inbox)
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        TapMessage(event): Self::Msg,
+        inbox: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        inbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Instant::now(), event);
+        Ok(())
+    }
+}
+
+/// The running subscriber; [`stop`](Self::stop) ends it.
+pub(super) struct EventTap {
+    inbox: Shared,
+    actor: ActorRef<TapMessage>,
+}
+
+impl EventTap {
+    pub(super) async fn start(handle: &SupervisorHandle) -> Result<Self, ConsoleError> {
+        let inbox = Shared::default();
+        let (actor, _join) = Actor::spawn(None, TapActor, inbox.clone())
+            .await
+            .map_err(|error| ConsoleError::Subscribe(error.to_string()))?;
+        handle
+            .event_port()
+            .subscribe(actor.clone(), |event| Some(TapMessage(event)));
+        Ok(Self { inbox, actor })
+    }
+
+    /// The events received since the last call, oldest first, and how many were dropped.
+    pub(super) fn drain(&self) -> (Vec<(Instant, Event)>, u64) {
+        let mut inbox = self.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+        let dropped = std::mem::take(&mut inbox.dropped);
+        (inbox.events.drain(..).collect(), dropped)
+    }
+
+    pub(super) fn stop(self) {
+        self.actor.stop(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{EventKind, Supervisor, SupervisorConfig, TaskFn, TaskSpec};
+
+    #[test]
+    fn a_full_buffer_drops_the_oldest_and_counts_them() {
+        let mut inbox = Inbox::default();
+        let at = Instant::now();
+        for n in 0..(EVENT_BUFFER as u32 + 3) {
+            inbox.push(at, Event::new(EventKind::AttemptStarting).with_attempt(n));
+        }
+        assert_eq!(inbox.events.len(), EVENT_BUFFER);
+        assert_eq!(inbox.dropped, 3);
+        assert_eq!(inbox.events[0].1.attempt, Some(3));
+    }
+
+    #[tokio::test]
+    async fn the_tap_receives_a_live_supervisors_events() {
+        let handle = Supervisor::new(SupervisorConfig::default(), Vec::new())
+            .serve()
+            .unwrap();
+        let tap = EventTap::start(&handle).await.unwrap();
+        let task = TaskFn::arc(|_ctx| async { Ok(()) });
+        let (id, waiter) = handle
+            .add_and_watch(TaskSpec::once("tapped", task))
+            .await
+            .unwrap();
+        waiter.wait().await.unwrap();
+        let mut kinds = Vec::new();
+        for _ in 0..400 {
+            let (events, dropped) = tap.drain();
+            assert_eq!(dropped, 0);
+            kinds.extend(
+                events
+                    .into_iter()
+                    .filter(|(_, event)| event.id == Some(id))
+                    .map(|(_, event)| event.kind),
+            );
+            if kinds.contains(&EventKind::TaskFinished) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(kinds.contains(&EventKind::AttemptStarting), "{kinds:?}");
+        assert!(kinds.contains(&EventKind::TaskFinished), "{kinds:?}");
+        tap.stop();
+        handle.shutdown().await.unwrap();
+    }
+}
