@@ -33,7 +33,7 @@
 //! - `--secs S`: run time (serve 300, watch 120);
 //! - serve: `--port P` (default 7100; 0 picks a free one), `--rate R` (jobs per second,
 //!   default 20), `--names A,B` (several supervisors; default `--name`), `--control`
-//!   (allow remote cancel and remove; a task `stuck` runs until cancelled);
+//!   (allow remote cancel, remove, pause and resume; a task `stuck` runs until cancelled);
 //! - fleet: `--addr HOST:PORT`, repeated (one per node); prints the merged snapshot every
 //!   second and a line per merged event (`--quiet`: none);
 //! - control: `--addr`, `--name`, `--cancel TASK` or `--remove TASK` (default

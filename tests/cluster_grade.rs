@@ -394,7 +394,9 @@ fn a_paused_node_is_reported_silent_within_suspect_after_and_recovers_without_lo
             &node,
             &served,
             "paused",
-            RemoteOptions::default().with_suspect_after(suspect_after),
+            RemoteOptions::default()
+                .with_suspect_after(suspect_after)
+                .with_query_timeout(Duration::from_millis(500)),
         )
         .await;
         let mut reader = Reader::new(remote.events().await.unwrap(), None);
@@ -404,6 +406,13 @@ fn a_paused_node_is_reported_silent_within_suspect_after_and_recovers_without_lo
 
         served.signal("STOP");
         let paused = Instant::now();
+        // Before the peer is suspected, a query that gets no answer is a timeout: the
+        // session is still there.
+        let early = remote.list().await.unwrap_err();
+        assert!(
+            matches!(early, RemoteError::Timeout { .. }),
+            "a paused peer's first unanswered query: {early:?}"
+        );
         reader
             .until(is_disconnected(DisconnectReason::Silent))
             .await;

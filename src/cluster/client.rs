@@ -485,6 +485,7 @@ impl RemoteSupervisor {
         timeout: Duration,
         request: impl FnOnce(RpcReplyPort<QueryResult<T>>) -> QueryMessage,
     ) -> Result<T, RemoteError> {
+        let asked = tokio::time::Instant::now();
         match query.call(request, Some(timeout)).await {
             Ok(CallResult::Success(Ok(value))) => Ok(value),
             Ok(CallResult::Success(Err(error))) => Err(RemoteError::Query(error)),
@@ -492,6 +493,15 @@ impl RemoteSupervisor {
                 operation,
                 after: timeout,
             }),
+            // A remote reply port is dropped when the call's own timeout passes, which looks
+            // like a lost sender: a peer that simply did not answer in time (a paused node,
+            // before it is suspected) is a timeout, not a lost session.
+            Ok(CallResult::SenderError) | Err(_) if asked.elapsed() >= timeout => {
+                Err(RemoteError::Timeout {
+                    operation,
+                    after: timeout,
+                })
+            }
             // The shim stopped (session lost) with the call pending, or was already gone.
             Ok(CallResult::SenderError) | Err(_) => {
                 Err(self.disconnected(DisconnectReason::SessionLost))

@@ -100,6 +100,12 @@ impl ClusterView {
     /// each session is ready (bounded by `options.connect_timeout` in all), and returns the
     /// view.
     ///
+    /// Known limitation: when a [`RemoteSupervisor`](super::RemoteSupervisor) of the same
+    /// `node` is already connected to one of `addrs`, that session can drop and come back
+    /// once (observed: within 0.5 s, no event lost; the view's first snapshot may show a
+    /// `Handshake` or `SessionLost` for it). Connect the view first, or give it its own
+    /// node server.
+    ///
     /// # Errors
     /// [`RemoteError::Connect`] when an address does not connect;
     /// [`RemoteError::Timeout`] (`"connect"`) when the sessions are not all ready in time;
