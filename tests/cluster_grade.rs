@@ -797,6 +797,13 @@ fn a_cluster_view_merges_supervisors_of_two_nodes_and_notices_one_going() {
         let (served_one, mut served_two) =
             tokio::join!(Served::start(TEST, &one), Served::start(TEST, &two));
         let node = start_node("viewer").await;
+        // A client already connected on the same node server keeps its session while the
+        // view connects to the same address.
+        let early = connect(&node, &served_one, "fleet-a", RemoteOptions::default()).await;
+        let mut early_events = Reader::new(early.events().await.unwrap(), None);
+        while early_events.received < 5 {
+            early_events.next().await;
+        }
         let view = ClusterView::connect(
             &node,
             &[served_one.addr(), served_two.addr()],
@@ -804,6 +811,24 @@ fn a_cluster_view_merges_supervisors_of_two_nodes_and_notices_one_going() {
         )
         .await
         .expect("the view connects");
+        for _ in 0..20 {
+            let answer = early.list().await;
+            assert!(
+                answer.is_ok(),
+                "the earlier client's session flapped: {answer:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let before = early_events.received;
+        while early_events.received < before + 20 {
+            let item = early_events.next().await;
+            assert!(
+                !matches!(item, WatchItem::Disconnected { .. }),
+                "the earlier client's stream was cut: {item:?}"
+            );
+        }
+        drop(early_events);
+        drop(early);
         let deadline = Instant::now() + Duration::from_secs(20);
         let fleet = loop {
             let fleet = view.snapshot().await;

@@ -100,11 +100,9 @@ impl ClusterView {
     /// each session is ready (bounded by `options.connect_timeout` in all), and returns the
     /// view.
     ///
-    /// Known limitation: when a [`RemoteSupervisor`](super::RemoteSupervisor) of the same
-    /// `node` is already connected to one of `addrs`, that session can drop and come back
-    /// once (observed: within 0.5 s, no event lost; the view's first snapshot may show a
-    /// `Handshake` or `SessionLost` for it). Connect the view first, or give it its own
-    /// node server.
+    /// A session to an address that is already open on `node` (a
+    /// [`RemoteSupervisor`](super::RemoteSupervisor)'s, say) is reused, not opened again:
+    /// a second session would replace the first and cut its client off.
     ///
     /// # Errors
     /// [`RemoteError::Connect`] when an address does not connect;
@@ -116,8 +114,22 @@ impl ClusterView {
         options: RemoteOptions,
     ) -> Result<Self, RemoteError> {
         let timeout = options.connect_timeout;
+        // A second session to a node that already has one (say, a `RemoteSupervisor`'s)
+        // would replace it and cut that client off: reuse what is open.
+        let open: Vec<String> = ractor::call_t!(node, NodeServerMessage::GetSessions, 2_000)
+            .map_err(|error| RemoteError::NodeServer(error.to_string()))?
+            .into_values()
+            .map(|info| info.peer_addr)
+            .collect();
         for addr in addrs {
             let addr = addr.as_ref();
+            let resolved: Vec<String> = tokio::net::lookup_host(addr)
+                .await
+                .map(|found| found.map(|a| a.to_string()).collect())
+                .unwrap_or_default();
+            if resolved.iter().any(|a| open.contains(a)) {
+                continue;
+            }
             ractor_cluster::client_connect(node, addr)
                 .await
                 .map_err(|error| RemoteError::Connect {
