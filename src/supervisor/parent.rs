@@ -53,7 +53,10 @@ impl ractor::Message for ParentLinkMessage {}
 impl Actor for ParentLink {
     type Msg = ParentLinkMessage;
     type State = ParentLinkState;
-    type Arguments = (CancellationToken, RuntimeSlot);
+    /// The guard travels in the spawn arguments, not only in the state: a link killed
+    /// before its `pre_start` ran (the parent stopped right after `serve`, before the link's
+    /// task was first polled) drops its unused arguments, and the guard still fires.
+    type Arguments = (DropGuard, RuntimeSlot);
 
     async fn pre_start(
         &self,
@@ -61,7 +64,7 @@ impl Actor for ParentLink {
         (gone, runtime): Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(ParentLinkState {
-            _gone: gone.drop_guard(),
+            _gone: gone,
             runtime,
         })
     }
@@ -102,7 +105,7 @@ pub(crate) fn link_under(
     let (link, _) = ractor::ActorRuntime::<ParentLink>::spawn_instant(
         Some(format!("{name}.link")),
         ParentLink,
-        (gone.clone(), runtime),
+        (gone.clone().drop_guard(), runtime),
     )?;
     // Linked here, synchronously, rather than by the spawn (which links only after the
     // link's `pre_start` ran on another task): `serve` returns with the link already the
