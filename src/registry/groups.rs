@@ -144,11 +144,12 @@ async fn apply(
                 return;
             };
             let trigger = member(state, key, trigger);
-            let event = match trigger.and_then(|id| state.entries.get(&id)) {
-                Some(entry) => entry.shared.event(EventKind::GroupRestarting),
-                None => Event::new(EventKind::GroupRestarting).with_group(record.name.clone()),
-            };
-            state.events().publish(|| event);
+            state
+                .events()
+                .publish(|| match trigger.and_then(|id| state.entries.get(&id)) {
+                    Some(entry) => entry.shared.event(EventKind::GroupRestarting),
+                    None => Event::new(EventKind::GroupRestarting).with_group(record.name.clone()),
+                });
             // The delay the restart waits once its members are stopped.
             if let Some(id) = trigger {
                 announce_pending_backoff(state, id);
@@ -304,10 +305,11 @@ fn exceeded(
         record.name
     )
     .into();
-    let event = Event::new(EventKind::GroupRestartIntensityExceeded)
-        .with_group(record.name.clone())
-        .with_reason(reason.clone());
-    state.events().publish(|| event);
+    state.events().publish(|| {
+        Event::new(EventKind::GroupRestartIntensityExceeded)
+            .with_group(record.name.clone())
+            .with_reason(reason.clone())
+    });
     let ids: Vec<TaskId> = members
         .iter()
         .filter_map(|index| member(state, key, *index))

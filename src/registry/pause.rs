@@ -100,10 +100,10 @@ pub(super) async fn by_message(
     resume_it: bool,
     reply: RpcReplyPort<Result<bool, RuntimeError>>,
 ) {
-    let result = match state.settings.commands.clone().try_acquire_owned() {
-        Err(_) if !state.closed => Err(RuntimeError::CommandQueueFull),
-        _ if resume_it => resume(myself, state, &target).await,
-        _ => pause(state, &target),
+    let result = match super::requests::intake(state) {
+        Err(error) => Err(error),
+        Ok(_slot) if resume_it => resume(myself, state, &target).await,
+        Ok(_slot) => pause(state, &target),
     };
     let _ = reply.send(result);
 }

@@ -94,8 +94,11 @@ pub(super) fn announce(state: &RegistryState, id: TaskId, target: &TaskTarget, c
     });
 }
 
-/// The command bound, checked without waiting.
-fn intake(state: &RegistryState) -> Result<tokio::sync::OwnedSemaphorePermit, RuntimeError> {
+/// The command bound, checked without waiting (`ShuttingDown` once closed, else
+/// `CommandQueueFull` when every permit is held).
+pub(super) fn intake(
+    state: &RegistryState,
+) -> Result<tokio::sync::OwnedSemaphorePermit, RuntimeError> {
     if state.closed {
         return Err(RuntimeError::ShuttingDown);
     }

@@ -4,7 +4,7 @@
 use ractor::rpc::CallResult;
 
 use super::handle::SupervisorHandle;
-use super::operations::requested;
+use super::operations::{acquire, requested};
 use crate::error::RuntimeError;
 use crate::group::TaskGroup;
 use crate::identity::TaskId;
@@ -35,13 +35,13 @@ pub(crate) async fn add_group(
         members: specs,
         intensity,
     } = group;
-    let slot = tokio::select! {
-        biased;
-        _ = runtime.shutdown_started.cancelled() => return Err(RuntimeError::ShuttingDown),
-        permit = runtime.commands.clone().acquire_owned() => {
-            permit.map_err(|_| RuntimeError::ShuttingDown)?
-        }
-    };
+    let slot = acquire(
+        runtime,
+        &runtime.commands,
+        false,
+        RuntimeError::CommandQueueFull,
+    )
+    .await?;
     let mut units = match &runtime.ownership {
         None => None,
         Some(ownership) => {

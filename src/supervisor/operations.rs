@@ -121,7 +121,7 @@ impl IntoFuture for WatchedAddOperation {
 }
 
 /// Acquires one permit of `semaphore`, waiting (racing shutdown) or failing fast.
-async fn acquire(
+pub(super) async fn acquire(
     runtime: &Runtime,
     semaphore: &std::sync::Arc<Semaphore>,
     fail_fast: bool,
