@@ -27,6 +27,9 @@ pub enum Imp {
     Ractor,
     /// W3 only: attempts re-run inside one ractor actor (self-cast, no respawn).
     RactorInPlace,
+    /// W3 only: one linked actor per attempt, the next one spawned parked before the
+    /// current one fails (an experiment, `pipelined.rs`).
+    RactorPipelined,
     /// W6 only: a bare idle actor linked under a parent.
     RactorLinked,
     /// W7 only: ours running W1 in the same round, for a paired W7 − W1 difference.
@@ -41,6 +44,7 @@ impl Imp {
             Imp::Ours => "ours",
             Imp::Ractor => "ractor",
             Imp::RactorInPlace => "ractor-in-place",
+            Imp::RactorPipelined => "ractor-pipelined",
             Imp::RactorLinked => "ractor-linked",
             Imp::OursW1Paired => "ours-W1-paired",
         }
@@ -53,6 +57,7 @@ impl Imp {
             Imp::Ours,
             Imp::Ractor,
             Imp::RactorInPlace,
+            Imp::RactorPipelined,
             Imp::RactorLinked,
             Imp::OursW1Paired,
         ]

@@ -20,6 +20,7 @@
 mod bare;
 mod common;
 mod floor;
+mod pipelined;
 mod raw;
 mod sup;
 
@@ -111,6 +112,7 @@ impl Workload {
                 Imp::Tokio,
                 Imp::Ractor,
                 Imp::RactorInPlace,
+                Imp::RactorPipelined,
                 Imp::Taskvisor,
                 Imp::Ours,
             ],
@@ -135,9 +137,17 @@ fn run_one(rt: &tokio::runtime::Runtime, workload: Workload, imp: Imp) -> Option
         (Workload::W1, Imp::Ractor) => on_worker(rt, raw::w1(N)),
         (Workload::W3, Imp::Ractor) => on_worker(rt, raw::w3_respawn()),
         (Workload::W3, Imp::RactorInPlace) => on_worker(rt, raw::w3_in_place()),
+        (Workload::W3, Imp::RactorPipelined) => on_worker(rt, pipelined::w3_pipelined()),
         (Workload::W5, Imp::Ractor) => on_worker(rt, raw::w5(N)),
         (Workload::W7, Imp::OursW1Paired) => on_worker(rt, ours_impl::w1(N)),
-        (_, Imp::Ractor | Imp::RactorInPlace | Imp::RactorLinked | Imp::OursW1Paired) => {
+        (
+            _,
+            Imp::Ractor
+            | Imp::RactorInPlace
+            | Imp::RactorPipelined
+            | Imp::RactorLinked
+            | Imp::OursW1Paired,
+        ) => {
             return None;
         }
         (Workload::W1, Imp::Tokio) => on_worker(rt, floor::w1(N)),
@@ -225,7 +235,9 @@ fn w6_child(imp: &str, count: &str) {
                 Imp::Tokio => floor::w6_child(count).await,
                 Imp::Ractor => bare::w6_child(count).await,
                 Imp::RactorLinked => bare::w6_child_linked(count).await,
-                Imp::RactorInPlace | Imp::OursW1Paired => panic!("no W6 for {}", imp.label()),
+                Imp::RactorInPlace | Imp::RactorPipelined | Imp::OursW1Paired => {
+                    panic!("no W6 for {}", imp.label())
+                }
                 Imp::Taskvisor => taskvisor_impl::w6_child(count).await,
                 Imp::Ours => ours_impl::w6_child(count).await,
             }
