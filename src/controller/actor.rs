@@ -46,12 +46,12 @@ use tokio::time::Instant;
 
 use super::join::Joined;
 use super::messages::{
-    CommandKind, ControllerCommand, ControllerMessage, ControllerShared, Submission,
+    ControllerCommand, ControllerCommandKind, ControllerMessage, ControllerShared, Submission,
 };
 use super::queue::{
     Limits, Placement, SlotQueue, place, place_paused, slot_busy_reason, track_slot,
 };
-use super::slot::{Effect, Input, Phase, step};
+use super::slot::{Effect, Input, SlotPhase, step};
 use super::snapshot::SlotStatusKind;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
@@ -99,7 +99,7 @@ pub(crate) struct ControllerState {
 
 /// One tracked slot.
 struct Slot {
-    phase: Phase,
+    phase: SlotPhase,
     /// When the public status last changed.
     since: Instant,
     owner: Option<Owner>,
@@ -162,9 +162,9 @@ impl Actor for ControllerActor {
                 let _ = reply.send(state.snapshot());
             }
             ControllerMessage::Command(ControllerCommand(kind)) => match kind {
-                CommandKind::Submit(submission) => state.on_submit(&myself, submission),
-                CommandKind::Identity(request) => state.on_identity(&myself, request),
-                CommandKind::Decided { slot, id, accepted } => {
+                ControllerCommandKind::Submit(submission) => state.on_submit(&myself, submission),
+                ControllerCommandKind::Identity(request) => state.on_identity(&myself, request),
+                ControllerCommandKind::Decided { slot, id, accepted } => {
                     let input = if accepted {
                         Input::Accepted { id }
                     } else {
@@ -173,20 +173,20 @@ impl Actor for ControllerActor {
                     state.drive(&myself, &slot, input, None);
                     state.settle(&myself, &slot);
                 }
-                CommandKind::Granted { slot, id, permit } => {
+                ControllerCommandKind::Granted { slot, id, permit } => {
                     state.drive(&myself, &slot, Input::Granted { id }, Some(permit));
                     state.settle(&myself, &slot);
                 }
-                CommandKind::Committed { slot, id } => {
+                ControllerCommandKind::Committed { slot, id } => {
                     state.drive(&myself, &slot, Input::Committed { id }, None);
                     state.settle(&myself, &slot);
                 }
-                CommandKind::Released { slot, id } => {
+                ControllerCommandKind::Released { slot, id } => {
                     state.drive(&myself, &slot, Input::Released { id }, None);
                     state.settle(&myself, &slot);
                 }
-                CommandKind::Shutdown(reply) => state.on_shutdown(&myself, reply),
-                CommandKind::PauseSlot {
+                ControllerCommandKind::Shutdown(reply) => state.on_shutdown(&myself, reply),
+                ControllerCommandKind::PauseSlot {
                     slot,
                     resume,
                     reply,
@@ -274,7 +274,7 @@ impl ControllerState {
         if let Err(reason) = track_slot(tracked.is_some(), self.slots.len(), self.limits) {
             return self.reject(submission, &key, RejectionKind::ResourceLimit, &reason);
         }
-        let (phase, depth) = tracked.map_or((Phase::Idle, 0), |s| (s.phase, s.queue.len()));
+        let (phase, depth) = tracked.map_or((SlotPhase::Idle, 0), |s| (s.phase, s.queue.len()));
         let paused = tracked.is_some_and(|s| s.paused);
         let policy = submission.spec.admission();
         let id = submission.id;
@@ -428,7 +428,7 @@ impl ControllerState {
             let Some(slot) = self.slots.get_mut(key) else {
                 return;
             };
-            if slot.phase != Phase::Idle || slot.paused {
+            if slot.phase != SlotPhase::Idle || slot.paused {
                 return;
             }
             let Some(next) = slot.queue.pop_front() else {
@@ -446,7 +446,7 @@ impl ControllerState {
     fn settle(&mut self, myself: &ActorRef<ControllerMessage>, key: &Arc<str>) {
         self.advance(myself, key);
         if let Some(slot) = self.slots.get(key)
-            && slot.phase == Phase::Idle
+            && slot.phase == SlotPhase::Idle
             && slot.queue.is_empty()
             && !slot.paused
         {
@@ -503,7 +503,7 @@ impl ControllerState {
                 }
             }
             if let Some(slot) = self.slots.get_mut(key)
-                && slot.phase == Phase::Idle
+                && slot.phase == SlotPhase::Idle
             {
                 slot.owner = None;
             }
@@ -533,7 +533,7 @@ impl ControllerState {
 impl Slot {
     fn new() -> Self {
         Slot {
-            phase: Phase::Idle,
+            phase: SlotPhase::Idle,
             since: Instant::now(),
             owner: None,
             queue: SlotQueue::default(),

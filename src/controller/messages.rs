@@ -45,9 +45,9 @@ pub enum ControllerMessage {
 }
 
 /// An opaque controller command; see [`ControllerMessage::Command`].
-pub struct ControllerCommand(pub(crate) CommandKind);
+pub struct ControllerCommand(pub(crate) ControllerCommandKind);
 
-pub(crate) enum CommandKind {
+pub(crate) enum ControllerCommandKind {
     /// A submission taken in from a handle.
     Submit(Box<Submission>),
     /// A by-id remove or cancel, looked up among queued and capacity-waiting work first.
@@ -160,6 +160,6 @@ pub(crate) struct ControllerLink {
 }
 
 /// Wraps a command kind into a message.
-pub(crate) fn command(kind: CommandKind) -> ControllerMessage {
+pub(crate) fn command(kind: ControllerCommandKind) -> ControllerMessage {
     ControllerMessage::Command(ControllerCommand(kind))
 }

@@ -52,8 +52,8 @@ pub(crate) use actor::{ControllerActor, ControllerArgs};
 pub use config::ControllerConfig;
 pub use messages::ControllerMessage;
 pub(crate) use messages::{
-    CommandKind, ControllerLink, ControllerShared, IdentityRequest, IdentityRoute, Submission,
-    command,
+    ControllerCommandKind, ControllerLink, ControllerShared, IdentityRequest, IdentityRoute,
+    Submission, command,
 };
 pub use snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
 pub use spec::{AdmissionPolicy, ControllerSpec};

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use super::slot::Phase;
+use super::slot::SlotPhase;
 use super::snapshot::SlotStatusKind;
 use super::spec::AdmissionPolicy;
 use crate::events::RejectionKind;
@@ -57,12 +57,12 @@ pub(crate) enum Placement {
 /// Order of checks for `Queue`: `QueueFull` before `ResourceLimit` (docs/semantics.md#slots).
 pub(crate) fn place(
     policy: AdmissionPolicy,
-    phase: Phase,
+    phase: SlotPhase,
     depth: usize,
     pending: usize,
     limits: Limits,
 ) -> Placement {
-    if phase == Phase::Idle && depth == 0 {
+    if phase == SlotPhase::Idle && depth == 0 {
         return Placement::Start;
     }
     let pending_full = limits.max_total_pending.is_some_and(|max| pending >= max);
@@ -76,7 +76,7 @@ pub(crate) fn place(
     // The owner's outcome is committed and only its physical exit is pending: the slot is
     // logically free, so the first submission, of any policy and whatever the queue depth
     // bound, becomes the next owner and starts at the release.
-    if matches!(phase, Phase::Exiting { .. }) && depth == 0 {
+    if matches!(phase, SlotPhase::Exiting { .. }) && depth == 0 {
         return if pending_full {
             pending_reject()
         } else {
@@ -85,7 +85,7 @@ pub(crate) fn place(
     }
     // JoinExisting joins a live owner; behind one on its way out it queues like Queue.
     if policy == AdmissionPolicy::JoinExisting
-        && let Phase::Admitting { owner, .. } | Phase::Running { owner } = phase
+        && let SlotPhase::Admitting { owner, .. } | SlotPhase::Running { owner } = phase
     {
         return Placement::Join(owner);
     }
@@ -129,7 +129,7 @@ pub(crate) fn place(
 /// `Queue` bounds; everything else is as on a running slot.
 pub(crate) fn place_paused(
     policy: AdmissionPolicy,
-    phase: Phase,
+    phase: SlotPhase,
     depth: usize,
     pending: usize,
     limits: Limits,
@@ -280,20 +280,20 @@ mod tests {
         }
     }
 
-    fn busy_phases() -> Vec<Phase> {
+    fn busy_phases() -> Vec<SlotPhase> {
         let a = TaskId::next();
         vec![
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner: a,
                 waiting: true,
             },
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner: a,
                 waiting: false,
             },
-            Phase::CancelPendingAdmission { owner: a },
-            Phase::Running { owner: a },
-            Phase::Terminating { owner: a },
+            SlotPhase::CancelPendingAdmission { owner: a },
+            SlotPhase::Running { owner: a },
+            SlotPhase::Terminating { owner: a },
         ]
     }
 
@@ -301,16 +301,16 @@ mod tests {
     fn on_a_paused_idle_slot_every_policy_queues_under_the_queue_bounds() {
         for policy in [Queue, Replace, DropIfRunning, JoinExisting] {
             assert_eq!(
-                place_paused(policy, Phase::Idle, 0, 0, limits(2, None)),
+                place_paused(policy, SlotPhase::Idle, 0, 0, limits(2, None)),
                 Placement::Append,
                 "{policy:?}"
             );
             assert!(matches!(
-                place_paused(policy, Phase::Idle, 0, 0, limits(0, None)),
+                place_paused(policy, SlotPhase::Idle, 0, 0, limits(0, None)),
                 Placement::Reject(RejectionKind::QueueFull, _)
             ));
             assert!(matches!(
-                place_paused(policy, Phase::Idle, 0, 1, limits(2, Some(1))),
+                place_paused(policy, SlotPhase::Idle, 0, 1, limits(2, Some(1))),
                 Placement::Reject(RejectionKind::ResourceLimit, _)
             ));
         }
@@ -318,7 +318,7 @@ mod tests {
         assert_eq!(
             place_paused(
                 JoinExisting,
-                Phase::Running { owner },
+                SlotPhase::Running { owner },
                 0,
                 0,
                 limits(2, None)
@@ -331,15 +331,15 @@ mod tests {
     fn join_existing_joins_a_live_owner_and_queues_behind_one_on_its_way_out() {
         let owner = TaskId::next();
         for phase in [
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: true,
             },
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: false,
             },
-            Phase::Running { owner },
+            SlotPhase::Running { owner },
         ] {
             // Joining ignores the queue bounds: nothing is queued.
             assert_eq!(
@@ -349,8 +349,8 @@ mod tests {
             );
         }
         for phase in [
-            Phase::CancelPendingAdmission { owner },
-            Phase::Terminating { owner },
+            SlotPhase::CancelPendingAdmission { owner },
+            SlotPhase::Terminating { owner },
         ] {
             assert_eq!(
                 place(JoinExisting, phase, 0, 0, limits(1, None)),
@@ -364,7 +364,7 @@ mod tests {
         assert_eq!(
             place(
                 JoinExisting,
-                Phase::Exiting { owner },
+                SlotPhase::Exiting { owner },
                 0,
                 0,
                 limits(0, None)
@@ -372,7 +372,7 @@ mod tests {
             Placement::Append
         );
         assert_eq!(
-            place(JoinExisting, Phase::Idle, 0, 0, limits(0, None)),
+            place(JoinExisting, SlotPhase::Idle, 0, 0, limits(0, None)),
             Placement::Start
         );
     }
@@ -381,7 +381,7 @@ mod tests {
     fn every_policy_starts_at_once_on_an_idle_slot_even_at_the_limits() {
         for policy in [Queue, Replace, DropIfRunning, JoinExisting] {
             assert_eq!(
-                place(policy, Phase::Idle, 0, 99, limits(0, Some(1))),
+                place(policy, SlotPhase::Idle, 0, 99, limits(0, Some(1))),
                 Placement::Start
             );
         }
@@ -389,7 +389,7 @@ mod tests {
 
     #[test]
     fn behind_an_exiting_owner_the_first_submission_of_any_policy_is_the_next_owner() {
-        let exiting = Phase::Exiting {
+        let exiting = SlotPhase::Exiting {
             owner: TaskId::next(),
         };
         for policy in [Queue, Replace, DropIfRunning] {
@@ -443,7 +443,7 @@ mod tests {
 
     #[test]
     fn queue_full_is_checked_before_the_pending_limit() {
-        let phase = Phase::Running {
+        let phase = SlotPhase::Running {
             owner: TaskId::next(),
         };
         assert!(matches!(

@@ -36,7 +36,7 @@ use super::snapshot::SlotStatusKind;
 
 /// Internal phase of one slot (docs/semantics.md#slots).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
+pub(crate) enum SlotPhase {
     /// No owner.
     Idle,
     /// The owner was handed to the registry (`waiting: false`) or waits for registry
@@ -55,29 +55,29 @@ pub(crate) enum Phase {
     Exiting { owner: TaskId },
 }
 
-impl Phase {
+impl SlotPhase {
     /// The public status of this phase (docs/semantics.md#slots: `CancelPendingAdmission` shows as
     /// `Terminating`).
     pub(crate) const fn status(self) -> SlotStatusKind {
         match self {
-            Phase::Idle => SlotStatusKind::Idle,
-            Phase::Admitting { .. } => SlotStatusKind::Admitting,
-            Phase::CancelPendingAdmission { .. }
-            | Phase::Terminating { .. }
-            | Phase::Exiting { .. } => SlotStatusKind::Terminating,
-            Phase::Running { .. } => SlotStatusKind::Running,
+            SlotPhase::Idle => SlotStatusKind::Idle,
+            SlotPhase::Admitting { .. } => SlotStatusKind::Admitting,
+            SlotPhase::CancelPendingAdmission { .. }
+            | SlotPhase::Terminating { .. }
+            | SlotPhase::Exiting { .. } => SlotStatusKind::Terminating,
+            SlotPhase::Running { .. } => SlotStatusKind::Running,
         }
     }
 
     /// The owner, if any.
     pub(crate) const fn owner(self) -> Option<TaskId> {
         match self {
-            Phase::Idle => None,
-            Phase::Admitting { owner, .. }
-            | Phase::CancelPendingAdmission { owner }
-            | Phase::Running { owner }
-            | Phase::Terminating { owner }
-            | Phase::Exiting { owner } => Some(owner),
+            SlotPhase::Idle => None,
+            SlotPhase::Admitting { owner, .. }
+            | SlotPhase::CancelPendingAdmission { owner }
+            | SlotPhase::Running { owner }
+            | SlotPhase::Terminating { owner }
+            | SlotPhase::Exiting { owner } => Some(owner),
         }
     }
 
@@ -86,13 +86,13 @@ impl Phase {
     pub(crate) const fn deciding(self) -> bool {
         matches!(
             self,
-            Phase::Admitting { .. } | Phase::CancelPendingAdmission { .. }
+            SlotPhase::Admitting { .. } | SlotPhase::CancelPendingAdmission { .. }
         )
     }
 
     /// True while the owner waits for registry command capacity (not yet handed off).
     pub(crate) const fn waiting_for_capacity(self) -> bool {
-        matches!(self, Phase::Admitting { waiting: true, .. })
+        matches!(self, SlotPhase::Admitting { waiting: true, .. })
     }
 }
 
@@ -170,53 +170,53 @@ impl SlotTransition {
 }
 
 /// One step of the slot state machine: the next phase and the effects to carry out.
-pub(crate) fn step(phase: Phase, input: Input) -> (Phase, Vec<Effect>) {
+pub(crate) fn step(phase: SlotPhase, input: Input) -> (SlotPhase, Vec<Effect>) {
     use Effect::*;
     use Input::*;
     use SlotTransition as T;
-    let same = |p: Phase| (p, vec![Ignored]);
+    let same = |p: SlotPhase| (p, vec![Ignored]);
     match (phase, input) {
-        (Phase::Idle, Start { id, capacity: true }) => (
-            Phase::Admitting {
+        (SlotPhase::Idle, Start { id, capacity: true }) => (
+            SlotPhase::Admitting {
                 owner: id,
                 waiting: false,
             },
             vec![Hand(id)],
         ),
         (
-            Phase::Idle,
+            SlotPhase::Idle,
             Start {
                 id,
                 capacity: false,
             },
         ) => (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner: id,
                 waiting: true,
             },
             vec![AwaitCapacity(id)],
         ),
         (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: true,
             },
             Granted { id },
         ) if id == owner => (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: false,
             },
             vec![Hand(id)],
         ),
         (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: true,
             },
             Withdraw { id, kind },
         ) if id == owner => (
-            Phase::Idle,
+            SlotPhase::Idle,
             vec![
                 RejectOwner(id, kind),
                 Transition(T::AdmittingToIdle),
@@ -224,13 +224,13 @@ pub(crate) fn step(phase: Phase, input: Input) -> (Phase, Vec<Effect>) {
             ],
         ),
         (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: true,
             },
             Retire,
         ) => (
-            Phase::Idle,
+            SlotPhase::Idle,
             vec![
                 RejectOwner(owner, RejectionKind::SupersededByReplace),
                 Transition(T::AdmittingToIdle),
@@ -238,31 +238,34 @@ pub(crate) fn step(phase: Phase, input: Input) -> (Phase, Vec<Effect>) {
             ],
         ),
         (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: false,
             },
             Accepted { id },
         ) if id == owner => (
-            Phase::Running { owner },
+            SlotPhase::Running { owner },
             vec![OwnerAccepted, Transition(T::AdmittingToRunning)],
         ),
         (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: false,
             },
             Refused { id },
-        ) if id == owner => (Phase::Idle, vec![Transition(T::AdmittingToIdle), Advance]),
+        ) if id == owner => (
+            SlotPhase::Idle,
+            vec![Transition(T::AdmittingToIdle), Advance],
+        ),
         // The owner was accepted and is already gone: its release overtook the decision.
         (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: false,
             },
             Released { id },
         ) if id == owner => (
-            Phase::Idle,
+            SlotPhase::Idle,
             vec![
                 OwnerAccepted,
                 Transition(T::AdmittingToRunning),
@@ -271,70 +274,75 @@ pub(crate) fn step(phase: Phase, input: Input) -> (Phase, Vec<Effect>) {
             ],
         ),
         (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: false,
             },
             Retire,
         ) => (
-            Phase::CancelPendingAdmission { owner },
+            SlotPhase::CancelPendingAdmission { owner },
             vec![Transition(T::AdmittingToTerminating)],
         ),
-        (Phase::CancelPendingAdmission { owner }, Accepted { id }) if id == owner => (
-            Phase::Terminating { owner },
+        (SlotPhase::CancelPendingAdmission { owner }, Accepted { id }) if id == owner => (
+            SlotPhase::Terminating { owner },
             vec![OwnerAccepted, RemoveOwner(owner)],
         ),
-        (Phase::CancelPendingAdmission { owner }, Refused { id }) if id == owner => {
-            (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance])
-        }
-        (Phase::CancelPendingAdmission { owner }, Released { id }) if id == owner => (
-            Phase::Idle,
+        (SlotPhase::CancelPendingAdmission { owner }, Refused { id }) if id == owner => (
+            SlotPhase::Idle,
+            vec![Transition(T::TerminatingToIdle), Advance],
+        ),
+        (SlotPhase::CancelPendingAdmission { owner }, Released { id }) if id == owner => (
+            SlotPhase::Idle,
             vec![OwnerAccepted, Transition(T::TerminatingToIdle), Advance],
         ),
-        (Phase::CancelPendingAdmission { owner }, Retire) => {
-            (Phase::CancelPendingAdmission { owner }, Vec::new())
+        (SlotPhase::CancelPendingAdmission { owner }, Retire) => {
+            (SlotPhase::CancelPendingAdmission { owner }, Vec::new())
         }
-        (Phase::Running { owner }, Retire) => (
-            Phase::Terminating { owner },
+        (SlotPhase::Running { owner }, Retire) => (
+            SlotPhase::Terminating { owner },
             vec![RemoveOwner(owner), Transition(T::RunningToTerminating)],
         ),
-        (Phase::Running { owner }, Released { id }) if id == owner => {
-            (Phase::Idle, vec![Transition(T::RunningToIdle), Advance])
+        (SlotPhase::Running { owner }, Released { id }) if id == owner => {
+            (SlotPhase::Idle, vec![Transition(T::RunningToIdle), Advance])
         }
-        (Phase::Terminating { owner }, Retire) => (Phase::Terminating { owner }, Vec::new()),
-        (Phase::Terminating { owner }, Released { id }) if id == owner => {
-            (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance])
+        (SlotPhase::Terminating { owner }, Retire) => {
+            (SlotPhase::Terminating { owner }, Vec::new())
         }
+        (SlotPhase::Terminating { owner }, Released { id }) if id == owner => (
+            SlotPhase::Idle,
+            vec![Transition(T::TerminatingToIdle), Advance],
+        ),
         // The commit overtook the registry's decision: the owner was accepted.
         (
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner,
                 waiting: false,
             },
             Committed { id },
         ) if id == owner => (
-            Phase::Exiting { owner },
+            SlotPhase::Exiting { owner },
             vec![
                 OwnerAccepted,
                 Transition(T::AdmittingToRunning),
                 Transition(T::RunningToExiting),
             ],
         ),
-        (Phase::CancelPendingAdmission { owner }, Committed { id }) if id == owner => {
-            (Phase::Exiting { owner }, vec![OwnerAccepted])
+        (SlotPhase::CancelPendingAdmission { owner }, Committed { id }) if id == owner => {
+            (SlotPhase::Exiting { owner }, vec![OwnerAccepted])
         }
-        (Phase::Running { owner }, Committed { id }) if id == owner => (
-            Phase::Exiting { owner },
+        (SlotPhase::Running { owner }, Committed { id }) if id == owner => (
+            SlotPhase::Exiting { owner },
             vec![Transition(T::RunningToExiting)],
         ),
-        (Phase::Terminating { owner }, Committed { id }) if id == owner => {
-            (Phase::Exiting { owner }, Vec::new())
+        (SlotPhase::Terminating { owner }, Committed { id }) if id == owner => {
+            (SlotPhase::Exiting { owner }, Vec::new())
         }
         // Nothing is left to retire: the owner's outcome is already committed.
-        (Phase::Exiting { owner }, Retire) => (Phase::Exiting { owner }, Vec::new()),
-        (Phase::Exiting { owner }, Released { id }) if id == owner => {
-            (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance])
-        }
+        (SlotPhase::Exiting { owner }, Retire) => (SlotPhase::Exiting { owner }, Vec::new()),
+        (SlotPhase::Exiting { owner }, Released { id }) if id == owner => (
+            SlotPhase::Idle,
+            vec![Transition(T::TerminatingToIdle), Advance],
+        ),
         (phase, _) => same(phase),
     }
 }
@@ -351,21 +359,21 @@ mod tests {
     }
 
     /// Every phase, with `a` as the owner where there is one.
-    fn phases(a: TaskId) -> Vec<Phase> {
+    fn phases(a: TaskId) -> Vec<SlotPhase> {
         vec![
-            Phase::Idle,
-            Phase::Admitting {
+            SlotPhase::Idle,
+            SlotPhase::Admitting {
                 owner: a,
                 waiting: true,
             },
-            Phase::Admitting {
+            SlotPhase::Admitting {
                 owner: a,
                 waiting: false,
             },
-            Phase::CancelPendingAdmission { owner: a },
-            Phase::Running { owner: a },
-            Phase::Terminating { owner: a },
-            Phase::Exiting { owner: a },
+            SlotPhase::CancelPendingAdmission { owner: a },
+            SlotPhase::Running { owner: a },
+            SlotPhase::Terminating { owner: a },
+            SlotPhase::Exiting { owner: a },
         ]
     }
 
@@ -397,27 +405,27 @@ mod tests {
     #[test]
     fn every_phase_against_every_input_for_the_owner() {
         let a = id();
-        let adm = |waiting| Phase::Admitting { owner: a, waiting };
-        let cpa = Phase::CancelPendingAdmission { owner: a };
-        let run = Phase::Running { owner: a };
-        let term = Phase::Terminating { owner: a };
-        let exit = Phase::Exiting { owner: a };
-        let ign = |p: Phase| (p, vec![Ignored]);
+        let adm = |waiting| SlotPhase::Admitting { owner: a, waiting };
+        let cpa = SlotPhase::CancelPendingAdmission { owner: a };
+        let run = SlotPhase::Running { owner: a };
+        let term = SlotPhase::Terminating { owner: a };
+        let exit = SlotPhase::Exiting { owner: a };
+        let ign = |p: SlotPhase| (p, vec![Ignored]);
         let superseded = RejectionKind::SupersededByReplace;
         let removed = RejectionKind::RemovedFromQueue;
         // Rows: phases() order; columns: inputs() order.
-        let table: Vec<Vec<(Phase, Vec<Effect>)>> = vec![
+        let table: Vec<Vec<(SlotPhase, Vec<Effect>)>> = vec![
             // Idle
             vec![
                 (adm(false), vec![Hand(a)]),
                 (adm(true), vec![AwaitCapacity(a)]),
-                ign(Phase::Idle),
-                ign(Phase::Idle),
-                ign(Phase::Idle),
-                ign(Phase::Idle),
-                ign(Phase::Idle),
-                ign(Phase::Idle),
-                ign(Phase::Idle),
+                ign(SlotPhase::Idle),
+                ign(SlotPhase::Idle),
+                ign(SlotPhase::Idle),
+                ign(SlotPhase::Idle),
+                ign(SlotPhase::Idle),
+                ign(SlotPhase::Idle),
+                ign(SlotPhase::Idle),
             ],
             // Admitting, waiting for capacity
             vec![
@@ -427,7 +435,7 @@ mod tests {
                 ign(adm(true)),
                 ign(adm(true)),
                 (
-                    Phase::Idle,
+                    SlotPhase::Idle,
                     vec![
                         RejectOwner(a, removed),
                         Transition(T::AdmittingToIdle),
@@ -435,7 +443,7 @@ mod tests {
                     ],
                 ),
                 (
-                    Phase::Idle,
+                    SlotPhase::Idle,
                     vec![
                         RejectOwner(a, superseded),
                         Transition(T::AdmittingToIdle),
@@ -451,11 +459,14 @@ mod tests {
                 ign(adm(false)),
                 ign(adm(false)),
                 (run, vec![OwnerAccepted, Transition(T::AdmittingToRunning)]),
-                (Phase::Idle, vec![Transition(T::AdmittingToIdle), Advance]),
+                (
+                    SlotPhase::Idle,
+                    vec![Transition(T::AdmittingToIdle), Advance],
+                ),
                 ign(adm(false)),
                 (cpa, vec![Transition(T::AdmittingToTerminating)]),
                 (
-                    Phase::Idle,
+                    SlotPhase::Idle,
                     vec![
                         OwnerAccepted,
                         Transition(T::AdmittingToRunning),
@@ -478,11 +489,14 @@ mod tests {
                 ign(cpa),
                 ign(cpa),
                 (term, vec![OwnerAccepted, RemoveOwner(a)]),
-                (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance]),
+                (
+                    SlotPhase::Idle,
+                    vec![Transition(T::TerminatingToIdle), Advance],
+                ),
                 ign(cpa),
                 (cpa, vec![]),
                 (
-                    Phase::Idle,
+                    SlotPhase::Idle,
                     vec![OwnerAccepted, Transition(T::TerminatingToIdle), Advance],
                 ),
                 (exit, vec![OwnerAccepted]),
@@ -499,7 +513,7 @@ mod tests {
                     term,
                     vec![RemoveOwner(a), Transition(T::RunningToTerminating)],
                 ),
-                (Phase::Idle, vec![Transition(T::RunningToIdle), Advance]),
+                (SlotPhase::Idle, vec![Transition(T::RunningToIdle), Advance]),
                 (exit, vec![Transition(T::RunningToExiting)]),
             ],
             // Terminating
@@ -511,7 +525,10 @@ mod tests {
                 ign(term),
                 ign(term),
                 (term, vec![]),
-                (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance]),
+                (
+                    SlotPhase::Idle,
+                    vec![Transition(T::TerminatingToIdle), Advance],
+                ),
                 (exit, vec![]),
             ],
             // Exiting
@@ -523,7 +540,10 @@ mod tests {
                 ign(exit),
                 ign(exit),
                 (exit, vec![]),
-                (Phase::Idle, vec![Transition(T::TerminatingToIdle), Advance]),
+                (
+                    SlotPhase::Idle,
+                    vec![Transition(T::TerminatingToIdle), Advance],
+                ),
                 ign(exit),
             ],
         ];
@@ -544,7 +564,7 @@ mod tests {
         for phase in phases(a) {
             for input in inputs(b) {
                 let applies_to_any_owner = matches!(input, Input::Retire)
-                    || (phase == Phase::Idle && matches!(input, Input::Start { .. }));
+                    || (phase == SlotPhase::Idle && matches!(input, Input::Start { .. }));
                 if applies_to_any_owner {
                     continue;
                 }
@@ -564,7 +584,7 @@ mod tests {
         for phase in phases(a) {
             for capacity in [true, false] {
                 let (next, effects) = step(phase, Input::Start { id: b, capacity });
-                if phase == Phase::Idle {
+                if phase == SlotPhase::Idle {
                     assert_eq!(next.owner(), Some(b));
                 } else {
                     assert_eq!((next, effects), (phase, vec![Ignored]));
@@ -577,14 +597,18 @@ mod tests {
     fn a_registered_owner_frees_the_slot_only_by_its_release() {
         let a = id();
         for phase in [
-            Phase::Running { owner: a },
-            Phase::Terminating { owner: a },
-            Phase::Exiting { owner: a },
+            SlotPhase::Running { owner: a },
+            SlotPhase::Terminating { owner: a },
+            SlotPhase::Exiting { owner: a },
         ] {
             for input in inputs(a) {
                 let (next, _) = step(phase, input);
                 let released = matches!(input, Input::Released { .. });
-                assert_eq!(next == Phase::Idle, released, "step({phase:?}, {input:?})");
+                assert_eq!(
+                    next == SlotPhase::Idle,
+                    released,
+                    "step({phase:?}, {input:?})"
+                );
             }
         }
     }
@@ -593,7 +617,7 @@ mod tests {
     fn replace_while_admitting_removes_the_owner_once_accepted() {
         let a = id();
         let (p, _) = step(
-            Phase::Idle,
+            SlotPhase::Idle,
             Input::Start {
                 id: a,
                 capacity: true,
@@ -603,10 +627,10 @@ mod tests {
         assert_eq!(p.status(), SlotStatusKind::Terminating);
         assert_eq!(e, vec![Transition(T::AdmittingToTerminating)]);
         let (p, e) = step(p, Input::Accepted { id: a });
-        assert_eq!(p, Phase::Terminating { owner: a });
+        assert_eq!(p, SlotPhase::Terminating { owner: a });
         assert!(e.contains(&RemoveOwner(a)));
         let (p, e) = step(p, Input::Released { id: a });
-        assert_eq!((p, e.last().copied()), (Phase::Idle, Some(Advance)));
+        assert_eq!((p, e.last().copied()), (SlotPhase::Idle, Some(Advance)));
     }
 
     #[test]

@@ -72,7 +72,7 @@ async fn slot_command(
     slot: Arc<str>,
     resume: bool,
 ) -> Result<bool, ControllerError> {
-    use crate::controller::{CommandKind as ControllerCommandKind, command};
+    use crate::controller::{ControllerCommandKind, command};
     use ractor::rpc::CallResult;
 
     let runtime = handle.runtime();

@@ -18,7 +18,7 @@ use super::handle::SupervisorHandle;
 use super::prepared::{PreparedSubmission, Submit};
 use super::runtime::Runtime;
 use crate::controller::{
-    AdmissionPolicy, CommandKind, ControllerLink, ControllerMessage, ControllerSnapshot,
+    AdmissionPolicy, ControllerCommandKind, ControllerLink, ControllerMessage, ControllerSnapshot,
     ControllerSpec, IdentityRequest, IdentityRoute, Submission, command,
 };
 use crate::error::{ControllerError, RuntimeError};
@@ -270,7 +270,7 @@ fn cast(
         stamp: crate::observe::Stamp::now(),
     };
     link.actor
-        .cast(command(CommandKind::Submit(Box::new(submission))))
+        .cast(command(ControllerCommandKind::Submit(Box::new(submission))))
         .map_err(|_| ControllerError::Closed)
 }
 
@@ -317,7 +317,7 @@ pub(crate) async fn route_identity(
         .actor
         .call(
             |reply| {
-                command(CommandKind::Identity(IdentityRequest {
+                command(ControllerCommandKind::Identity(IdentityRequest {
                     id,
                     cancel,
                     reply,
@@ -358,7 +358,10 @@ pub(crate) async fn close_controller(runtime: &Runtime) {
     link.shared.close();
     let _ = link
         .actor
-        .call(|reply| command(CommandKind::Shutdown(reply)), None)
+        .call(
+            |reply| command(ControllerCommandKind::Shutdown(reply)),
+            None,
+        )
         .await;
 }
 

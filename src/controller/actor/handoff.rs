@@ -7,7 +7,7 @@ use ractor::{ActorRef, RpcReplyPort};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::{ControllerState, Owner};
-use crate::controller::messages::{CommandKind, ControllerMessage, Submission, command};
+use crate::controller::messages::{ControllerCommandKind, ControllerMessage, Submission, command};
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::TaskId;
@@ -44,11 +44,11 @@ impl ControllerState {
         let release: ReleaseHook = Box::new(move |stage| {
             let slot = slot.clone();
             let kind = match stage {
-                Stage::Committed => CommandKind::Committed { slot, id },
-                Stage::Exited => CommandKind::Released { slot, id },
+                Stage::Committed => ControllerCommandKind::Committed { slot, id },
+                Stage::Exited => ControllerCommandKind::Released { slot, id },
                 // The spawned task below still casts the same decision when the reply
                 // arrives; by then it names a stale owner and changes nothing.
-                Stage::Refused => CommandKind::Decided {
+                Stage::Refused => ControllerCommandKind::Decided {
                     slot,
                     id,
                     accepted: false,
@@ -75,7 +75,11 @@ impl ControllerState {
                 tokio::spawn(async move {
                     let accepted = matches!(rx.await, Ok(Ok(())));
                     drop(permit);
-                    let _ = controller.cast(command(CommandKind::Decided { slot, id, accepted }));
+                    let _ = controller.cast(command(ControllerCommandKind::Decided {
+                        slot,
+                        id,
+                        accepted,
+                    }));
                 });
                 true
             }
@@ -116,7 +120,8 @@ impl ControllerState {
         let slot = key.clone();
         let task = tokio::spawn(async move {
             if let Ok(permit) = commands.acquire_owned().await {
-                let _ = controller.cast(command(CommandKind::Granted { slot, id, permit }));
+                let _ =
+                    controller.cast(command(ControllerCommandKind::Granted { slot, id, permit }));
             }
         });
         if let Some(owner) = self.owner_mut(key, id) {

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 
 use super::{ControllerState, REMOVED_REASON, SHUTDOWN_REASON};
 use crate::controller::messages::{ControllerMessage, IdentityRequest, IdentityRoute};
-use crate::controller::slot::{Input, Phase};
+use crate::controller::slot::{Input, SlotPhase};
 use crate::controller::snapshot::{ControllerSnapshot, SlotView};
 use crate::events::{Event, EventKind, RejectionKind};
 
@@ -88,7 +88,7 @@ impl ControllerState {
                 owner_id: slot.phase.owner(),
                 queue_depth: slot.queue.len(),
                 status_for: match slot.phase {
-                    Phase::Idle => std::time::Duration::ZERO,
+                    SlotPhase::Idle => std::time::Duration::ZERO,
                     _ => now.saturating_duration_since(slot.since),
                 },
                 paused: slot.paused,
