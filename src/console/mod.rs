@@ -28,7 +28,10 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "cluster")]
+mod remote;
 mod render;
+mod source;
 mod state;
 mod tap;
 mod terminal;
@@ -40,7 +43,7 @@ use std::time::{Duration, Instant};
 pub use render::{MIN_HEIGHT, MIN_WIDTH, render};
 pub use state::{
     ConsoleState, HISTORY_SECS, MAX_TRACKED_TASKS, RATE_WINDOW_SECS, RECENT_EVENTS_PER_TASK,
-    RecentEvent, SortKey, TaskRow, ViewState,
+    RecentEvent, SortKey, StreamCounts, TaskRow, ViewState,
 };
 pub use tap::EVENT_BUFFER;
 
@@ -65,53 +68,89 @@ pub enum ConsoleError {
     Subscribe(String),
 }
 
-/// What one [`refresh`] could read.
+/// What one [`refresh`] (or `refresh_remote`) could read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RefreshReport {
-    /// True when a task snapshot was applied; false when the supervisor has stopped (the
-    /// last table stays on screen) or its snapshot did not answer within
-    /// [`QUERY_TIMEOUT`].
+    /// True when a task snapshot was applied; false when the supervisor has stopped or is
+    /// not reachable (the last table stays on screen, with a header notice saying why) or
+    /// its snapshot did not answer within [`QUERY_TIMEOUT`].
     pub snapshot: bool,
 }
 
 /// Reads the task snapshot, the controller snapshot (feature `controller`) and the event
+/// counters from `source` into `state`, at console time `now`. Each query waits at most
+/// [`QUERY_TIMEOUT`]. When the task snapshot fails, the rest is not asked for (it would
+/// fail too, and the screen should not wait for it): `state` keeps its data and the header
+/// notice says why; a later success clears the notice.
+async fn refresh_from(
+    state: &mut ConsoleState,
+    source: &source::Source<'_>,
+    now: Duration,
+) -> RefreshReport {
+    match source.snapshot().await {
+        Ok(tasks) => {
+            state.apply_snapshot(now, tasks);
+            state.set_notice(None);
+        }
+        Err(notice) => {
+            state.advance(now);
+            state.set_notice(Some(notice));
+            return RefreshReport { snapshot: false };
+        }
+    }
+    #[cfg(feature = "controller")]
+    if let Some(slots) = source.slots().await {
+        state.apply_slots(slots);
+    }
+    if let Some(stats) = source.event_stats().await {
+        state.apply_stats(stats);
+    }
+    RefreshReport { snapshot: true }
+}
+
+/// Reads the task snapshot, the controller snapshot (feature `controller`) and the event
 /// counters from `handle` into `state`, at console time `now`. Each query waits at most
-/// [`QUERY_TIMEOUT`]; one that does not answer leaves that part of `state` unchanged. The
-/// header notice ([`ConsoleState::set_notice`]) says `supervisor stopped` once its
-/// registry actor has stopped, `supervisor not answering` after a timed-out snapshot.
+/// [`QUERY_TIMEOUT`]; when the task snapshot does not come, the other two are not asked
+/// for and `state` keeps its data. The header notice ([`ConsoleState::set_notice`]) says
+/// `supervisor stopped; showing its last state` once its registry actor has stopped,
+/// `supervisor not answering` after a timed-out snapshot, and is cleared by the next
+/// snapshot that comes.
 pub async fn refresh(
     state: &mut ConsoleState,
     handle: &SupervisorHandle,
     now: Duration,
 ) -> RefreshReport {
-    let mut report = RefreshReport::default();
-    let stopped = matches!(
-        handle.registry_actor().get_status(),
-        ractor::ActorStatus::Stopping | ractor::ActorStatus::Stopped
-    );
-    if stopped {
-        state.advance(now);
-        state.set_notice(Some("supervisor stopped; showing its last state".into()));
-        return report;
-    }
-    if let Ok(tasks) = tokio::time::timeout(QUERY_TIMEOUT, handle.snapshot()).await {
-        state.apply_snapshot(now, tasks);
-        state.set_notice(None);
-        report.snapshot = true;
-    } else {
-        state.advance(now);
-        state.set_notice(Some("supervisor not answering".into()));
-    }
-    #[cfg(feature = "controller")]
-    if let Ok(Some(snapshot)) =
-        tokio::time::timeout(QUERY_TIMEOUT, handle.controller_snapshot()).await
-    {
-        state.apply_slots(snapshot.slots);
-    }
-    if let Ok(stats) = tokio::time::timeout(QUERY_TIMEOUT, handle.event_stats()).await {
-        state.apply_stats(stats);
-    }
-    report
+    refresh_from(state, &source::Source::Local(handle), now).await
+}
+
+/// Reads the task snapshot, the controller snapshot (feature `controller`) and the event
+/// counters of the supervisor on another node into `state`, at console time `now`
+/// (features `console` and `cluster`).
+///
+/// Each query waits at most [`QUERY_TIMEOUT`] or the client's own
+/// [`query_timeout`](crate::cluster::RemoteOptions::query_timeout), whichever is shorter;
+/// a query on a link that is down fails at once. When the task snapshot does not come,
+/// the other two are not asked for, `state` keeps the last data, and the header notice
+/// says why:
+/// - `connection lost (session lost); reconnecting`: the node died or the connection
+///   broke ([`DisconnectReason::SessionLost`](crate::cluster::DisconnectReason));
+/// - `connection lost (no heartbeat answered); reconnecting`: the node is paused or
+///   partitioned (`Silent`);
+/// - `no supervisor `NAME` on ADDR now; waiting for it`: the node is up but serves no
+///   supervisor of that name (for example it shut down gracefully);
+/// - `supervisor not answering`: the query timed out;
+/// - otherwise the [`RemoteError`](crate::cluster::RemoteError)'s message.
+///
+/// The client reconnects by itself (every
+/// [`reconnect_interval`](crate::cluster::RemoteOptions::reconnect_interval)); the first
+/// snapshot after it did clears the notice.
+#[cfg(all(feature = "console", feature = "cluster"))]
+pub async fn refresh_remote(
+    state: &mut ConsoleState,
+    remote: &crate::cluster::RemoteSupervisor,
+    now: Duration,
+) -> RefreshReport {
+    refresh_from(state, &source::Source::Remote(remote), now).await
 }
 
 /// Runs the console on `handle` in this terminal until the user presses `q` (or Ctrl-C).
@@ -124,33 +163,66 @@ pub async fn refresh(
 /// [`ConsoleError::Io`] when stdout is not a usable terminal or drawing/reading keys
 /// fails; [`ConsoleError::Subscribe`] when the event actor cannot be spawned.
 pub async fn run(handle: &SupervisorHandle) -> Result<(), ConsoleError> {
-    let tap = tap::EventTap::start(handle).await?;
+    run_on(source::Source::Local(handle)).await
+}
+
+/// Runs the console on a supervisor on another node, through `remote`, in this terminal
+/// until the user presses `q` (or Ctrl-C) (features `console` and `cluster`).
+///
+/// The same screen and keys as [`run`], refreshed with [`refresh_remote`] every
+/// [`REFRESH`]; the title is `NAME @ ADDR`. Events come from
+/// [`RemoteSupervisor::events`](crate::cluster::RemoteSupervisor::events) into the same
+/// bounded buffer of [`EVENT_BUFFER`] events (the oldest dropped and counted in the
+/// `console` row); the event delivery panel has a `stream` row with the events that
+/// arrived over the stream and those the stream reported lost (its `Gap`s: events that
+/// fell out of the serving node's replay buffer while the console was away or behind).
+/// When the link is lost the last data stays on screen with the notice, and the console
+/// goes on by itself when the client reconnects; the stream replays what it missed.
+/// A supervisor that is not reachable when the console starts is not an error: the
+/// screen shows the notice and the feed subscribes once it is.
+///
+/// The console only reads; the remote supervisor is never waited on beyond each query's
+/// bound, and `remote` stays usable after this returns.
+///
+/// # Errors
+/// [`ConsoleError::Io`] when stdout is not a usable terminal or drawing/reading keys
+/// fails (the terminal is restored first).
+#[cfg(all(feature = "console", feature = "cluster"))]
+pub async fn run_remote(remote: &crate::cluster::RemoteSupervisor) -> Result<(), ConsoleError> {
+    run_on(source::Source::Remote(remote)).await
+}
+
+async fn run_on(source: source::Source<'_>) -> Result<(), ConsoleError> {
+    let feed = source.start_feed().await?;
     let result = match terminal::Session::enter() {
-        Ok(mut session) => event_loop(&mut session, handle, &tap).await,
+        Ok(mut session) => event_loop(&mut session, &source, &feed).await,
         Err(error) => Err(error.into()),
     };
-    tap.stop();
+    feed.stop();
     result
 }
 
 async fn event_loop(
     session: &mut terminal::Session,
-    handle: &SupervisorHandle,
-    tap: &tap::EventTap,
+    source: &source::Source<'_>,
+    feed: &source::Feed,
 ) -> Result<(), ConsoleError> {
     let start = Instant::now();
-    let mut state = ConsoleState::new(handle.name().to_owned());
+    let mut state = ConsoleState::new(source.title());
     let mut view = ViewState::default();
     let mut next_refresh = Instant::now();
     loop {
         session.resume_if_suspended()?;
-        let (events, dropped) = tap.drain();
-        state.note_console_dropped(dropped);
-        for (at, event) in &events {
+        let drained = feed.drain();
+        state.note_console_dropped(drained.dropped);
+        if let Some((received, lost)) = drained.stream {
+            state.note_stream(received, lost);
+        }
+        for (at, event) in &drained.events {
             state.record_event(at.saturating_duration_since(start), event);
         }
         if Instant::now() >= next_refresh {
-            refresh(&mut state, handle, start.elapsed()).await;
+            refresh_from(&mut state, source, start.elapsed()).await;
             next_refresh = Instant::now() + REFRESH;
         } else {
             state.advance(start.elapsed());
