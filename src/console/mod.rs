@@ -1,4 +1,5 @@
-//! The live console (feature `console`): a terminal view of a running supervisor.
+//! The live console (feature `console`): a terminal view of a running supervisor, in
+//! this process or on another node.
 //!
 //! [`run`] takes over the terminal and shows, refreshed every [`REFRESH`]: the task table
 //! (name, id, group, state, attempt, restarts, time in state, last failure), the
@@ -6,6 +7,19 @@
 //! subscriber with its losses, the event rate and a restart-rate sparkline; keys sort (`s`),
 //! filter by name (`/`), select a task and show its recent events (Up/Down, Enter), quit
 //! (`q`). The binary `taskvisor-console --demo` runs it on a built-in workload.
+//!
+//! # Remote mode (features `console` and `cluster`)
+//!
+//! `run_remote(&remote)` shows the same screen for a supervisor on another node, through a
+//! connected [`RemoteSupervisor`](crate::cluster::RemoteSupervisor): the title is
+//! `NAME @ ADDR`, events come from `remote.events()`, and the event delivery panel gets a
+//! `stream` row (events that arrived over the stream, events it reported lost as gaps).
+//! When the link is lost the last data stays on screen under a header notice such as
+//! `connection lost (session lost); reconnecting`; the client reconnects by itself and the
+//! next snapshot clears it. `refresh_remote` is the remote [`refresh`]. The binary does it
+//! with `taskvisor-console --connect HOST:PORT --supervisor NAME [--cookie C]`. Both
+//! modes run the same event loop over one private data source (snapshot, slots, event
+//! counters, event feed).
 //!
 //! The pieces are public so a program can draw the console into its own ratatui UI or
 //! test it: [`ConsoleState`] (the pure model, fed from snapshots and events),
@@ -17,14 +31,33 @@
 //! The console only reads: `handle.snapshot()`, `handle.controller_snapshot()` and
 //! `handle.event_stats()` once per [`REFRESH`] (each bounded by [`QUERY_TIMEOUT`], so a
 //! stuck or dead supervisor leaves the last data on screen with a notice instead of a
-//! hang), and events through [`SupervisorHandle::event_port`]. The port's subscriber is a
-//! small actor that only pushes each event into a bounded buffer of [`EVENT_BUFFER`]
-//! events (the oldest is dropped and counted as `console` loss when the screen falls
-//! behind); the supervisor's own event path is never waited on.
+//! hang; after a snapshot that did not come the other two are not asked for), and events
+//! through [`SupervisorHandle::event_port`]. The port's subscriber is a small actor that
+//! only pushes each event into a bounded buffer of [`EVENT_BUFFER`] events (the oldest is
+//! dropped and counted as `console` loss when the screen falls behind); the supervisor's
+//! own event path is never waited on. Remotely, the same three queries go through the
+//! client (bounded by [`QUERY_TIMEOUT`] and the client's own query timeout; on a link
+//! that is down they fail at once), and a task empties the event stream into a buffer of
+//! the same bound; the stream long-polls the serving node's replay buffer, so a slow
+//! screen costs the serving supervisor nothing.
 //!
 //! ```no_run
 //! # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), ractor_taskvisor::console::ConsoleError> {
 //! ractor_taskvisor::console::run(&handle).await?; // returns when the user presses q
+//! # Ok(()) }
+//! ```
+//!
+//! Remote, with a `ractor_cluster::NodeServer` of this process's own (`node`) that uses the
+//! serving node's cookie:
+//!
+//! ```no_run
+//! # #[cfg(feature = "cluster")]
+//! # async fn demo(node: ractor::ActorRef<ractor_cluster::NodeServerMessage>) -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use ractor_taskvisor::cluster::RemoteSupervisor;
+//!
+//! let remote = RemoteSupervisor::connect(&node, "127.0.0.1:7100", "demo", Duration::from_secs(5)).await?;
+//! ractor_taskvisor::console::run_remote(&remote).await?; // returns when the user presses q
 //! # Ok(()) }
 //! ```
 

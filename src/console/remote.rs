@@ -167,4 +167,54 @@ mod tests {
         assert_eq!(events[0].1.attempt, Some(3));
         assert_eq!(inbox.received, super::super::EVENT_BUFFER as u64 + 2);
     }
+
+    /// Draws `state` on a 100 x 28 test terminal; one string per screen row.
+    fn screen(state: &super::super::ConsoleState) -> Vec<String> {
+        use ratatui::Terminal;
+        use ratatui::backend::TestBackend;
+        let mut terminal = Terminal::new(TestBackend::new(100, 28)).unwrap();
+        let view = super::super::ViewState::default();
+        terminal
+            .draw(|frame| super::super::render(frame, state, &view))
+            .unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        (0..28)
+            .map(|y| {
+                (0..100)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_stream_row_and_the_lost_connection_notice_are_drawn() {
+        let mut state = super::super::ConsoleState::new("demo @ 127.0.0.1:7100");
+        let local = screen(&state);
+        assert!(!local.iter().any(|line| line.contains("stream")));
+        // The first note adds the row, even with nothing counted yet.
+        state.note_stream(0, 0);
+        state.note_stream(40, 5);
+        state.note_stream(2, 0);
+        assert_eq!(
+            state.stream(),
+            Some(super::super::StreamCounts {
+                received: 42,
+                lost: 5
+            })
+        );
+        state.set_notice(Some("connection lost (session lost); reconnecting".into()));
+        let lines = screen(&state);
+        assert!(lines[0].contains("taskvisor console · demo @ 127.0.0.1:7100"));
+        assert!(
+            lines[1].contains("! connection lost (session lost); reconnecting"),
+            "{:?}",
+            lines[1]
+        );
+        let row = lines
+            .iter()
+            .find(|line| line.contains("│stream"))
+            .unwrap_or_else(|| panic!("a stream row in\n{}", lines.join("\n")));
+        assert!(row.contains(" 42 ") && row.contains(" 5 "), "{row:?}");
+    }
 }
