@@ -82,12 +82,14 @@ pub use tap::EVENT_BUFFER;
 
 use crate::SupervisorHandle;
 
-/// How often [`run`] reads the snapshots and redraws.
+/// How often [`run`] (and `run_remote`) reads the snapshots and redraws; also how often a
+/// remote console tries to subscribe to the event stream again while it cannot.
 pub const REFRESH: Duration = Duration::from_millis(500);
-/// The longest [`refresh`] waits for one supervisor query before it keeps the old data.
+/// The longest [`refresh`] (and `refresh_remote`) waits for one supervisor query before it
+/// keeps the old data.
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// Why [`run`] stopped with an error.
+/// Why [`run`] (or `run_remote`) stopped with an error.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConsoleError {
@@ -96,7 +98,7 @@ pub enum ConsoleError {
     #[error("console terminal I/O failed: {0}")]
     Io(#[from] std::io::Error),
     /// The actor that receives events from the supervisor's event port could not be
-    /// spawned.
+    /// spawned ([`run`] only: a remote console reads events on a task of its own).
     #[error("console could not subscribe to the event port: {0}")]
     Subscribe(String),
 }

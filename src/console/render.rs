@@ -25,9 +25,10 @@ const BOTTOM_HEIGHT: u16 = 8;
 /// Layout, top to bottom: a header line (title, task count, event rate, sort, filter), a
 /// second header line with the notice when there is one ([`ConsoleState::notice`]), the
 /// task table (with the selected task's recent events below it after Enter), a band
-/// with the controller's slots, event delivery per subscriber and the restart-rate
-/// sparkline, and a line of keys. A frame smaller than [`MIN_WIDTH`] x [`MIN_HEIGHT`] gets
-/// a centred "terminal too small" message instead.
+/// with the controller's slots, event delivery per subscriber (with a `stream` row once
+/// [`ConsoleState::note_stream`] was called, as a remote console does) and the
+/// restart-rate sparkline, and a line of keys. A frame smaller than [`MIN_WIDTH`] x
+/// [`MIN_HEIGHT`] gets a centred "terminal too small" message instead.
 pub fn render(frame: &mut Frame, state: &ConsoleState, view: &ViewState) {
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
