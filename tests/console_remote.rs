@@ -9,9 +9,10 @@
 //! - when the node is killed, the next refreshes keep the last rows on screen under a
 //!   `connection lost` notice, and once the node is back on the same port the client's
 //!   own reconnection brings live data back and clears the notice;
-//! - the built `taskvisor-console --connect` exits non-zero with a one-line message when
-//!   nothing listens at the address and when the node runs no supervisor of that name, and
-//!   with status 2 on a usage error.
+//! - the built `taskvisor-console --connect` exits with status 1 and a one-line message
+//!   when nothing listens at the address, when the node runs no supervisor of that name,
+//!   and when the node refuses the handshake (another cookie); with status 2 on a usage
+//!   error.
 //!
 //! Nothing here sleeps for a fixed time to let something happen: each step waits for the
 //! condition it needs, with a generous bound.
@@ -440,8 +441,8 @@ fn the_binary_reports_an_address_with_nothing_listening() {
 }
 
 #[test]
-fn the_binary_reports_a_node_without_that_supervisor() {
-    const TEST: &str = "the_binary_reports_a_node_without_that_supervisor";
+fn the_binary_reports_a_node_without_that_supervisor_and_another_cookie() {
+    const TEST: &str = "the_binary_reports_a_node_without_that_supervisor_and_another_cookie";
     if let Ok(port) = std::env::var(ROLE) {
         return served_node(port.parse().unwrap());
     }
@@ -463,6 +464,30 @@ fn the_binary_reports_a_node_without_that_supervisor() {
     assert_eq!(
         message,
         format!("taskvisor-console: the node at {addr} runs no supervisor named `nope`")
+    );
+    assert!(
+        elapsed < Duration::from_secs(10),
+        "exited after {elapsed:?}"
+    );
+
+    // The right supervisor with another cookie: the node refuses the handshake.
+    let args = [
+        "--connect",
+        &addr,
+        "--supervisor",
+        SUPERVISOR,
+        "--cookie",
+        "not-the-cookie",
+        "--connect-timeout",
+        "10",
+    ];
+    let (output, elapsed) = console_binary(&args, Duration::from_secs(20));
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(
+        message.starts_with(&format!("taskvisor-console: connected to {addr}, but"))
+            && message.ends_with("check that both nodes use the same cookie"),
+        "{message}"
     );
     assert!(
         elapsed < Duration::from_secs(10),
