@@ -171,7 +171,7 @@ pub async fn refresh(
 ///   broke ([`DisconnectReason::SessionLost`](crate::cluster::DisconnectReason));
 /// - `connection lost (no heartbeat answered); reconnecting`: the node is paused or
 ///   partitioned (`Silent`);
-/// - `no supervisor `NAME` on ADDR now; waiting for it`: the node is up but serves no
+/// - ``no supervisor `NAME` on ADDR now; waiting for it``: the node is up but serves no
 ///   supervisor of that name (for example it shut down gracefully);
 /// - `supervisor not answering`: the query timed out;
 /// - otherwise the [`RemoteError`](crate::cluster::RemoteError)'s message.
