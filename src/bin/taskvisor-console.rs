@@ -2,13 +2,31 @@
 //!
 //! ```text
 //! cargo run --features console --bin taskvisor-console -- --demo
+//!
+//! # a supervisor on another node (features console and cluster): start one, then watch it
+//! cargo run --features cluster --example cluster_node -- serve
+//! cargo run --features console,cluster --bin taskvisor-console -- --connect 127.0.0.1:7100 --supervisor demo
 //! ```
 //!
 //! `--demo` starts an in-process supervisor with a built-in workload (a periodic task,
 //! failing and retrying tasks, a task that times out, a one-for-all group, keyed
 //! submissions queueing on controller slots, a slow subscriber that loses events) and runs
-//! the console on it until `q`. Connecting to a supervisor on another node (through the
-//! `cluster` feature) is not implemented: `--connect` says so and exits with status 2.
+//! the console on it until `q`.
+//!
+//! `--connect HOST:PORT --supervisor NAME [--cookie C] [--connect-timeout SECS]` (needs
+//! the `cluster` feature) starts a `ractor_cluster` node server of its own on 127.0.0.1
+//! (a free port; it only connects out), connects to the node at `HOST:PORT` with the
+//! shared cookie (default `$TASKVISOR_COOKIE`, else `taskvisor-demo`, as the
+//! `cluster_node` example) and waits up to `--connect-timeout` seconds (default 5) for the
+//! supervisor named `NAME` (its `with_name`) to be reachable there, then runs the console
+//! on it (`console::run_remote`). When the node dies under the console, the last data
+//! stays on screen with a `connection lost` notice and comes back when the node does.
+//!
+//! Exit status: 0 after `q`; 1 when the console or the connection fails, with a one-line
+//! message on stderr (nothing listens at the address, the handshake failed because the
+//! cookies differ, the node runs no supervisor of that name, no answer within the connect
+//! timeout, stdout is not a terminal); 2 for a usage error, and for `--connect` in a binary
+//! built without the `cluster` feature.
 #![forbid(unsafe_code)]
 
 use std::num::NonZeroUsize;
@@ -24,36 +42,205 @@ use ractor_taskvisor::{Event, GroupStrategy, Subscribe, SupervisorHandle, TaskGr
 
 const USAGE: &str = "\
 usage: taskvisor-console --demo
+       taskvisor-console --connect HOST:PORT --supervisor NAME [--cookie C] [--connect-timeout SECS]
 
-  --demo           run the console on an in-process supervisor with a built-in workload
-  --connect ADDR   (not implemented) watch a supervisor on another node; would need the
-                   `cluster` feature
-  -h, --help       this text
+  --demo                  run the console on an in-process supervisor with a built-in workload
+  --connect HOST:PORT     watch a supervisor on another node (needs the `cluster` feature:
+                          build with --features console,cluster)
+  --supervisor NAME       the remote supervisor's name (its `with_name`)
+  --cookie C              the cluster's shared cookie (default $TASKVISOR_COOKIE, else
+                          taskvisor-demo)
+  --connect-timeout SECS  how long to wait for the supervisor to be reachable (default 5)
+  -h, --help              this text
 
 keys: q quit · s sort · / filter by name · Up/Down select · Enter show the task's events";
 
-const REMOTE: &str = "\
-taskvisor-console: remote mode is not implemented. Watching a supervisor on another node
-would go through the `cluster` feature (build with --features console,cluster), but this
-binary does not connect to one yet. Run `taskvisor-console --demo`, or embed the console
-in your program with `ractor_taskvisor::console::run(&handle)`.";
+/// What the command line asks for.
+enum Mode {
+    Demo,
+    Help,
+    Connect(Connect),
+}
+
+/// The arguments of `--connect`.
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+struct Connect {
+    addr: String,
+    supervisor: String,
+    cookie: String,
+    timeout: Duration,
+}
+
+/// Parses the arguments (without the program name); `Err` is the usage error's message.
+fn parse(args: &[String]) -> Result<Mode, String> {
+    match args.first().map(String::as_str) {
+        None => return Err("no mode given".into()),
+        Some("--demo") if args.len() == 1 => return Ok(Mode::Demo),
+        Some("-h" | "--help") if args.len() == 1 => return Ok(Mode::Help),
+        Some(_) => {}
+    }
+    let (mut addr, mut supervisor, mut cookie, mut timeout) = (None, None, None, None);
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        let mut value = || {
+            rest.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--connect" => addr = Some(value()?),
+            "--supervisor" => supervisor = Some(value()?),
+            "--cookie" => cookie = Some(value()?),
+            "--connect-timeout" => {
+                let secs = value()?;
+                let secs: f64 = secs
+                    .parse()
+                    .ok()
+                    .filter(|secs: &f64| secs.is_finite() && *secs > 0.0 && *secs <= 3600.0)
+                    .ok_or_else(|| {
+                        format!("--connect-timeout {secs}: expected seconds in (0, 3600]")
+                    })?;
+                timeout = Some(Duration::from_secs_f64(secs));
+            }
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    let addr = addr.ok_or("--supervisor, --cookie and --connect-timeout go with --connect")?;
+    let supervisor =
+        supervisor.ok_or("--connect needs --supervisor NAME (the remote supervisor's name)")?;
+    if supervisor.is_empty() {
+        return Err("--supervisor needs a non-empty name".into());
+    }
+    let cookie = cookie
+        .or_else(|| std::env::var("TASKVISOR_COOKIE").ok())
+        .unwrap_or_else(|| "taskvisor-demo".into());
+    Ok(Mode::Connect(Connect {
+        addr,
+        supervisor,
+        cookie,
+        timeout: timeout.unwrap_or(Duration::from_secs(5)),
+    }))
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("--demo") if args.len() == 1 => demo().await,
-        Some("-h" | "--help") => {
+    #[cfg(not(feature = "cluster"))]
+    if args.iter().any(|arg| arg == "--connect") {
+        return remote::unsupported();
+    }
+    match parse(&args) {
+        Ok(Mode::Demo) => demo().await,
+        Ok(Mode::Help) => {
             println!("{USAGE}");
             ExitCode::SUCCESS
         }
-        Some("--connect") => {
-            eprintln!("{REMOTE}");
+        Ok(Mode::Connect(connect)) => remote::watch(connect).await,
+        Err(message) => {
+            eprintln!("taskvisor-console: {message}\n\n{USAGE}");
             ExitCode::from(2)
         }
-        _ => {
-            eprintln!("{USAGE}");
-            ExitCode::from(2)
+    }
+}
+
+#[cfg(not(feature = "cluster"))]
+mod remote {
+    use std::process::ExitCode;
+
+    /// Without the `cluster` feature there is no client to connect with.
+    pub(super) async fn watch(_connect: super::Connect) -> ExitCode {
+        unsupported()
+    }
+
+    /// Says that `--connect` needs the `cluster` feature; exit status 2.
+    pub(super) fn unsupported() -> ExitCode {
+        eprintln!(
+            "taskvisor-console: --connect needs the `cluster` feature; this binary was built \
+             without it. Build it with --features console,cluster, e.g. `cargo run --features \
+             console,cluster --bin taskvisor-console -- --connect HOST:PORT --supervisor NAME`."
+        );
+        ExitCode::from(2)
+    }
+}
+
+#[cfg(feature = "cluster")]
+mod remote {
+    use std::net::{IpAddr, Ipv4Addr};
+    use std::process::ExitCode;
+
+    use ractor::{Actor, ActorRef};
+    use ractor_cluster::{NodeServer, NodeServerMessage};
+    use ractor_taskvisor::cluster::{RemoteOptions, RemoteSupervisor};
+    use ractor_taskvisor::console;
+
+    const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+    /// This console's own node server, on a free port of 127.0.0.1 (it is only dialled
+    /// out of; the probe-then-bind race with another process is retried).
+    async fn start_node(cookie: &str, name: &str) -> Result<ActorRef<NodeServerMessage>, String> {
+        let mut last_error = String::from("no attempt made");
+        for _ in 0..10 {
+            let port = std::net::TcpListener::bind((LOOPBACK, 0))
+                .and_then(|probe| probe.local_addr())
+                .map_err(|error| format!("no free local port: {error}"))?
+                .port();
+            let server = NodeServer::new(
+                port,
+                cookie.to_owned(),
+                name.to_owned(),
+                LOOPBACK.to_string(),
+                None,
+                None,
+            )
+            .with_listen_addr(LOOPBACK);
+            match Actor::spawn(None, server, ()).await {
+                Ok((node, _)) => return Ok(node),
+                Err(error) => last_error = error.to_string(),
+            }
+        }
+        Err(format!("cannot start the local node server: {last_error}"))
+    }
+
+    /// Connects to the supervisor and runs the console on it.
+    pub(super) async fn watch(connect: super::Connect) -> ExitCode {
+        let name = format!("taskvisor-console-{}", std::process::id());
+        let node = match start_node(&connect.cookie, &name).await {
+            Ok(node) => node,
+            Err(message) => {
+                eprintln!("taskvisor-console: {message}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let options = RemoteOptions::default()
+            .with_node_name(name)
+            .with_connect_timeout(connect.timeout)
+            .with_query_timeout(console::QUERY_TIMEOUT);
+        // `connect_with` is bounded by the connect timeout once the address resolved; the
+        // outer bound covers a name lookup that hangs too.
+        let connecting =
+            RemoteSupervisor::connect_with(&node, &connect.addr, &connect.supervisor, options);
+        let bound = connect.timeout + std::time::Duration::from_secs(1);
+        let result = match tokio::time::timeout(bound, connecting).await {
+            Ok(Ok(remote)) => {
+                let result = console::run_remote(&remote)
+                    .await
+                    .map_err(|e| e.to_string());
+                drop(remote);
+                result
+            }
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!(
+                "cannot connect to {}: no answer within {bound:?}",
+                connect.addr
+            )),
+        };
+        node.stop(None);
+        match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("taskvisor-console: {message}");
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The live console (feature `console`): a terminal view of a running supervisor.
+//! The live console (feature `console`): a terminal view of a running supervisor, in
+//! this process or on another node.
 //!
 //! [`run`] takes over the terminal and shows, refreshed every [`REFRESH`]: the task table
 //! (name, id, group, state, attempt, restarts, time in state, last failure), the
@@ -6,6 +7,19 @@
 //! subscriber with its losses, the event rate and a restart-rate sparkline; keys sort (`s`),
 //! filter by name (`/`), select a task and show its recent events (Up/Down, Enter), quit
 //! (`q`). The binary `taskvisor-console --demo` runs it on a built-in workload.
+//!
+//! # Remote mode (features `console` and `cluster`)
+//!
+//! `run_remote(&remote)` shows the same screen for a supervisor on another node, through a
+//! connected [`RemoteSupervisor`](crate::cluster::RemoteSupervisor): the title is
+//! `NAME @ ADDR`, events come from `remote.events()`, and the event delivery panel gets a
+//! `stream` row (events that arrived over the stream, events it reported lost as gaps).
+//! When the link is lost the last data stays on screen under a header notice such as
+//! `connection lost (session lost); reconnecting`; the client reconnects by itself and the
+//! next snapshot clears it. `refresh_remote` is the remote [`refresh`]. The binary does it
+//! with `taskvisor-console --connect HOST:PORT --supervisor NAME [--cookie C]`. Both
+//! modes run the same event loop over one private data source (snapshot, slots, event
+//! counters, event feed).
 //!
 //! The pieces are public so a program can draw the console into its own ratatui UI or
 //! test it: [`ConsoleState`] (the pure model, fed from snapshots and events),
@@ -17,18 +31,40 @@
 //! The console only reads: `handle.snapshot()`, `handle.controller_snapshot()` and
 //! `handle.event_stats()` once per [`REFRESH`] (each bounded by [`QUERY_TIMEOUT`], so a
 //! stuck or dead supervisor leaves the last data on screen with a notice instead of a
-//! hang), and events through [`SupervisorHandle::event_port`]. The port's subscriber is a
-//! small actor that only pushes each event into a bounded buffer of [`EVENT_BUFFER`]
-//! events (the oldest is dropped and counted as `console` loss when the screen falls
-//! behind); the supervisor's own event path is never waited on.
+//! hang; after a snapshot that did not come the other two are not asked for), and events
+//! through [`SupervisorHandle::event_port`]. The port's subscriber is a small actor that
+//! only pushes each event into a bounded buffer of [`EVENT_BUFFER`] events (the oldest is
+//! dropped and counted as `console` loss when the screen falls behind); the supervisor's
+//! own event path is never waited on. Remotely, the same three queries go through the
+//! client (bounded by [`QUERY_TIMEOUT`] and the client's own query timeout; on a link
+//! that is down they fail at once), and a task empties the event stream into a buffer of
+//! the same bound; the stream long-polls the serving node's replay buffer, so a slow
+//! screen costs the serving supervisor nothing.
 //!
 //! ```no_run
 //! # async fn demo(handle: ractor_taskvisor::SupervisorHandle) -> Result<(), ractor_taskvisor::console::ConsoleError> {
 //! ractor_taskvisor::console::run(&handle).await?; // returns when the user presses q
 //! # Ok(()) }
 //! ```
+//!
+//! Remote, with a `ractor_cluster::NodeServer` of this process's own (`node`) that uses the
+//! serving node's cookie:
+//!
+//! ```no_run
+//! # #[cfg(feature = "cluster")]
+//! # async fn demo(node: ractor::ActorRef<ractor_cluster::NodeServerMessage>) -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use ractor_taskvisor::cluster::RemoteSupervisor;
+//!
+//! let remote = RemoteSupervisor::connect(&node, "127.0.0.1:7100", "demo", Duration::from_secs(5)).await?;
+//! ractor_taskvisor::console::run_remote(&remote).await?; // returns when the user presses q
+//! # Ok(()) }
+//! ```
 
+#[cfg(feature = "cluster")]
+mod remote;
 mod render;
+mod source;
 mod state;
 mod tap;
 mod terminal;
@@ -40,18 +76,20 @@ use std::time::{Duration, Instant};
 pub use render::{MIN_HEIGHT, MIN_WIDTH, render};
 pub use state::{
     ConsoleState, HISTORY_SECS, MAX_TRACKED_TASKS, RATE_WINDOW_SECS, RECENT_EVENTS_PER_TASK,
-    RecentEvent, SortKey, TaskRow, ViewState,
+    RecentEvent, SortKey, StreamCounts, TaskRow, ViewState,
 };
 pub use tap::EVENT_BUFFER;
 
 use crate::SupervisorHandle;
 
-/// How often [`run`] reads the snapshots and redraws.
+/// How often [`run`] (and `run_remote`) reads the snapshots and redraws; also how often a
+/// remote console tries to subscribe to the event stream again while it cannot.
 pub const REFRESH: Duration = Duration::from_millis(500);
-/// The longest [`refresh`] waits for one supervisor query before it keeps the old data.
+/// The longest [`refresh`] (and `refresh_remote`) waits for one supervisor query before it
+/// keeps the old data.
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// Why [`run`] stopped with an error.
+/// Why [`run`] (or `run_remote`) stopped with an error.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConsoleError {
@@ -60,58 +98,94 @@ pub enum ConsoleError {
     #[error("console terminal I/O failed: {0}")]
     Io(#[from] std::io::Error),
     /// The actor that receives events from the supervisor's event port could not be
-    /// spawned.
+    /// spawned ([`run`] only: a remote console reads events on a task of its own).
     #[error("console could not subscribe to the event port: {0}")]
     Subscribe(String),
 }
 
-/// What one [`refresh`] could read.
+/// What one [`refresh`] (or `refresh_remote`) could read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RefreshReport {
-    /// True when a task snapshot was applied; false when the supervisor has stopped (the
-    /// last table stays on screen) or its snapshot did not answer within
-    /// [`QUERY_TIMEOUT`].
+    /// True when a task snapshot was applied; false when the supervisor has stopped or is
+    /// not reachable (the last table stays on screen, with a header notice saying why) or
+    /// its snapshot did not answer within [`QUERY_TIMEOUT`].
     pub snapshot: bool,
 }
 
 /// Reads the task snapshot, the controller snapshot (feature `controller`) and the event
+/// counters from `source` into `state`, at console time `now`. Each query waits at most
+/// [`QUERY_TIMEOUT`]. When the task snapshot fails, the rest is not asked for (it would
+/// fail too, and the screen should not wait for it): `state` keeps its data and the header
+/// notice says why; a later success clears the notice.
+async fn refresh_from(
+    state: &mut ConsoleState,
+    source: &source::Source<'_>,
+    now: Duration,
+) -> RefreshReport {
+    match source.snapshot().await {
+        Ok(tasks) => {
+            state.apply_snapshot(now, tasks);
+            state.set_notice(None);
+        }
+        Err(notice) => {
+            state.advance(now);
+            state.set_notice(Some(notice));
+            return RefreshReport { snapshot: false };
+        }
+    }
+    #[cfg(feature = "controller")]
+    if let Some(slots) = source.slots().await {
+        state.apply_slots(slots);
+    }
+    if let Some(stats) = source.event_stats().await {
+        state.apply_stats(stats);
+    }
+    RefreshReport { snapshot: true }
+}
+
+/// Reads the task snapshot, the controller snapshot (feature `controller`) and the event
 /// counters from `handle` into `state`, at console time `now`. Each query waits at most
-/// [`QUERY_TIMEOUT`]; one that does not answer leaves that part of `state` unchanged. The
-/// header notice ([`ConsoleState::set_notice`]) says `supervisor stopped` once its
-/// registry actor has stopped, `supervisor not answering` after a timed-out snapshot.
+/// [`QUERY_TIMEOUT`]; when the task snapshot does not come, the other two are not asked
+/// for and `state` keeps its data. The header notice ([`ConsoleState::set_notice`]) says
+/// `supervisor stopped; showing its last state` once its registry actor has stopped,
+/// `supervisor not answering` after a timed-out snapshot, and is cleared by the next
+/// snapshot that comes.
 pub async fn refresh(
     state: &mut ConsoleState,
     handle: &SupervisorHandle,
     now: Duration,
 ) -> RefreshReport {
-    let mut report = RefreshReport::default();
-    let stopped = matches!(
-        handle.registry_actor().get_status(),
-        ractor::ActorStatus::Stopping | ractor::ActorStatus::Stopped
-    );
-    if stopped {
-        state.advance(now);
-        state.set_notice(Some("supervisor stopped; showing its last state".into()));
-        return report;
-    }
-    if let Ok(tasks) = tokio::time::timeout(QUERY_TIMEOUT, handle.snapshot()).await {
-        state.apply_snapshot(now, tasks);
-        state.set_notice(None);
-        report.snapshot = true;
-    } else {
-        state.advance(now);
-        state.set_notice(Some("supervisor not answering".into()));
-    }
-    #[cfg(feature = "controller")]
-    if let Ok(Some(snapshot)) =
-        tokio::time::timeout(QUERY_TIMEOUT, handle.controller_snapshot()).await
-    {
-        state.apply_slots(snapshot.slots);
-    }
-    if let Ok(stats) = tokio::time::timeout(QUERY_TIMEOUT, handle.event_stats()).await {
-        state.apply_stats(stats);
-    }
-    report
+    refresh_from(state, &source::Source::Local(handle), now).await
+}
+
+/// Reads the task snapshot, the controller snapshot (feature `controller`) and the event
+/// counters of the supervisor on another node into `state`, at console time `now`
+/// (features `console` and `cluster`).
+///
+/// Each query waits at most [`QUERY_TIMEOUT`] or the client's own
+/// [`query_timeout`](crate::cluster::RemoteOptions::query_timeout), whichever is shorter;
+/// a query on a link that is down fails at once. When the task snapshot does not come,
+/// the other two are not asked for, `state` keeps the last data, and the header notice
+/// says why:
+/// - `connection lost (session lost); reconnecting`: the node died or the connection
+///   broke ([`DisconnectReason::SessionLost`](crate::cluster::DisconnectReason));
+/// - `connection lost (no heartbeat answered); reconnecting`: the node is paused or
+///   partitioned (`Silent`);
+/// - ``no supervisor `NAME` on ADDR now; waiting for it``: the node is up but serves no
+///   supervisor of that name (for example it shut down gracefully);
+/// - `supervisor not answering`: the query timed out;
+/// - otherwise the [`RemoteError`](crate::cluster::RemoteError)'s message.
+///
+/// The client reconnects by itself (every
+/// [`reconnect_interval`](crate::cluster::RemoteOptions::reconnect_interval)); the first
+/// snapshot after it did clears the notice.
+#[cfg(all(feature = "console", feature = "cluster"))]
+pub async fn refresh_remote(
+    state: &mut ConsoleState,
+    remote: &crate::cluster::RemoteSupervisor,
+    now: Duration,
+) -> RefreshReport {
+    refresh_from(state, &source::Source::Remote(remote), now).await
 }
 
 /// Runs the console on `handle` in this terminal until the user presses `q` (or Ctrl-C).
@@ -124,33 +198,66 @@ pub async fn refresh(
 /// [`ConsoleError::Io`] when stdout is not a usable terminal or drawing/reading keys
 /// fails; [`ConsoleError::Subscribe`] when the event actor cannot be spawned.
 pub async fn run(handle: &SupervisorHandle) -> Result<(), ConsoleError> {
-    let tap = tap::EventTap::start(handle).await?;
+    run_on(source::Source::Local(handle)).await
+}
+
+/// Runs the console on a supervisor on another node, through `remote`, in this terminal
+/// until the user presses `q` (or Ctrl-C) (features `console` and `cluster`).
+///
+/// The same screen and keys as [`run`], refreshed with [`refresh_remote`] every
+/// [`REFRESH`]; the title is `NAME @ ADDR`. Events come from
+/// [`RemoteSupervisor::events`](crate::cluster::RemoteSupervisor::events) into the same
+/// bounded buffer of [`EVENT_BUFFER`] events (the oldest dropped and counted in the
+/// `console` row); the event delivery panel has a `stream` row with the events that
+/// arrived over the stream and those the stream reported lost (its `Gap`s: events that
+/// fell out of the serving node's replay buffer while the console was away or behind).
+/// When the link is lost the last data stays on screen with the notice, and the console
+/// goes on by itself when the client reconnects; the stream replays what it missed.
+/// A supervisor that is not reachable when the console starts is not an error: the
+/// screen shows the notice and the feed subscribes once it is.
+///
+/// The console only reads; the remote supervisor is never waited on beyond each query's
+/// bound, and `remote` stays usable after this returns.
+///
+/// # Errors
+/// [`ConsoleError::Io`] when stdout is not a usable terminal or drawing/reading keys
+/// fails (the terminal is restored first).
+#[cfg(all(feature = "console", feature = "cluster"))]
+pub async fn run_remote(remote: &crate::cluster::RemoteSupervisor) -> Result<(), ConsoleError> {
+    run_on(source::Source::Remote(remote)).await
+}
+
+async fn run_on(source: source::Source<'_>) -> Result<(), ConsoleError> {
+    let feed = source.start_feed().await?;
     let result = match terminal::Session::enter() {
-        Ok(mut session) => event_loop(&mut session, handle, &tap).await,
+        Ok(mut session) => event_loop(&mut session, &source, &feed).await,
         Err(error) => Err(error.into()),
     };
-    tap.stop();
+    feed.stop();
     result
 }
 
 async fn event_loop(
     session: &mut terminal::Session,
-    handle: &SupervisorHandle,
-    tap: &tap::EventTap,
+    source: &source::Source<'_>,
+    feed: &source::Feed,
 ) -> Result<(), ConsoleError> {
     let start = Instant::now();
-    let mut state = ConsoleState::new(handle.name().to_owned());
+    let mut state = ConsoleState::new(source.title());
     let mut view = ViewState::default();
     let mut next_refresh = Instant::now();
     loop {
         session.resume_if_suspended()?;
-        let (events, dropped) = tap.drain();
-        state.note_console_dropped(dropped);
-        for (at, event) in &events {
+        let drained = feed.drain();
+        state.note_console_dropped(drained.dropped);
+        if let Some((received, lost)) = drained.stream {
+            state.note_stream(received, lost);
+        }
+        for (at, event) in &drained.events {
             state.record_event(at.saturating_duration_since(start), event);
         }
         if Instant::now() >= next_refresh {
-            refresh(&mut state, handle, start.elapsed()).await;
+            refresh_from(&mut state, source, start.elapsed()).await;
             next_refresh = Instant::now() + REFRESH;
         } else {
             state.advance(start.elapsed());

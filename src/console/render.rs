@@ -22,19 +22,22 @@ const BOTTOM_HEIGHT: u16 = 8;
 
 /// Draws `state` as `view` asks into the whole frame.
 ///
-/// Layout, top to bottom: a header line (title, task count, event rate, sort, filter), the
+/// Layout, top to bottom: a header line (title, task count, event rate, sort, filter), a
+/// second header line with the notice when there is one ([`ConsoleState::notice`]), the
 /// task table (with the selected task's recent events below it after Enter), a band
-/// with the controller's slots, event delivery per subscriber and the restart-rate
-/// sparkline, and a line of keys. A frame smaller than [`MIN_WIDTH`] x [`MIN_HEIGHT`] gets
-/// a centred "terminal too small" message instead.
+/// with the controller's slots, event delivery per subscriber (with a `stream` row once
+/// [`ConsoleState::note_stream`] was called, as a remote console does) and the
+/// restart-rate sparkline, and a line of keys. A frame smaller than [`MIN_WIDTH`] x
+/// [`MIN_HEIGHT`] gets a centred "terminal too small" message instead.
 pub fn render(frame: &mut Frame, state: &ConsoleState, view: &ViewState) {
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         render_too_small(frame, area);
         return;
     }
+    let header_height = if state.notice().is_some() { 2 } else { 1 };
     let [header, main, bottom, footer] = Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(header_height),
         Constraint::Min(5),
         Constraint::Length(BOTTOM_HEIGHT),
         Constraint::Length(1),
@@ -92,13 +95,14 @@ fn render_header(frame: &mut Frame, area: Rect, state: &ConsoleState, view: &Vie
     if !view.filter.is_empty() || view.editing_filter {
         spans.push(Span::raw(format!(" · filter: {}", view.filter)));
     }
+    let mut lines = vec![Line::from(spans)];
     if let Some(notice) = state.notice() {
-        spans.push(Span::styled(
-            format!("  ! {notice}"),
+        lines.push(Line::from(Span::styled(
+            format!(" ! {notice}"),
             Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-        ));
+        )));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 fn render_footer(frame: &mut Frame, area: Rect, view: &ViewState) {
@@ -338,6 +342,13 @@ fn render_delivery(frame: &mut Frame, area: Rect, state: &ConsoleState) {
             state.console_dropped().to_string(),
         ]),
     ];
+    if let Some(stream) = state.stream() {
+        rows.push(Row::new([
+            "stream".to_owned(),
+            stream.received.to_string(),
+            stream.lost.to_string(),
+        ]));
+    }
     rows.extend(stats.subscribers.iter().map(|sub| {
         Row::new([
             sub.name.to_string(),

@@ -75,6 +75,18 @@ impl Series {
     }
 }
 
+/// What a remote event stream delivered to the console (see
+/// [`ConsoleState::note_stream`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StreamCounts {
+    /// Events that arrived over the stream, counted before the console's own buffer (so
+    /// the ones it dropped are included).
+    pub received: u64,
+    /// Events the stream reported lost: its `Gap`s, the events that fell out of the serving
+    /// node's replay buffer before the console fetched them.
+    pub lost: u64,
+}
+
 /// One line of a task's recent events.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecentEvent {
@@ -125,6 +137,7 @@ pub struct ConsoleState {
     recent: HashMap<TaskId, VecDeque<RecentEvent>>,
     events_seen: u64,
     console_dropped: u64,
+    stream: Option<StreamCounts>,
     notice: Option<Arc<str>>,
 }
 
@@ -263,6 +276,21 @@ impl ConsoleState {
     /// Events the console's own bounded buffer dropped.
     pub fn console_dropped(&self) -> u64 {
         self.console_dropped
+    }
+
+    /// Counts `received` events that arrived over a remote event stream and `lost` events
+    /// it reported lost (gaps). The first call, even with zeros, adds the `stream` row to
+    /// the event delivery panel; a local console never makes it.
+    pub fn note_stream(&mut self, received: u64, lost: u64) {
+        let counts = self.stream.get_or_insert_with(StreamCounts::default);
+        counts.received += received;
+        counts.lost += lost;
+    }
+
+    /// The remote stream's totals; `None` until [`note_stream`](Self::note_stream) was
+    /// called (a local console).
+    pub fn stream(&self) -> Option<StreamCounts> {
+        self.stream
     }
 
     /// Events recorded since start.

@@ -1,5 +1,6 @@
-//! The console's event subscriber: an actor on the supervisor's `OutputPort<Event>` that
-//! only pushes each event, stamped with its arrival time, into a bounded buffer.
+//! The console's local event subscriber: an actor on the supervisor's `OutputPort<Event>`
+//! that only pushes each event, stamped with its arrival time, into a bounded buffer
+//! ([`Inbox`], shared with the remote feed in `remote.rs`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,20 +15,28 @@ use crate::{Event, SupervisorHandle};
 /// oldest are dropped and counted in the `console` row of the event delivery panel.
 pub const EVENT_BUFFER: usize = 8192;
 
+/// The events waiting for the screen: at most [`EVENT_BUFFER`], the oldest dropped (and
+/// counted) first.
 #[derive(Default)]
-struct Inbox {
+pub(super) struct Inbox {
     events: VecDeque<(Instant, Event)>,
     dropped: u64,
 }
 
 impl Inbox {
     /// Keeps `event`; when [`EVENT_BUFFER`] are already waiting, drops the oldest.
-    fn push(&mut self, at: Instant, event: Event) {
+    pub(super) fn push(&mut self, at: Instant, event: Event) {
         if self.events.len() == EVENT_BUFFER {
             self.events.pop_front();
             self.dropped += 1;
         }
         self.events.push_back((at, event));
+    }
+
+    /// The events kept since the last call, oldest first, and how many were dropped.
+    pub(super) fn take(&mut self) -> (Vec<(Instant, Event)>, u64) {
+        let dropped = std::mem::take(&mut self.dropped);
+        (self.events.drain(..).collect(), dropped)
     }
 }
 
@@ -88,9 +97,10 @@ impl EventTap {
 
     /// The events received since the last call, oldest first, and how many were dropped.
     pub(super) fn drain(&self) -> (Vec<(Instant, Event)>, u64) {
-        let mut inbox = self.inbox.lock().unwrap_or_else(PoisonError::into_inner);
-        let dropped = std::mem::take(&mut inbox.dropped);
-        (inbox.events.drain(..).collect(), dropped)
+        self.inbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     pub(super) fn stop(self) {

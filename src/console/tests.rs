@@ -505,7 +505,7 @@ async fn refresh_reads_a_running_supervisor() {
     assert!(!report.snapshot);
     assert_eq!(state.tasks().len(), 1);
     let lines = screen(&state, &ViewState::default(), 100, 28);
-    assert!(lines[0].contains("! supervisor stopped"), "{:?}", lines[0]);
+    assert!(lines[1].contains("! supervisor stopped"), "{:?}", lines[1]);
     line_with(&lines, "worker");
 }
 
