@@ -25,11 +25,12 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::sync::oneshot;
 
 use super::admission::{admit_batch, admit_one};
-use super::attempts::{Exit, on_exit, spawn_attempt, start_waiting};
+use super::attempts::{Exit, on_exit, start_waiting, step};
 use super::groups;
+use super::lifecycle::Input;
 use super::messages::{CancelTicket, Command, CommandKind, RegistryMessage};
-use super::removal::{begin_drain, claim, claim_with_grace, drain_deadline_passed, force_abort};
-use super::state::{CancelWaiter, Phase, RegistrySettings, RegistryState};
+use super::removal::{begin_drain, claim, claim_with_grace, drain_deadline_passed};
+use super::state::{CancelWaiter, RegistrySettings, RegistryState};
 use super::{pause, requests};
 use crate::identity::{TaskId, TaskTarget};
 use crate::panic_guard::{dispose, panic_message};
@@ -167,18 +168,15 @@ async fn handle_message(
             let hosted = state
                 .resolve(&target)
                 .and_then(|id| state.entries.get(&id))
-                .and_then(|entry| match &entry.phase {
-                    Phase::Attempt(cell) => hosted_actor(cell),
-                    _ => None,
-                });
+                .and_then(|entry| entry.cell.as_ref().and_then(hosted_actor));
             let _ = reply.send(hosted);
         }
         RegistryMessage::Add(spec, reply) => requests::add(myself, state, spec, reply).await,
         RegistryMessage::Remove(target, reply) => {
-            requests::remove(myself, state, target, reply);
+            requests::remove(myself, state, target, reply).await;
         }
         RegistryMessage::Cancel(target, reply) => {
-            requests::cancel(myself, state, target, reply);
+            requests::cancel(myself, state, target, reply).await;
         }
         RegistryMessage::Pause(target, reply) => {
             pause::by_message(myself, state, target, false, reply).await;
@@ -230,7 +228,7 @@ async fn handle_command(
             let accepted = result.is_ok();
             let _ = reply.send(result);
             if accepted {
-                spawn_attempt(myself, state, id).await;
+                step(myself, state, id, Input::Admitted).await;
             }
         }
         CommandKind::AddBatch(requests, reply) => {
@@ -240,7 +238,7 @@ async fn handle_command(
             let _ = reply.send(result);
             if accepted {
                 for id in ids {
-                    spawn_attempt(myself, state, id).await;
+                    step(myself, state, id, Input::Admitted).await;
                 }
             }
         }
@@ -249,7 +247,7 @@ async fn handle_command(
                 let _ = reply.send(Ok(()));
                 // Members start in order, each announced before the next is spawned.
                 for id in ids {
-                    spawn_attempt(myself, state, id).await;
+                    step(myself, state, id, Input::Admitted).await;
                 }
             }
             Err(error) => {
@@ -257,7 +255,7 @@ async fn handle_command(
             }
         },
         CommandKind::GroupStopDeadline { id, attempt } => {
-            groups::stop_deadline(state, id, attempt);
+            groups::stop_deadline(myself, state, id, attempt).await;
         }
         CommandKind::GroupRestartDue { group, epoch } => {
             let elapsed = super::group::Input::DelayElapsed { epoch };
@@ -272,7 +270,7 @@ async fn handle_command(
                     if let TaskTarget::Name(_) = &target {
                         requests::announce(state, id, &target, false);
                     }
-                    claim_with_grace(myself, state, id)
+                    claim_with_grace(myself, state, id, None).await
                 }
             };
             let _ = reply.send(claimed);
@@ -290,7 +288,7 @@ async fn handle_command(
                     if let Some(entry) = state.entries.get_mut(&id) {
                         entry.cancel_waiters.push(CancelWaiter::Handle(tx));
                     }
-                    let claimed = claim_with_grace(myself, state, id);
+                    let claimed = claim_with_grace(myself, state, id, None).await;
                     CancelTicket {
                         id: Some(id),
                         claimed,
@@ -320,30 +318,22 @@ async fn handle_command(
             verdict,
             window_cap,
             reply,
-        } => begin_drain(myself, state, grace, verdict, window_cap, reply),
-        CommandKind::DrainDeadline => drain_deadline_passed(state),
+        } => begin_drain(myself, state, grace, verdict, window_cap, reply).await,
+        CommandKind::DrainDeadline => drain_deadline_passed(myself, state).await,
         CommandKind::ForceAbortAll => {
             let ids: Vec<TaskId> = state.entries.keys().copied().collect();
             for id in ids {
-                claim(state, id);
-                force_abort(state, id);
+                claim(myself, state, id, None).await;
+                step(myself, state, id, Input::ForceAbort).await;
             }
         }
-        CommandKind::Restart(id) => {
-            let due = state
-                .entries
-                .get(&id)
-                .is_some_and(|e| matches!(e.phase, Phase::Backoff(_)) && !e.removing);
-            if due {
-                spawn_attempt(myself, state, id).await;
-            }
-        }
-        CommandKind::ForceAbort(id) => force_abort(state, id),
+        CommandKind::Restart(id) => drop(step(myself, state, id, Input::RetryDue).await),
+        CommandKind::ForceAbort(id) => drop(step(myself, state, id, Input::ForceAbort).await),
         CommandKind::Pause(target, reply) => {
-            let _ = reply.send(pause::pause(state, &target));
+            let _ = reply.send(pause::set(myself, state, &target, false).await);
         }
         CommandKind::Resume(target, reply) => {
-            let _ = reply.send(pause::resume(myself, state, &target).await);
+            let _ = reply.send(pause::set(myself, state, &target, true).await);
         }
     }
 }

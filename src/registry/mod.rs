@@ -3,7 +3,9 @@
 //!
 //! - `actor`: the actor and its message handlers.
 //! - `admission`: which registrations are accepted (docs/semantics.md#admission), single and batch.
-//! - `attempts`: starting incarnations, permits, applying the restart decision.
+//! - `lifecycle`: one registration's life cycle (phase, claim, pause, restart decision,
+//!   intensity), a pure machine.
+//! - `attempts`: carrying out the machine's effects (spawns, permits, timers, commit).
 //! - `removal`: claims, stop windows, force-abort, the shutdown drain.
 //! - `pause`: pause and resume of one registration.
 //! - `queries`: task info, snapshot, alive view, list.
@@ -23,6 +25,7 @@ pub(crate) mod decision;
 mod group;
 mod groups;
 pub(crate) mod life;
+mod lifecycle;
 pub(crate) mod messages;
 mod observe;
 mod pause;
