@@ -29,7 +29,7 @@ use super::attempts::{Exit, on_exit, start_waiting, step};
 use super::groups;
 use super::lifecycle::Input;
 use super::messages::{CancelTicket, Command, CommandKind, RegistryMessage};
-use super::removal::{begin_drain, claim, claim_with_grace, drain_deadline_passed};
+use super::removal::{begin_drain, claim_with_grace, drain_deadline_passed};
 use super::state::{CancelWaiter, RegistrySettings, RegistryState};
 use super::{pause, requests};
 use crate::identity::{TaskId, TaskTarget};
@@ -255,7 +255,9 @@ async fn handle_command(
             }
         },
         CommandKind::GroupStopDeadline { id, attempt } => {
-            groups::stop_deadline(myself, state, id, attempt).await;
+            let window = state.stop_window(id);
+            let deadline = Input::GroupStopDeadline { attempt, window };
+            step(myself, state, id, deadline).await;
         }
         CommandKind::GroupRestartDue { group, epoch } => {
             let elapsed = super::group::Input::DelayElapsed { epoch };
@@ -323,7 +325,7 @@ async fn handle_command(
         CommandKind::ForceAbortAll => {
             let ids: Vec<TaskId> = state.entries.keys().copied().collect();
             for id in ids {
-                claim(myself, state, id, None).await;
+                step(myself, state, id, Input::Claim { timer: None }).await;
                 step(myself, state, id, Input::ForceAbort).await;
             }
         }

@@ -210,7 +210,16 @@ pub(super) async fn on_exit(
     let Some(entry) = state.entries.get_mut(&id) else {
         return;
     };
-    entry.shared.observe.attempt_exit(exit.observed());
+    // What the metrics hooks read: the attempt's final state when it has one.
+    entry.shared.observe.attempt_exit(match &exit {
+        Exit::Terminated(boxed) => crate::observe::AttemptEnd::State(
+            boxed
+                .as_ref()
+                .and_then(|b| b.msg.as_deref())
+                .and_then(|state| state.downcast_ref::<AttemptState>()),
+        ),
+        Exit::Failed(_) => crate::observe::AttemptEnd::RunnerPanicked,
+    });
     entry.cell = None;
     entry.scope = None;
     let ended = match exit {

@@ -90,17 +90,6 @@ pub(crate) fn decide_parts(
     )
 }
 
-/// [`decide_parts`] with the retried error dropped here (the unit tests' view).
-#[cfg(test)]
-pub(crate) fn decide(
-    policy: &ResolvedPolicy,
-    verdict: AttemptVerdict,
-    retry_count: u32,
-    cancelled: bool,
-) -> Decision {
-    decide_parts(policy, verdict, retry_count, cancelled).0
-}
-
 /// The failure streak a failed attempt counts from: `retry_count`, or 0 when the attempt ran
 /// at least the task's `reset_after` before failing — a healthy run resets the streak and
 /// the backoff as a success does (Akka's `resetBackoffAfter`; systemd forgets failures
@@ -195,6 +184,16 @@ mod tests {
     use super::*;
     use crate::outcome::TaskOutcomeKind;
     use crate::policy::BackoffPolicy;
+
+    /// [`decide_parts`] with the retried error dropped here.
+    fn decide(
+        policy: &ResolvedPolicy,
+        verdict: AttemptVerdict,
+        retry_count: u32,
+        cancelled: bool,
+    ) -> Decision {
+        decide_parts(policy, verdict, retry_count, cancelled).0
+    }
 
     fn policy(restart: RestartPolicy, max_retries: Option<u32>) -> ResolvedPolicy {
         ResolvedPolicy {

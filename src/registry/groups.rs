@@ -175,18 +175,6 @@ async fn apply(
     }
 }
 
-/// The stop window of a member's attempt ended: kill it if the group still waits for it.
-pub(super) async fn stop_deadline(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    id: TaskId,
-    attempt: u32,
-) {
-    let window = state.stop_window(id);
-    let deadline = Input::GroupStopDeadline { attempt, window };
-    step(myself, state, id, deadline).await;
-}
-
 /// The group restart intensity is exceeded: every listed member ends `Failed` (running ones
 /// after their cooperative stop, as a removal would stop them).
 async fn exceeded(

@@ -1,15 +1,13 @@
 //! The life cycle of one registration, as a pure machine: [`Life::step`]`(input, meltdown,
-//! now) -> effects`, as `controller/slot.rs` does for a slot and [`super::group`] for a
-//! group.
+//! now) -> effects`, as `controller/slot.rs` does for a slot and [`super::group`] for a group.
 //!
-//! No actor, no timer, no task, no user code: the registry actor (`super::attempts::step`)
-//! feeds an [`Input`] with the current time and carries out the [`Effect`]s in order;
-//! three effects are questions it answers with the next input (`AcquirePermit` →
-//! `Granted`, `Spawn` → `Spawned`/`SpawnFailed`, `DropError` → `ErrorDropped`). Every user
-//! value that reaches the machine (an attempt's verdict, a failure's error, a replaced
-//! outcome) leaves it in an effect, so its destructor runs in the actor, under the panic
-//! guard, never inside a step. The actor owns the resources the effects name (the attempt
-//! actor, the timers, the tokens); the machine owns the decisions.
+//! No actor, no timer, no user code: the registry actor (`super::attempts::step`) feeds an
+//! [`Input`] with the current time and carries out the [`Effect`]s in order; three effects
+//! are questions answered with the next input (`AcquirePermit` → `Granted`, `Spawn` →
+//! `Spawned`/`SpawnFailed`, `DropError` → `ErrorDropped`). Every user value that enters (a
+//! verdict, a failure's error, a replaced outcome) leaves in an effect, so its destructor
+//! runs in the actor under the panic guard. The actor owns the resources the effects name
+//! (attempt actor, timers, tokens); the machine owns the decisions.
 //!
 //! ```text
 //!   Pending ─Admitted/due─► Waiting ─Granted─► (Spawn) ─Spawned─► Attempt ─Exited─► decide
@@ -19,21 +17,14 @@
 //!   Claim: Backoff/Waiting/Held/Paused ─► Done(Canceled); Attempt ─ForceAbort─► Done  Finish ─► Done
 //! ```
 //!
-//! The rules (docs/semantics.md#retries, #removal, #groups, #pause):
-//! 1. One terminal commit: every path to [`Phase::Done`] emits exactly one
-//!    [`Effect::Commit`], and a done machine ignores every input.
-//! 2. One attempt at a time: `Spawn` is emitted only from `Waiting` with a permit, and the
-//!    next attempt only after `Exited`.
-//! 3. Exactly one claim wins (remove, cancel, shutdown, a group's intensity failure); a
-//!    claimed registration between attempts ends `Canceled` at once; a running one ends at
-//!    its exit or at `ForceAbort` (`ForceAborted`, its actor still reaped: `reap`).
-//! 4. The restart decision is [`decide_parts`] (backoff, jitter, retry limit), then the
-//!    task's own restart intensity, then the supervisor-wide one ([`Meltdown`]), with the
-//!    clock passed in. A group member hands its restart to its group ([`Effect::Group`]).
-//! 5. A pause parks the next due attempt in `Paused`; a claimed registration is never
-//!    paused or resumed.
+//! Rules (docs/semantics.md#retries, #removal, #groups, #pause): 1. every path to
+//! [`Phase::Done`] emits exactly one [`Effect::Commit`]; a done machine ignores everything.
+//! 2. `Spawn` only from `Waiting` with a permit, the next one only after `Exited`. 3. One
+//! claim wins; claimed between attempts it ends `Canceled` at once, running at its exit or
+//! at `ForceAbort` (`ForceAborted`, `reap`). 4. The restart decision is [`decide_parts`],
+//! then the task's own intensity, then the supervisor-wide [`Meltdown`]; a member hands its
+//! restart to its group. 5. A pause parks the next due attempt; a claimed one never pauses.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +32,7 @@ use tokio::time::Instant;
 
 use super::decision::{Decision, Finish, decide_parts};
 use super::group::Input as GroupInput;
+use super::intensity::{Meltdown, Window};
 use super::messages::TaskState;
 use crate::attempt::AttemptVerdict;
 use crate::events::{BackoffSource, EventKind};
@@ -50,8 +42,7 @@ use crate::task::{ResolvedPolicy, TaskError};
 /// Where a registration's current incarnation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
-    /// Accepted (first attempt not due yet), or an attempt just exited: only inside one
-    /// handler run.
+    /// Accepted, or an attempt just exited (only inside one handler run).
     Pending,
     /// The next attempt is due and waits for a `max_concurrent` permit (no actor).
     Waiting,
@@ -78,8 +69,7 @@ pub(crate) enum Ended {
     Vanished,
 }
 
-/// A user value the machine passes back to the actor to drop under the panic guard (held
-/// only to be dropped, never read).
+/// A user value handed back to the actor to drop under the panic guard (never read).
 #[derive(Debug)]
 #[allow(dead_code)]
 pub(crate) enum Discarded {
@@ -118,8 +108,7 @@ pub(crate) enum Input {
     Exited { ended: Ended, cancelled: bool },
     /// The failed attempt's error was dropped; `panic`: its destructor's panic text.
     ErrorDropped { panic: Option<String> },
-    /// Remove, cancel or shutdown claims it; `timer`: force-abort after this long (wall
-    /// time) unless it ends first (`None`: no timer of its own, e.g. the shared drain).
+    /// Remove, cancel or shutdown claims it; `timer`: force-abort after this (wall time).
     Claim { timer: Option<Duration> },
     /// The stop window ended (removal timer, drain deadline, force-abort-all).
     ForceAbort,
@@ -139,8 +128,7 @@ pub(crate) enum Input {
     GroupStart,
     /// Stopped by its group, its policy never restarts it: it ends `Canceled`.
     GroupEndCanceled,
-    /// Its group's restart intensity is exceeded: it ends `Failed` with `reason`, after a
-    /// claim with `timer` as for [`Input::Claim`].
+    /// Its group's intensity is exceeded: a claim (as `Claim`), then it ends `Failed`.
     GroupFailed {
         reason: Arc<str>,
         timer: Option<Duration>,
@@ -154,8 +142,7 @@ pub(crate) enum Effect {
     AcquirePermit,
     /// A permit was taken for a registration that no longer waits: give it back.
     ReturnPermit,
-    /// Spawn attempt number `attempt` (a group member's attempt gets its own token and
-    /// reports its start); answer `Spawned` or `SpawnFailed`.
+    /// Spawn attempt number `attempt`; answer `Spawned` or `SpawnFailed`.
     Spawn { attempt: u32 },
     /// Answer `RetryDue` after this delay (wall time).
     RetryTimer(Duration),
@@ -165,8 +152,7 @@ pub(crate) enum Effect {
     AnnounceBackoff(Backoff),
     /// Count one failure restart in the metrics.
     ObserveRestart,
-    /// The supervisor-wide restart intensity was exceeded (told once): publish
-    /// `RestartIntensityExceeded` and start the shutdown.
+    /// The supervisor-wide intensity was exceeded (once): publish it, start the shutdown.
     Meltdown,
     /// Cancel the registration's token (the claim was made).
     CancelRegistration,
@@ -188,74 +174,12 @@ pub(crate) enum Effect {
     Discard(Discarded),
     /// Drop the failed attempt's error under the panic guard; answer `ErrorDropped`.
     DropError(TaskError),
-    /// The terminal commit with this outcome; `reap`: the attempt actor still exists (it
-    /// was killed) and holds its name, permit and budget until it exits.
+    /// The terminal commit; `reap`: the killed attempt actor still exists (held until exit).
     Commit { finish: Finish, reap: bool },
 }
 
-/// The OTP restart intensity window: more than `max_restarts` restarts within `period`
-/// (wall time) is exceeded.
-#[derive(Debug)]
-pub(crate) struct Window {
-    max_restarts: u32,
-    period: Duration,
-    /// When the recent restarts happened, oldest first.
-    log: VecDeque<Instant>,
-}
-
-impl Window {
-    /// A window for `(max_restarts, period)`, or none without a limit.
-    pub(crate) fn new(limit: Option<(u32, Duration)>) -> Option<Self> {
-        let (max_restarts, period) = limit?;
-        Some(Window {
-            max_restarts,
-            period,
-            log: VecDeque::new(),
-        })
-    }
-
-    /// Records a restart at `now`; true when more than `max_restarts` fall in the window.
-    pub(crate) fn exceeded(&mut self, now: Instant) -> bool {
-        self.log.push_back(now);
-        while self
-            .log
-            .front()
-            .is_some_and(|oldest| now.duration_since(*oldest) >= self.period)
-        {
-            self.log.pop_front();
-        }
-        self.log.len() > self.max_restarts as usize
-    }
-}
-
-/// The supervisor-wide restart intensity, shared by every registration's step.
-#[derive(Debug)]
-pub(crate) struct Meltdown {
-    window: Option<Window>,
-    /// Set the first time the intensity is exceeded: the shutdown starts once.
-    tripped: bool,
-}
-
-impl Meltdown {
-    /// The supervisor's `(max_restarts, period)`, or no limit.
-    pub(crate) fn new(limit: Option<(u32, Duration)>) -> Self {
-        Meltdown {
-            window: Window::new(limit),
-            tripped: false,
-        }
-    }
-
-    /// Records a failure restart at `now`; true only the first time it exceeds the limit.
-    pub(crate) fn record(&mut self, now: Instant) -> bool {
-        let exceeded = self.window.as_mut().is_some_and(|w| w.exceeded(now));
-        let first = exceeded && !self.tripped;
-        self.tripped |= exceeded;
-        first
-    }
-}
-
 /// A registration's place in its group.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Member {
     group: u64,
     index: usize,
@@ -359,14 +283,12 @@ impl Life {
         let free = !self.claimed;
         match input {
             Input::Join { group, index } => {
-                self.member = Some(Box::new(Member {
+                let member = Member {
                     group,
                     index,
-                    stopping: false,
-                    delay: Duration::ZERO,
-                    backoff: None,
-                    failed: None,
-                }));
+                    ..Member::default()
+                };
+                self.member = Some(Box::new(member));
             }
             Input::Admitted if phase == Phase::Pending => self.due(&mut fx),
             Input::RetryDue if phase == Phase::Backoff && free => self.due(&mut fx),
@@ -386,14 +308,7 @@ impl Life {
             Input::Exited { ended, cancelled } => {
                 self.exited(ended, cancelled, meltdown, now, &mut fx)
             }
-            Input::ErrorDropped { panic } => match (panic, self.pending.take()) {
-                (Some(panic), _) => {
-                    let reason = format!("task error destructor panicked: {panic}");
-                    self.commit(panicked(reason), &mut fx);
-                }
-                (None, Some(decision)) => self.apply(decision, meltdown, now, &mut fx),
-                (None, None) => {}
-            },
+            Input::ErrorDropped { panic } => self.step_pending(panic, meltdown, now, &mut fx),
             Input::Claim { timer } => self.claim(timer, &mut fx),
             Input::ForceAbort => {
                 let outcome = if phase == Phase::Attempt {
@@ -440,13 +355,8 @@ impl Life {
                 }
                 self.claim(timer, &mut fx);
             }
-            Input::Admitted
-            | Input::RetryDue
-            | Input::GroupStart
-            | Input::Pause
-            | Input::Resume
-            | Input::GroupStop { .. }
-            | Input::GroupRestartAlone => {}
+            // Stale or out of order (a timer after a claim, a pause while paused, ...).
+            _ => {}
         }
         fx
     }
@@ -492,13 +402,7 @@ impl Life {
         {
             member.stopping = false;
             self.phase = Phase::Held;
-            let input = GroupInput::Stopped {
-                member: member.index,
-            };
-            fx.push(Effect::Group {
-                group: member.group,
-                input,
-            });
+            fx.push(member.tell(|member| GroupInput::Stopped { member }));
             fx.push(Effect::Discard(Discarded::Ended(ended)));
             return;
         }
@@ -509,41 +413,48 @@ impl Life {
             }
             Ended::Vanished => self.commit(Finish::plain(TaskOutcome::ForceAborted), fx),
             Ended::Verdict(verdict) => {
-                match decide_parts(&self.policy, verdict, self.retry_count, cancelled) {
-                    (decision, Some(error)) => {
-                        self.pending = Some(decision);
-                        fx.push(Effect::DropError(error));
-                    }
-                    (decision, None) => self.apply(decision, meltdown, now, fx),
+                let (decision, error) =
+                    decide_parts(&self.policy, verdict, self.retry_count, cancelled);
+                self.pending = Some(decision);
+                match error {
+                    Some(error) => fx.push(Effect::DropError(error)),
+                    None => self.step_pending(None, meltdown, now, fx),
                 }
             }
         }
     }
 
-    /// Carries out the restart decision: intensity (own, then supervisor-wide), counters,
-    /// the backoff and the next attempt, or the group's decision for a member.
-    fn apply(
+    /// Carries out the pending restart decision (`Panicked` instead when the failure's
+    /// error destructor panicked): intensity (own, then supervisor-wide), counters, the
+    /// backoff and the next attempt, or the group's decision for a member.
+    fn step_pending(
         &mut self,
-        decision: Decision,
+        panic: Option<String>,
         meltdown: &mut Meltdown,
         now: Instant,
         fx: &mut Vec<Effect>,
     ) {
+        let decision = self.pending.take();
+        if let Some(panic) = panic {
+            let reason = format!("task error destructor panicked: {panic}");
+            return self.commit(panicked(reason), fx);
+        }
         let (delay, announce, reason, next_retry_count) = match decision {
-            Decision::Finish(finish) => return self.commit(finish, fx),
-            Decision::Again {
+            None => return,
+            Some(Decision::Finish(finish)) => return self.commit(finish, fx),
+            Some(Decision::Again {
                 delay,
                 announce,
                 reason,
                 next_retry_count,
-            } => (delay, announce, reason, next_retry_count),
+            }) => (delay, announce, reason, next_retry_count),
         };
         let failed = announce == Some(BackoffSource::Failure);
         if failed
             && let Some(own) = self.own.as_mut()
             && own.exceeded(now)
         {
-            let (max_restarts, period) = (own.max_restarts, own.period);
+            let (max_restarts, period) = self.policy.restart_intensity.unwrap_or_default();
             let last = reason.as_deref().unwrap_or("unknown failure");
             let text = format!(
                 "restart intensity exceeded: more than {max_restarts} restarts in {period:?}; last failure: {last}"
@@ -572,14 +483,8 @@ impl Life {
             member.delay = delay;
             member.backoff = backoff;
             self.phase = Phase::Held;
-            let input = GroupInput::Ended {
-                member: member.index,
-                restart: Some(delay),
-            };
-            fx.push(Effect::Group {
-                group: member.group,
-                input,
-            });
+            let restart = Some(delay);
+            fx.push(member.tell(|member| GroupInput::Ended { member, restart }));
             return;
         }
         if let Some(backoff) = backoff {
@@ -612,9 +517,6 @@ impl Life {
         let Some(member) = self.member.as_mut() else {
             return;
         };
-        let stopped = GroupInput::Stopped {
-            member: member.index,
-        };
         let attempt = self.attempt;
         match self.phase {
             Phase::Attempt => {
@@ -633,10 +535,7 @@ impl Life {
             Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused | Phase::Done => {}
         }
         self.phase = Phase::Held;
-        fx.push(Effect::Group {
-            group: member.group,
-            input: stopped,
-        });
+        fx.push(member.tell(|member| GroupInput::Stopped { member }));
     }
 
     /// Publishes the `BackoffScheduled` a member's end left pending, if any.
@@ -655,17 +554,19 @@ impl Life {
                 let replaced = std::mem::replace(&mut finish, failed);
                 fx.push(Effect::Discard(Discarded::Finish(replaced)));
             }
-            let input = GroupInput::Left {
-                member: member.index,
-            };
-            fx.push(Effect::Group {
-                group: member.group,
-                input,
-            });
+            fx.push(member.tell(|member| GroupInput::Left { member }));
         }
         let reap = self.phase == Phase::Attempt;
         self.phase = Phase::Done;
         fx.push(Effect::Commit { finish, reap });
+    }
+}
+
+impl Member {
+    /// The effect feeding `input(index)` to this member's group.
+    fn tell(&self, input: impl FnOnce(usize) -> GroupInput) -> Effect {
+        let (group, input) = (self.group, input(self.index));
+        Effect::Group { group, input }
     }
 }
 
@@ -676,4 +577,3 @@ fn panicked(reason: String) -> Finish {
         event_reason: Some(reason.into()),
     }
 }
-

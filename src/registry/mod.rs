@@ -12,6 +12,7 @@
 //! - `requests`: `Add`, `Remove` and `Cancel` sent as messages by other actors.
 //! - `state`: indexes, claims and the terminal commit (synchronous).
 //! - `decision`: the restart decision, a pure function.
+//! - `intensity`: the restart intensity windows (task, group, supervisor), pure.
 //! - `group`: the group restart decision (OTP strategies), a pure machine.
 //! - `groups`: group admission and carrying out the group machine's effects.
 //! - `permits`: the `max_concurrent` count and the FIFO of registrations waiting for it.
@@ -24,10 +25,10 @@ mod attempts;
 pub(crate) mod decision;
 mod group;
 mod groups;
+mod intensity;
 pub(crate) mod life;
 mod lifecycle;
 pub(crate) mod messages;
-mod observe;
 mod pause;
 pub(crate) mod permits;
 mod queries;

@@ -14,19 +14,8 @@ use super::messages::{CommandKind, RegistryMessage};
 use super::state::{Drain, RegistryState};
 use crate::identity::TaskId;
 
-/// Claims `id` for removal with no timer of its own (the machine's `Claim`: exactly one
-/// winner; between attempts it ends `Canceled` at once). Returns whether this call made
-/// the claim (docs/semantics.md#removal).
-pub(super) async fn claim(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    id: TaskId,
-    timer: Option<Duration>,
-) -> bool {
-    step(myself, state, id, Input::Claim { timer }).await
-}
-
-/// A claim by remove or cancel (or, with `failed`, by a group's intensity failure: the
+/// A claim by remove or cancel (the machine's `Claim`: exactly one winner; between
+/// attempts it ends `Canceled` at once; docs/semantics.md#removal), or, with `failed`, by a group's intensity failure: the
 /// member then ends `Failed` with that reason): the attempt gets its stop window before a
 /// force-abort (at once when the window is zero).
 pub(super) async fn claim_with_grace(
@@ -75,7 +64,7 @@ pub(super) async fn begin_drain(
             .get(&id)
             .and_then(|e| e.life.policy().shutdown_timeout)
             .map(|own| window_cap.map_or(own, |cap| own.min(cap)));
-        claim(myself, state, id, own).await;
+        step(myself, state, id, Input::Claim { timer: own }).await;
     }
     let drain = Drain {
         reply,

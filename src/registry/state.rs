@@ -24,8 +24,9 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::decision::Finish;
+use super::intensity::Meltdown;
 use super::life::LifeGuard;
-use super::lifecycle::{Life, Meltdown};
+use super::lifecycle::Life;
 use super::permits::Permits;
 use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
