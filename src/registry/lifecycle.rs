@@ -577,3 +577,6 @@ fn panicked(reason: String) -> Finish {
         event_reason: Some(reason.into()),
     }
 }
+
+#[cfg(test)]
+mod tests;
