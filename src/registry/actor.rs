@@ -1,7 +1,8 @@
 //! The registry actor: the single owner of membership.
 //!
-//! Owns: every registration (id → entry, name → id), removal claims, the restart decision
-//! and the terminal commit (see [`super::state`] for the invariants). Supervises one task
+//! Owns: every registration (id → entry, name → id) and the terminal commit (see
+//! [`super::state`] for the invariants); each registration's decisions are its life-cycle
+//! machine's ([`super::lifecycle`]). Supervises one task
 //! actor per attempt (`spawn_linked` under itself). This file routes messages; the rules
 //! live beside it: [`super::admission`], [`super::attempts`], [`super::removal`],
 //! [`super::requests`].

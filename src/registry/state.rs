@@ -1,4 +1,5 @@
-//! The registry's bookkeeping: membership indexes, removal claims and terminal commit.
+//! The registry's bookkeeping: membership indexes, reaping reservations and the terminal
+//! commit (each registration's life cycle is its [`Life`] machine).
 //!
 //! Everything here is synchronous and O(1) per operation (hash maps, no scans on the
 //! per-task paths); the actor in [`super::actor`] wires it to messages and spawns attempts.
