@@ -217,6 +217,23 @@ async fn handle_supervision(
     start_waiting(myself, state).await;
 }
 
+/// Replies to an admission, then starts the first attempt of every accepted id, in order.
+async fn start(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    admitted: Result<Vec<TaskId>, crate::error::RuntimeError>,
+    reply: RpcReplyPort<Result<(), crate::error::RuntimeError>>,
+) {
+    let (result, ids) = match admitted {
+        Ok(ids) => (Ok(()), ids),
+        Err(error) => (Err(error), Vec::new()),
+    };
+    let _ = reply.send(result);
+    for id in ids {
+        step(myself, state, id, Input::Admitted).await;
+    }
+}
+
 async fn handle_command(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
@@ -224,37 +241,20 @@ async fn handle_command(
 ) {
     match command {
         CommandKind::Add(request, reply) => {
-            let id = request.id;
-            let result = admit_one(state, *request);
-            let accepted = result.is_ok();
-            let _ = reply.send(result);
-            if accepted {
-                step(myself, state, id, Input::Admitted).await;
-            }
+            let ids = vec![request.id];
+            let result = admit_one(state, *request).map(|()| ids);
+            start(myself, state, result, reply).await;
         }
         CommandKind::AddBatch(requests, reply) => {
             let ids: Vec<TaskId> = requests.iter().map(|r| r.id).collect();
-            let result = admit_batch(state, requests);
-            let accepted = result.is_ok();
-            let _ = reply.send(result);
-            if accepted {
-                for id in ids {
-                    step(myself, state, id, Input::Admitted).await;
-                }
-            }
+            let result = admit_batch(state, requests).map(|()| ids);
+            start(myself, state, result, reply).await;
         }
-        CommandKind::AddGroup(request, reply) => match groups::admit(state, *request) {
-            Ok(ids) => {
-                let _ = reply.send(Ok(()));
-                // Members start in order, each announced before the next is spawned.
-                for id in ids {
-                    step(myself, state, id, Input::Admitted).await;
-                }
-            }
-            Err(error) => {
-                let _ = reply.send(Err(error));
-            }
-        },
+        CommandKind::AddGroup(request, reply) => {
+            // Members start in order, each announced before the next is spawned.
+            let result = groups::admit(state, *request);
+            start(myself, state, result, reply).await;
+        }
         CommandKind::GroupStopDeadline { id, attempt } => {
             let window = state.stop_window(id);
             let deadline = Input::GroupStopDeadline { attempt, window };

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use ractor::actor::messages::BoxedState;
 use ractor::{Actor, ActorId, ActorRef};
 
-use super::lifecycle::{Backoff, Effect, Ended, Input, Phase};
+use super::lifecycle::{Effect, Ended, Input, Phase};
 use super::messages::{CommandKind, RegistryMessage};
 use super::removal::send_later;
 use super::state::RegistryState;
@@ -93,7 +93,15 @@ async fn carry_out(
                 Effect::CancelRetryTimer => {
                     entry.retry_timer.take().inspect(|t| t.abort());
                 }
-                Effect::AnnounceBackoff(backoff) => announce_backoff(events, entry, backoff),
+                Effect::AnnounceBackoff(b) => events.publish(|| {
+                    let event = entry.shared.event(EventKind::BackoffScheduled);
+                    let event = event.with_attempt(b.attempt).with_delay(b.delay);
+                    let event = event.with_backoff_source(b.source);
+                    match b.reason {
+                        Some(reason) => event.with_reason(reason),
+                        None => event,
+                    }
+                }),
                 Effect::ObserveRestart => entry.shared.observe.restart(),
                 Effect::CancelRegistration => entry.shared.token.cancel(),
                 Effect::ForceAbortTimer(grace) => {
@@ -236,20 +244,4 @@ pub(super) async fn on_exit(
     };
     let cancelled = entry.shared.token.is_cancelled();
     step(myself, state, id, Input::Exited { ended, cancelled }).await;
-}
-
-/// Publishes `BackoffScheduled` for `entry`.
-fn announce_backoff(events: &crate::events::EventSink, entry: &super::state::Entry, b: Backoff) {
-    events.publish(|| {
-        let event = entry
-            .shared
-            .event(EventKind::BackoffScheduled)
-            .with_attempt(b.attempt)
-            .with_delay(b.delay)
-            .with_backoff_source(b.source);
-        match b.reason {
-            Some(reason) => event.with_reason(reason),
-            None => event,
-        }
-    });
 }

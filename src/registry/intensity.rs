@@ -43,29 +43,22 @@ impl Window {
     }
 }
 
-/// The supervisor-wide restart intensity, shared by every registration's step.
+/// The supervisor-wide restart intensity, shared by every registration's step; the flag
+/// is set the first time it is exceeded, so the shutdown starts once.
 #[derive(Debug)]
-pub(crate) struct Meltdown {
-    window: Option<Window>,
-    /// Set the first time the intensity is exceeded: the shutdown starts once.
-    tripped: bool,
-}
+pub(crate) struct Meltdown(Option<Window>, bool);
 
 impl Meltdown {
     /// The supervisor's `(max_restarts, period)`, or no limit.
     pub(crate) fn new(limit: Option<(u32, Duration)>) -> Self {
-        let window = Window::new(limit);
-        Meltdown {
-            window,
-            tripped: false,
-        }
+        Meltdown(Window::new(limit), false)
     }
 
     /// Records a failure restart at `now`; true only the first time it exceeds the limit.
     pub(crate) fn record(&mut self, now: Instant) -> bool {
-        let exceeded = self.window.as_mut().is_some_and(|w| w.exceeded(now));
-        let first = exceeded && !self.tripped;
-        self.tripped |= exceeded;
+        let exceeded = self.0.as_mut().is_some_and(|w| w.exceeded(now));
+        let first = exceeded && !self.1;
+        self.1 |= exceeded;
         first
     }
 }

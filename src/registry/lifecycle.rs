@@ -69,16 +69,6 @@ pub(crate) enum Ended {
     Vanished,
 }
 
-/// A user value handed back to the actor to drop under the panic guard (never read).
-#[derive(Debug)]
-#[allow(dead_code)]
-pub(crate) enum Discarded {
-    /// The end of an attempt the group had asked to stop.
-    Ended(Ended),
-    /// An outcome replaced by the group's intensity failure.
-    Finish(Finish),
-}
-
 /// A `BackoffScheduled` event to publish: the attempt that ended, the delay (wall time)
 /// before the next one, why, and the failure text (failure retries only).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +161,7 @@ pub(crate) enum Effect {
     /// Feed this input to the machine of group `group`.
     Group { group: u64, input: GroupInput },
     /// Drop this user value under the panic guard.
-    Discard(Discarded),
+    Discard(Box<dyn std::any::Any + Send>),
     /// Drop the failed attempt's error under the panic guard; answer `ErrorDropped`.
     DropError(TaskError),
     /// The terminal commit; `reap`: the killed attempt actor still exists (held until exit).
@@ -390,7 +380,7 @@ impl Life {
         fx: &mut Vec<Effect>,
     ) {
         if self.phase != Phase::Attempt {
-            fx.push(Effect::Discard(Discarded::Ended(ended)));
+            fx.push(Effect::Discard(Box::new(ended)));
             return;
         }
         self.phase = Phase::Pending;
@@ -403,7 +393,7 @@ impl Life {
             member.stopping = false;
             self.phase = Phase::Held;
             fx.push(member.tell(|member| GroupInput::Stopped { member }));
-            fx.push(Effect::Discard(Discarded::Ended(ended)));
+            fx.push(Effect::Discard(Box::new(ended)));
             return;
         }
         match ended {
@@ -552,7 +542,7 @@ impl Life {
             if let Some(reason) = member.failed.take() {
                 let failed = Finish::plain(TaskOutcome::failed(reason, None, None));
                 let replaced = std::mem::replace(&mut finish, failed);
-                fx.push(Effect::Discard(Discarded::Finish(replaced)));
+                fx.push(Effect::Discard(Box::new(replaced)));
             }
             fx.push(member.tell(|member| GroupInput::Left { member }));
         }

@@ -180,11 +180,6 @@ pub(crate) enum Stage {
 /// is never refused by the slot it just watched finish.
 pub(crate) type ReleaseHook = Box<dyn FnMut(Stage) + Send + 'static>;
 
-/// Why an add is refused before any entry is created.
-pub(crate) enum AddRefusal {
-    Limit(usize),
-}
-
 impl RegistryState {
     pub(crate) fn new(settings: RegistrySettings) -> Self {
         RegistryState {
@@ -227,13 +222,17 @@ impl RegistryState {
     }
 
     /// Checks whether `extra` more registrations fit under `max_registered_tasks`, counting
-    /// reaping attempts (docs/semantics.md#outcomes).
-    pub(crate) fn check_limit(&self, extra: usize) -> Result<(), AddRefusal> {
-        match self.settings.max_registered {
-            Some(limit) if self.entries.len() + self.reaping.len() + extra > limit.get() => {
-                Err(AddRefusal::Limit(limit.get()))
-            }
-            _ => Ok(()),
+    /// reaping attempts (docs/semantics.md#outcomes); `Err(limit)` when they do not.
+    pub(crate) fn check_limit(&self, extra: usize) -> Result<(), usize> {
+        let limit = self
+            .settings
+            .max_registered
+            .map_or(usize::MAX, NonZeroUsize::get);
+        let used = self.entries.len() + self.reaping.len();
+        if used + extra > limit {
+            Err(limit)
+        } else {
+            Ok(())
         }
     }
 
