@@ -1,7 +1,8 @@
 //! The registry actor: the single owner of membership.
 //!
-//! Owns: every registration (id → entry, name → id), removal claims, the restart decision
-//! and the terminal commit (see [`super::state`] for the invariants). Supervises one task
+//! Owns: every registration (id → entry, name → id) and the terminal commit (see
+//! [`super::state`] for the invariants); each registration's decisions are its life-cycle
+//! machine's ([`super::lifecycle`]). Supervises one task
 //! actor per attempt (`spawn_linked` under itself). This file routes messages; the rules
 //! live beside it: [`super::admission`], [`super::attempts`], [`super::removal`],
 //! [`super::requests`].
@@ -25,11 +26,12 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::sync::oneshot;
 
 use super::admission::{admit_batch, admit_one};
-use super::attempts::{Exit, on_exit, spawn_attempt, start_waiting};
+use super::attempts::{Exit, on_exit, start_waiting, step};
 use super::groups;
+use super::lifecycle::Input;
 use super::messages::{CancelTicket, Command, CommandKind, RegistryMessage};
-use super::removal::{begin_drain, claim, claim_with_grace, drain_deadline_passed, force_abort};
-use super::state::{CancelWaiter, Phase, RegistrySettings, RegistryState};
+use super::removal::{begin_drain, claim_with_grace, drain_deadline_passed};
+use super::state::{CancelWaiter, RegistrySettings, RegistryState};
 use super::{pause, requests};
 use crate::identity::{TaskId, TaskTarget};
 use crate::panic_guard::{dispose, panic_message};
@@ -167,18 +169,15 @@ async fn handle_message(
             let hosted = state
                 .resolve(&target)
                 .and_then(|id| state.entries.get(&id))
-                .and_then(|entry| match &entry.phase {
-                    Phase::Attempt(cell) => hosted_actor(cell),
-                    _ => None,
-                });
+                .and_then(|entry| entry.cell.as_ref().and_then(hosted_actor));
             let _ = reply.send(hosted);
         }
         RegistryMessage::Add(spec, reply) => requests::add(myself, state, spec, reply).await,
         RegistryMessage::Remove(target, reply) => {
-            requests::remove(myself, state, target, reply);
+            requests::remove(myself, state, target, reply).await;
         }
         RegistryMessage::Cancel(target, reply) => {
-            requests::cancel(myself, state, target, reply);
+            requests::cancel(myself, state, target, reply).await;
         }
         RegistryMessage::Pause(target, reply) => {
             pause::by_message(myself, state, target, false, reply).await;
@@ -218,6 +217,23 @@ async fn handle_supervision(
     start_waiting(myself, state).await;
 }
 
+/// Replies to an admission, then starts the first attempt of every accepted id, in order.
+async fn start(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    admitted: Result<Vec<TaskId>, crate::error::RuntimeError>,
+    reply: RpcReplyPort<Result<(), crate::error::RuntimeError>>,
+) {
+    let (result, ids) = match admitted {
+        Ok(ids) => (Ok(()), ids),
+        Err(error) => (Err(error), Vec::new()),
+    };
+    let _ = reply.send(result);
+    for id in ids {
+        step(myself, state, id, Input::Admitted).await;
+    }
+}
+
 async fn handle_command(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
@@ -225,39 +241,24 @@ async fn handle_command(
 ) {
     match command {
         CommandKind::Add(request, reply) => {
-            let id = request.id;
-            let result = admit_one(state, *request);
-            let accepted = result.is_ok();
-            let _ = reply.send(result);
-            if accepted {
-                spawn_attempt(myself, state, id).await;
-            }
+            let ids = vec![request.id];
+            let result = admit_one(state, *request).map(|()| ids);
+            start(myself, state, result, reply).await;
         }
         CommandKind::AddBatch(requests, reply) => {
             let ids: Vec<TaskId> = requests.iter().map(|r| r.id).collect();
-            let result = admit_batch(state, requests);
-            let accepted = result.is_ok();
-            let _ = reply.send(result);
-            if accepted {
-                for id in ids {
-                    spawn_attempt(myself, state, id).await;
-                }
-            }
+            let result = admit_batch(state, requests).map(|()| ids);
+            start(myself, state, result, reply).await;
         }
-        CommandKind::AddGroup(request, reply) => match groups::admit(state, *request) {
-            Ok(ids) => {
-                let _ = reply.send(Ok(()));
-                // Members start in order, each announced before the next is spawned.
-                for id in ids {
-                    spawn_attempt(myself, state, id).await;
-                }
-            }
-            Err(error) => {
-                let _ = reply.send(Err(error));
-            }
-        },
+        CommandKind::AddGroup(request, reply) => {
+            // Members start in order, each announced before the next is spawned.
+            let result = groups::admit(state, *request);
+            start(myself, state, result, reply).await;
+        }
         CommandKind::GroupStopDeadline { id, attempt } => {
-            groups::stop_deadline(state, id, attempt);
+            let window = state.stop_window(id);
+            let deadline = Input::GroupStopDeadline { attempt, window };
+            step(myself, state, id, deadline).await;
         }
         CommandKind::GroupRestartDue { group, epoch } => {
             let elapsed = super::group::Input::DelayElapsed { epoch };
@@ -272,7 +273,7 @@ async fn handle_command(
                     if let TaskTarget::Name(_) = &target {
                         requests::announce(state, id, &target, false);
                     }
-                    claim_with_grace(myself, state, id)
+                    claim_with_grace(myself, state, id, None).await
                 }
             };
             let _ = reply.send(claimed);
@@ -290,7 +291,7 @@ async fn handle_command(
                     if let Some(entry) = state.entries.get_mut(&id) {
                         entry.cancel_waiters.push(CancelWaiter::Handle(tx));
                     }
-                    let claimed = claim_with_grace(myself, state, id);
+                    let claimed = claim_with_grace(myself, state, id, None).await;
                     CancelTicket {
                         id: Some(id),
                         claimed,
@@ -320,30 +321,22 @@ async fn handle_command(
             verdict,
             window_cap,
             reply,
-        } => begin_drain(myself, state, grace, verdict, window_cap, reply),
-        CommandKind::DrainDeadline => drain_deadline_passed(state),
+        } => begin_drain(myself, state, grace, verdict, window_cap, reply).await,
+        CommandKind::DrainDeadline => drain_deadline_passed(myself, state).await,
         CommandKind::ForceAbortAll => {
             let ids: Vec<TaskId> = state.entries.keys().copied().collect();
             for id in ids {
-                claim(state, id);
-                force_abort(state, id);
+                step(myself, state, id, Input::Claim { timer: None }).await;
+                step(myself, state, id, Input::ForceAbort).await;
             }
         }
-        CommandKind::Restart(id) => {
-            let due = state
-                .entries
-                .get(&id)
-                .is_some_and(|e| matches!(e.phase, Phase::Backoff(_)) && !e.removing);
-            if due {
-                spawn_attempt(myself, state, id).await;
-            }
-        }
-        CommandKind::ForceAbort(id) => force_abort(state, id),
+        CommandKind::Restart(id) => drop(step(myself, state, id, Input::RetryDue).await),
+        CommandKind::ForceAbort(id) => drop(step(myself, state, id, Input::ForceAbort).await),
         CommandKind::Pause(target, reply) => {
-            let _ = reply.send(pause::pause(state, &target));
+            let _ = reply.send(pause::set(myself, state, &target, false).await);
         }
         CommandKind::Resume(target, reply) => {
-            let _ = reply.send(pause::resume(myself, state, &target).await);
+            let _ = reply.send(pause::set(myself, state, &target, true).await);
         }
     }
 }

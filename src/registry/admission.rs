@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::messages::AddRequest;
-use super::state::{AddRefusal, RegistryState, Stage};
+use super::state::{RegistryState, Stage};
 use crate::error::RuntimeError;
 use crate::events::RejectionKind;
 use crate::panic_guard::drop_contained;
@@ -101,7 +101,7 @@ fn refusal(state: &RegistryState, spec: &TaskSpec) -> Option<Refusal> {
             announce: true,
         });
     }
-    if let Err(AddRefusal::Limit(limit)) = state.check_limit(1) {
+    if let Err(limit) = state.check_limit(1) {
         return Some(Refusal {
             kind: RejectionKind::ResourceLimit,
             reason: format!("registered task limit reached: {limit}").into(),
@@ -205,7 +205,7 @@ pub(super) fn admit_batch(
         });
         return Err(RuntimeError::TaskAlreadyExists { name });
     }
-    if let Err(AddRefusal::Limit(limit)) = state.check_limit(requests.len()) {
+    if let Err(limit) = state.check_limit(requests.len()) {
         let current = state.entries.len() + state.reaping.len();
         let reason: Arc<str> = format!(
             "registered task limit reached: {}/{limit}",

@@ -1,19 +1,20 @@
-//! Attempts: starting the next incarnation of a registration (taking a `max_concurrent`
-//! permit or queueing for one), handing freed permits to waiting registrations, and
-//! applying the restart decision when an incarnation exits (docs/semantics.md#attempts).
+//! Carrying out the life-cycle machine's effects ([`super::lifecycle`]): spawning attempts
+//! (a `max_concurrent` permit first), timers, kills, events, the terminal commit; handing
+//! freed permits to waiting registrations; turning an attempt actor's exit into the
+//! machine's input (docs/semantics.md#attempts). The decisions are the machine's.
+
+use std::collections::VecDeque;
 
 use ractor::actor::messages::BoxedState;
 use ractor::{Actor, ActorId, ActorRef};
 
-use super::decision::{Decision, Finish, decide};
-use super::group::Input;
+use super::lifecycle::{Effect, Ended, Input, Phase};
 use super::messages::{CommandKind, RegistryMessage};
 use super::removal::send_later;
-use super::state::{Phase, RegistryState, intensity_exceeded};
-use crate::attempt::{AttemptActor, AttemptArgs, AttemptState, AttemptVerdict};
-use crate::events::EventKind;
+use super::state::RegistryState;
+use crate::attempt::{AttemptActor, AttemptArgs, AttemptState};
+use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
-use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
 
 /// How an attempt actor left, as its supervision event reports it.
@@ -22,25 +23,121 @@ pub(super) enum Exit {
     Failed(String),
 }
 
-/// The next attempt of `id` is due: start it, or queue it for a `max_concurrent` permit.
-pub(super) async fn spawn_attempt(
+/// Steps the machine of `id` with `input` and carries out the effects, feeding the answers
+/// of `AcquirePermit`, `Spawn` and `DropError` back in. Returns whether the first step did
+/// anything (a claim was made, a pause or resume changed the state).
+pub(super) async fn step(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     id: TaskId,
-) {
-    let Some(entry) = state.entries.get_mut(&id) else {
-        return;
-    };
-    // Paused (registry/pause.rs): the due attempt waits for a resume, holding nothing.
-    if entry.paused {
-        entry.phase = Phase::Paused;
-        return;
+    input: Input,
+) -> bool {
+    let mut inputs = VecDeque::from([input]);
+    let mut first = None;
+    while let Some(input) = inputs.pop_front() {
+        let Some(entry) = state.entries.get_mut(&id) else {
+            break;
+        };
+        let now = tokio::time::Instant::now();
+        let effects = entry.life.step(input, &mut state.intensity, now);
+        first.get_or_insert(!effects.is_empty());
+        for effect in effects {
+            inputs.extend(carry_out(myself, state, id, effect).await);
+        }
     }
-    if state.permits.acquire_or_queue(id) {
-        start_attempt(myself, state, id).await;
-    } else {
-        entry.phase = Phase::Waiting;
+    first.unwrap_or(false)
+}
+
+/// Carries out one effect for `id`; returns the machine's next input, if the effect asks
+/// for an answer.
+async fn carry_out(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    id: TaskId,
+    effect: Effect,
+) -> Option<Input> {
+    let events = &state.settings.events;
+    match effect {
+        Effect::AcquirePermit => {
+            return state.permits.acquire_or_queue(id).then_some(Input::Granted);
+        }
+        Effect::ReturnPermit => state.permits.release(),
+        Effect::Spawn { attempt } => return Some(spawn(myself, state, id, attempt).await),
+        Effect::Group { group, input } => state.group_inputs.push_back((group, input)),
+        Effect::Discard(value) => drop(drop_contained(value)),
+        Effect::DropError(error) => {
+            return Some(Input::ErrorDropped {
+                panic: drop_contained(error),
+            });
+        }
+        Effect::Commit { finish, reap } => state.finish(id, finish, reap),
+        Effect::Meltdown => {
+            if let Some(signal) = state.settings.meltdown.take() {
+                events.publish(|| Event::new(EventKind::RestartIntensityExceeded));
+                let _ = signal.send(());
+            }
+        }
+        Effect::Kill => {
+            let entry = state.entries.get(&id)?;
+            entry.cell.as_ref().inspect(|cell| cell.kill());
+            if let Some(drain) = state.drain.as_mut() {
+                drain.stuck.push(entry.shared.name.clone());
+            }
+        }
+        effect => {
+            let entry = state.entries.get_mut(&id)?;
+            match effect {
+                Effect::RetryTimer(delay) => {
+                    entry.retry_timer = Some(send_later(myself, delay, CommandKind::Restart(id)));
+                }
+                Effect::CancelRetryTimer => {
+                    entry.retry_timer.take().inspect(|t| t.abort());
+                }
+                Effect::AnnounceBackoff(b) => events.publish(|| {
+                    let event = entry.shared.event(EventKind::BackoffScheduled);
+                    let event = event.with_attempt(b.attempt).with_delay(b.delay);
+                    let event = event.with_backoff_source(b.source);
+                    match b.reason {
+                        Some(reason) => event.with_reason(reason),
+                        None => event,
+                    }
+                }),
+                Effect::ObserveRestart => entry.shared.observe.restart(),
+                Effect::CancelRegistration => entry.shared.token.cancel(),
+                Effect::ForceAbortTimer(grace) => {
+                    let timer = send_later(myself, grace, CommandKind::ForceAbort(id));
+                    entry.removal_timer = Some(timer);
+                }
+                Effect::CancelAttempt => {
+                    entry.scope.as_ref().inspect(|scope| scope.cancel());
+                }
+                Effect::StopTimer { window, attempt } => {
+                    // Not kept: a stale deadline finds another attempt number (or no stop
+                    // in progress) and does nothing.
+                    let deadline = CommandKind::GroupStopDeadline { id, attempt };
+                    drop(send_later(myself, window, deadline));
+                }
+                Effect::KillForGroup { window, attempt } => {
+                    entry.cell.as_ref().inspect(|cell| cell.kill());
+                    events.publish(|| {
+                        entry
+                            .shared
+                            .event(EventKind::GroupMemberKilled)
+                            .with_attempt(attempt)
+                            .with_reason(format!(
+                                "did not stop within its stop window ({window:?}) during a group restart; force-aborted"
+                            ))
+                    });
+                }
+                Effect::Announce(kind) => {
+                    let attempt = entry.life.attempt();
+                    events.publish(|| entry.shared.event(kind).with_attempt(attempt));
+                }
+                _ => {}
+            }
+        }
     }
+    None
 }
 
 /// Starts the registrations waiting for a permit, oldest first, while permits are free.
@@ -50,40 +147,38 @@ pub(super) async fn start_waiting(myself: &ActorRef<RegistryMessage>, state: &mu
         let ready = state.permits.next_ready(|id| {
             entries
                 .get(&id)
-                .is_some_and(|e| matches!(e.phase, Phase::Waiting))
+                .is_some_and(|e| e.life.phase() == Phase::Waiting)
         });
         let Some(id) = ready else {
             return;
         };
-        start_attempt(myself, state, id).await;
+        step(myself, state, id, Input::Granted).await;
     }
 }
 
-/// Spawns the next attempt of `id` as a linked task actor; its permit (if the supervisor
-/// has a limit) is already taken. Every attempt actor holds one permit under a limit, from
-/// here until its exit is handled ([`on_exit`], or `RegistryState::reaped` for a
-/// force-aborted one), so no per-attempt flag is kept.
-async fn start_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, id: TaskId) {
+/// Spawns attempt number `attempt` of `id` as a linked task actor; its permit (if the
+/// supervisor has a limit) is already taken. Every attempt actor holds one permit under a
+/// limit, from here until its exit is handled ([`on_exit`], or `RegistryState::reaped`
+/// for a force-aborted one), so no per-attempt flag is kept.
+async fn spawn(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    id: TaskId,
+    attempt: u32,
+) -> Input {
     let Some(entry) = state.entries.get_mut(&id) else {
         state.permits.release();
-        return;
+        return Input::Spawned;
     };
-    entry.attempt = entry.attempt.saturating_add(1);
     // A group member's attempt gets its own token (a group restart stops the attempt, not
     // the registration) and reports its start, so members start one after the other.
-    let (scope, started) = match entry.group.as_mut() {
-        Some(member) => {
-            let scope = entry.shared.token.child_token();
-            member.scope = Some(scope.clone());
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            (Some(scope), Some((tx, rx)))
-        }
-        None => (None, None),
-    };
-    let (started_tx, started_rx) = started.unzip();
+    let member = entry.shared.group.is_some();
+    let scope = member.then(|| entry.shared.token.child_token());
+    entry.scope = scope.clone();
+    let (started_tx, started_rx) = member.then(tokio::sync::oneshot::channel).unzip();
     let args = AttemptArgs {
         shared: entry.shared.clone(),
-        attempt: entry.attempt,
+        attempt,
         scope,
         started: started_tx,
     };
@@ -92,23 +187,18 @@ async fn start_attempt(myself: &ActorRef<RegistryMessage>, state: &mut RegistryS
             let cell = actor.get_cell();
             state.by_actor.insert(cell.get_id(), id);
             if let Some(entry) = state.entries.get_mut(&id) {
-                entry.phase = Phase::Attempt(cell);
+                entry.cell = Some(cell);
             }
             if let Some(rx) = started_rx {
                 // Closed without a value when the attempt ends before announcing itself.
                 let _ = rx.await;
             }
+            Input::Spawned
         }
         Err(error) => {
             // No actor was spawned: the permit is free at once.
             state.permits.release();
-            state.finish(
-                id,
-                Finish {
-                    outcome: TaskOutcome::Panicked,
-                    event_reason: Some(format!("failed to spawn task actor: {error}").into()),
-                },
-            );
+            Input::SpawnFailed(error.to_string())
         }
     }
 }
@@ -128,154 +218,30 @@ pub(super) async fn on_exit(
     let Some(entry) = state.entries.get_mut(&id) else {
         return;
     };
-    entry.shared.observe.attempt_exit(exit.observed());
-    entry.phase = Phase::Pending;
-    if let Some(member) = entry.group.as_mut() {
-        member.scope = None;
-        // The attempt its group asked to stop: the exit is the group's, whatever the verdict
-        // (a remove or shutdown claim since then takes precedence).
-        if member.stopping && !entry.removing {
-            member.stopping = false;
-            let stopped = Input::Stopped {
-                member: member.index,
-            };
-            let group = member.group;
-            entry.phase = Phase::Held;
-            state.group_inputs.push_back((group, stopped));
-            drop_contained(exit);
-            return;
-        }
-    }
-    let verdict = match exit {
+    // What the metrics hooks read: the attempt's final state when it has one.
+    entry.shared.observe.attempt_exit(match &exit {
+        Exit::Terminated(boxed) => crate::observe::AttemptEnd::State(
+            boxed
+                .as_ref()
+                .and_then(|b| b.msg.as_deref())
+                .and_then(|state| state.downcast_ref::<AttemptState>()),
+        ),
+        Exit::Failed(_) => crate::observe::AttemptEnd::RunnerPanicked,
+    });
+    entry.cell = None;
+    entry.scope = None;
+    let ended = match exit {
         Exit::Terminated(Some(mut boxed)) => {
-            boxed.take::<AttemptState>().ok().and_then(|s| s.verdict)
+            match boxed.take::<AttemptState>().ok().and_then(|s| s.verdict) {
+                Some(verdict) => Ended::Verdict(verdict),
+                None => Ended::Vanished,
+            }
         }
-        Exit::Terminated(None) => None,
-        Exit::Failed(message) => {
-            let reason = format!("internal task runner panicked: {message}");
-            state.finish(
-                id,
-                Finish {
-                    outcome: TaskOutcome::Panicked,
-                    event_reason: Some(reason.into()),
-                },
-            );
-            return;
-        }
-    };
-    let Some(verdict) = verdict else {
         // Killed by someone other than the registry (the registry's own kills went to
         // `reaping` first): the attempt is gone without a verdict.
-        state.finish(id, Finish::plain(TaskOutcome::ForceAborted));
-        return;
+        Exit::Terminated(None) => Ended::Vanished,
+        Exit::Failed(message) => Ended::RunnerPanicked(message),
     };
     let cancelled = entry.shared.token.is_cancelled();
-    let ended_attempt = entry.attempt;
-    let failed = matches!(
-        verdict,
-        AttemptVerdict::Failed { .. } | AttemptVerdict::TimedOut { .. }
-    );
-    match decide(&entry.policy, verdict, entry.retry_count, cancelled) {
-        Decision::Finish(finish) => state.finish(id, finish),
-        Decision::Again {
-            delay,
-            announce,
-            reason,
-            next_retry_count,
-        } => {
-            if failed
-                && let (Some((max_restarts, period)), Some(log)) =
-                    (entry.policy.restart_intensity, entry.restart_log.as_mut())
-                && intensity_exceeded(log, max_restarts, period)
-            {
-                let last = reason.as_deref().unwrap_or("unknown failure");
-                let text = format!(
-                    "restart intensity exceeded: more than {max_restarts} restarts in {period:?}; last failure: {last}"
-                );
-                state.finish(id, Finish::plain(TaskOutcome::failed(text, None, None)));
-                return;
-            }
-            entry.retry_count = next_retry_count;
-            if failed {
-                entry.restarts = entry.restarts.saturating_add(1);
-                entry.last_failure = reason.clone();
-                entry.shared.observe.restart();
-                // The restart still gets scheduled; the shutdown that the meltdown starts
-                // cancels it like every other task.
-                state.record_restart();
-            }
-            let Some(entry) = state.entries.get_mut(&id) else {
-                return;
-            };
-            let backoff = announce.map(|source| Backoff {
-                attempt: ended_attempt,
-                delay,
-                source,
-                reason,
-            });
-            // A group member's restart is its group's decision; its backoff is announced
-            // once the group has decided (never, when the group's intensity is exceeded).
-            if let Some(member) = entry.group.as_mut() {
-                member.delay = delay;
-                member.backoff = backoff;
-                let ended = Input::Ended {
-                    member: member.index,
-                    restart: Some(delay),
-                };
-                let group = member.group;
-                entry.phase = Phase::Held;
-                state.group_inputs.push_back((group, ended));
-                return;
-            }
-            if let Some(backoff) = backoff {
-                announce_backoff(state, id, backoff);
-            }
-            schedule(myself, state, id, delay).await;
-        }
-    }
-}
-
-/// A `BackoffScheduled` event to publish: the attempt that ended, the delay before the
-/// next one, why, and the failure text (failure retries only).
-pub(crate) struct Backoff {
-    pub(crate) attempt: u32,
-    pub(crate) delay: std::time::Duration,
-    pub(crate) source: crate::events::BackoffSource,
-    pub(crate) reason: Option<std::sync::Arc<str>>,
-}
-
-/// Publishes `BackoffScheduled` for `id`.
-pub(super) fn announce_backoff(state: &RegistryState, id: TaskId, backoff: Backoff) {
-    let Some(entry) = state.entries.get(&id) else {
-        return;
-    };
-    state.events().publish(|| {
-        let event = entry
-            .shared
-            .event(EventKind::BackoffScheduled)
-            .with_attempt(backoff.attempt)
-            .with_delay(backoff.delay)
-            .with_backoff_source(backoff.source);
-        match backoff.reason {
-            Some(reason) => event.with_reason(reason),
-            None => event,
-        }
-    });
-}
-
-/// Starts the next attempt of `id` after `delay` (at once when zero).
-pub(super) async fn schedule(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    id: TaskId,
-    delay: std::time::Duration,
-) {
-    if delay.is_zero() {
-        spawn_attempt(myself, state, id).await;
-    } else {
-        let timer = send_later(myself, delay, CommandKind::Restart(id));
-        if let Some(entry) = state.entries.get_mut(&id) {
-            entry.phase = Phase::Backoff(timer);
-        }
-    }
+    step(myself, state, id, Input::Exited { ended, cancelled }).await;
 }

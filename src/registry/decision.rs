@@ -3,7 +3,8 @@
 //! Encodes the policy table of docs/semantics.md#retries and docs/semantics.md#retries: retry
 //! eligibility, the retry limit (`max_retries = N` allows N retries after the first failure of a
 //! streak), the success floor of `Always`, and the terminal outcome with its reason text. No actor,
-//! no clock: the registry feeds it the verdict and applies the result.
+//! no clock, no user destructor: a retried failure's error is handed back to the caller
+//! (`registry/lifecycle.rs`), which has the actor drop it under the panic guard.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +12,6 @@ use std::time::Duration;
 use crate::attempt::AttemptVerdict;
 use crate::events::BackoffSource;
 use crate::outcome::TaskOutcome;
-use crate::panic_guard::drop_contained;
 use crate::policy::RestartPolicy;
 use crate::task::{ResolvedPolicy, TaskError};
 
@@ -53,38 +53,41 @@ impl Finish {
     }
 }
 
-/// Decides what follows an attempt that ended with `verdict`.
+/// Decides what follows an attempt that ended with `verdict`, and hands back the error of
+/// a failure that is retried (or cancelled instead of retried): its destructor is user code
+/// (docs/semantics.md#panics) and, if it panics, the registration ends `Panicked` instead.
 ///
 /// `retry_count` is the failure streak before this attempt; `cancelled` tells whether the
 /// registration's token was cancelled (remove, cancel, shutdown) by the time it ended.
-pub(crate) fn decide(
+pub(crate) fn decide_parts(
     policy: &ResolvedPolicy,
     verdict: AttemptVerdict,
     retry_count: u32,
     cancelled: bool,
-) -> Decision {
-    match verdict {
+) -> (Decision, Option<TaskError>) {
+    let (error, elapsed) = match verdict {
         AttemptVerdict::NotStarted | AttemptVerdict::Canceled => {
-            Decision::Finish(Finish::plain(TaskOutcome::Canceled))
+            return (Decision::Finish(Finish::plain(TaskOutcome::Canceled)), None);
         }
-        AttemptVerdict::CleanupPanicked { reason } => Decision::Finish(Finish {
-            outcome: TaskOutcome::Panicked,
-            event_reason: Some(reason.into()),
-        }),
-        AttemptVerdict::Succeeded { elapsed } => decide_success(policy, elapsed, cancelled),
-        AttemptVerdict::TimedOut { timeout, elapsed } => decide_failure(
-            policy,
-            TaskError::timeout(timeout),
-            streak(policy, retry_count, elapsed),
-            cancelled,
-        ),
-        AttemptVerdict::Failed { error, elapsed } => decide_failure(
-            policy,
-            error,
-            streak(policy, retry_count, elapsed),
-            cancelled,
-        ),
-    }
+        AttemptVerdict::CleanupPanicked { reason } => {
+            let finish = Finish {
+                outcome: TaskOutcome::Panicked,
+                event_reason: Some(reason.into()),
+            };
+            return (Decision::Finish(finish), None);
+        }
+        AttemptVerdict::Succeeded { elapsed } => {
+            return (decide_success(policy, elapsed, cancelled), None);
+        }
+        AttemptVerdict::TimedOut { timeout, elapsed } => (TaskError::timeout(timeout), elapsed),
+        AttemptVerdict::Failed { error, elapsed } => (error, elapsed),
+    };
+    decide_failure(
+        policy,
+        error,
+        streak(policy, retry_count, elapsed),
+        cancelled,
+    )
 }
 
 /// The failure streak a failed attempt counts from: `retry_count`, or 0 when the attempt ran
@@ -131,12 +134,13 @@ fn decide_failure(
     error: TaskError,
     retry_count: u32,
     cancelled: bool,
-) -> Decision {
+) -> (Decision, Option<TaskError>) {
     if error.is_fatal() {
         let reason: Arc<str> = error.to_string().into();
         let exit_code = error.exit_code();
         let source = error.into_source().map(Arc::from);
-        return Decision::Finish(Finish::plain(TaskOutcome::fatal(reason, exit_code, source)));
+        let outcome = TaskOutcome::fatal(reason, exit_code, source);
+        return (Decision::Finish(Finish::plain(outcome)), None);
     }
     let policy_retries = matches!(
         policy.restart,
@@ -147,23 +151,18 @@ fn decide_failure(
         .is_some_and(|limit| retry_count >= limit.get());
     if policy_retries && error.is_retryable() && !limit_reached {
         let reason: Arc<str> = error.to_string().into();
-        // The error (and its source) ends here; its destructor is user code
-        // (docs/semantics.md#panics).
-        if let Some(panic) = drop_contained(error) {
-            return Decision::Finish(Finish {
-                outcome: TaskOutcome::Panicked,
-                event_reason: Some(format!("task error destructor panicked: {panic}").into()),
-            });
-        }
-        if cancelled {
-            return Decision::Finish(Finish::plain(TaskOutcome::Canceled));
-        }
-        return Decision::Again {
-            delay: policy.backoff.delay_for_retry(retry_count),
-            announce: Some(BackoffSource::Failure),
-            reason: Some(reason),
-            next_retry_count: retry_count.saturating_add(1),
+        // The error (and its source) ends here: the caller drops it.
+        let decision = if cancelled {
+            Decision::Finish(Finish::plain(TaskOutcome::Canceled))
+        } else {
+            Decision::Again {
+                delay: policy.backoff.delay_for_retry(retry_count),
+                announce: Some(BackoffSource::Failure),
+                reason: Some(reason),
+                next_retry_count: retry_count.saturating_add(1),
+            }
         };
+        return (decision, Some(error));
     }
     let text = error.to_string();
     let reason: Arc<str> = match policy.max_retries {
@@ -174,9 +173,8 @@ fn decide_failure(
     };
     let exit_code = error.exit_code();
     let source = error.into_source().map(Arc::from);
-    Decision::Finish(Finish::plain(TaskOutcome::failed(
-        reason, exit_code, source,
-    )))
+    let outcome = TaskOutcome::failed(reason, exit_code, source);
+    (Decision::Finish(Finish::plain(outcome)), None)
 }
 
 #[cfg(test)]
@@ -186,6 +184,16 @@ mod tests {
     use super::*;
     use crate::outcome::TaskOutcomeKind;
     use crate::policy::BackoffPolicy;
+
+    /// [`decide_parts`] with the retried error dropped here.
+    fn decide(
+        policy: &ResolvedPolicy,
+        verdict: AttemptVerdict,
+        retry_count: u32,
+        cancelled: bool,
+    ) -> Decision {
+        decide_parts(policy, verdict, retry_count, cancelled).0
+    }
 
     fn policy(restart: RestartPolicy, max_retries: Option<u32>) -> ResolvedPolicy {
         ResolvedPolicy {

@@ -19,11 +19,11 @@
 //!   trigger's delay applies).
 //! - Exceeding the intensity ends every member still registered (`Failed`).
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::intensity::Window;
 use crate::group::GroupStrategy;
 
 /// Where one member is, as far as its group is concerned.
@@ -95,9 +95,8 @@ pub(crate) struct GroupMachine {
     status: Vec<Status>,
     /// Per member: whether a group restart restarts it (its policy is not `Never`).
     restartable: Vec<bool>,
-    intensity: Option<(u32, Duration)>,
-    /// Times of the recent triggers, for the intensity window.
-    log: VecDeque<Instant>,
+    /// The recent triggers, for the group's restart intensity.
+    window: Option<Window>,
     restart: Option<Restart>,
     /// Bumped whenever a pending `Wait` becomes stale.
     epoch: u64,
@@ -115,8 +114,7 @@ impl GroupMachine {
             strategy,
             status: vec![Status::Running; restartable.len()],
             restartable,
-            intensity,
-            log: VecDeque::new(),
+            window: Window::new(intensity),
             restart: None,
             epoch: 0,
         }
@@ -230,20 +228,9 @@ impl GroupMachine {
         self.advance(effects);
     }
 
-    /// Records a trigger at `now`; true when more than `max_restarts` fall in the window.
+    /// Records a trigger at `now`; true when the group's intensity is exceeded.
     fn exceeded(&mut self, now: Instant) -> bool {
-        let Some((max_restarts, period)) = self.intensity else {
-            return false;
-        };
-        self.log.push_back(now);
-        while let Some(oldest) = self.log.front() {
-            if now.duration_since(*oldest) >= period {
-                self.log.pop_front();
-            } else {
-                break;
-            }
-        }
-        self.log.len() > max_restarts as usize
+        self.window.as_mut().is_some_and(|w| w.exceeded(now))
     }
 
     /// Moves the restart under way one step: the next stop, the wait, or the start.

@@ -1,13 +1,13 @@
 //! Groups in the registry: admitting a [`TaskGroup`](crate::TaskGroup) and carrying out
 //! the decisions of its [`GroupMachine`].
 //!
-//! Members are ordinary registrations with a [`Membership`] in their entry. What happens
-//! to a member during a handler (its attempt ended, the group's stop completed, it left)
-//! is queued in `RegistryState::group_inputs`; [`settle`] runs at the end of every
-//! handler, feeds the queue to the machines and carries out their effects: stopping an
-//! attempt (its own token, then `kill()` after its stop window), ending a member, starting
-//! members in order, the restart delay timer, and the intensity failure. The decision
-//! itself is the machine's (`super::group`).
+//! Members are ordinary registrations whose life-cycle machine (`super::lifecycle`) joined
+//! the group at admission. What happens to a member during a handler (its attempt ended,
+//! the group's stop completed, it left) is an effect of its machine, queued in
+//! `RegistryState::group_inputs`; [`settle`] runs at the end of every handler, feeds the
+//! queue to the group machines and hands their effects to the members' machines (stop,
+//! start, restart alone, end, intensity failure), keeping only the restart delay timer
+//! and the group events itself. The decision is the group machine's (`super::group`).
 
 use std::sync::Arc;
 
@@ -15,16 +15,15 @@ use ractor::ActorRef;
 use tokio::task::AbortHandle;
 
 use super::admission::{admit_batch, reject_batch};
-use super::attempts::{announce_backoff, schedule, spawn_attempt};
-use super::decision::Finish;
-use super::group::{Effect, GroupMachine, Input};
+use super::attempts::step;
+use super::group::{Effect, GroupMachine};
+use super::lifecycle::Input;
 use super::messages::{CommandKind, GroupRequest, RegistryMessage};
 use super::removal::{claim_with_grace, send_later};
-use super::state::{Membership, Phase, RegistryState};
+use super::state::RegistryState;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::TaskId;
-use crate::outcome::TaskOutcome;
 use crate::policy::RestartPolicy;
 
 /// One group with at least one member registered.
@@ -67,16 +66,11 @@ pub(super) fn admit(
     let mut restartable = Vec::with_capacity(ids.len());
     for (index, id) in ids.iter().enumerate() {
         if let Some(entry) = state.entries.get_mut(id) {
-            restartable.push(!matches!(entry.policy.restart, RestartPolicy::Never));
-            entry.group = Some(Box::new(Membership {
-                group: key,
-                index,
-                scope: None,
-                stopping: false,
-                delay: std::time::Duration::ZERO,
-                backoff: None,
-                failed: None,
-            }));
+            let policy = entry.life.policy().restart;
+            restartable.push(!matches!(policy, RestartPolicy::Never));
+            let join = Input::Join { group: key, index };
+            let now = tokio::time::Instant::now();
+            drop(entry.life.step(join, &mut state.intensity, now));
         }
     }
     state.group_names.insert(name.clone(), key);
@@ -127,18 +121,8 @@ async fn apply(
     key: u64,
     effect: Effect,
 ) {
-    match effect {
-        Effect::RestartAlone { member: index } => {
-            if let Some(id) = member(state, key, index)
-                && let Some(entry) = state.entries.get(&id)
-                && matches!(entry.phase, Phase::Held)
-                && !entry.removing
-            {
-                let delay = entry.group.as_ref().map(|m| m.delay).unwrap_or_default();
-                announce_pending_backoff(state, id);
-                schedule(myself, state, id, delay).await;
-            }
-        }
+    let (index, input) = match effect {
+        Effect::RestartAlone { member } => (member, Input::GroupRestartAlone),
         Effect::Restarting { trigger } => {
             let Some(record) = state.groups.get(&key) else {
                 return;
@@ -152,19 +136,20 @@ async fn apply(
                 });
             // The delay the restart waits once its members are stopped.
             if let Some(id) = trigger {
-                announce_pending_backoff(state, id);
+                step(myself, state, id, Input::GroupRestarting).await;
             }
+            return;
         }
         Effect::Stop { member: index } => {
-            if let Some(id) = member(state, key, index) {
-                stop(myself, state, key, id);
-            }
+            let window = member(state, key, index).map(|id| state.stop_window(id));
+            (
+                index,
+                Input::GroupStop {
+                    window: window.unwrap_or_default(),
+                },
+            )
         }
-        Effect::EndCanceled { member: index } => {
-            if let Some(id) = member(state, key, index) {
-                state.finish(id, Finish::plain(TaskOutcome::Canceled));
-            }
-        }
+        Effect::EndCanceled { member } => (member, Input::GroupEndCanceled),
         Effect::Wait { delay, epoch } => {
             let timer = send_later(
                 myself,
@@ -178,119 +163,21 @@ async fn apply(
             {
                 old.abort();
             }
+            return;
         }
-        Effect::Start { member: index } => {
-            if let Some(id) = member(state, key, index)
-                && state
-                    .entries
-                    .get(&id)
-                    .is_some_and(|e| matches!(e.phase, Phase::Held) && !e.removing)
-            {
-                spawn_attempt(myself, state, id).await;
-            }
+        Effect::Start { member } => (member, Input::GroupStart),
+        Effect::IntensityExceeded { members } => {
+            return exceeded(myself, state, key, &members).await;
         }
-        Effect::IntensityExceeded { members } => exceeded(myself, state, key, &members),
-    }
-}
-
-/// Publishes the `BackoffScheduled` a member's end left pending, if any.
-fn announce_pending_backoff(state: &mut RegistryState, id: TaskId) {
-    let pending = state
-        .entries
-        .get_mut(&id)
-        .and_then(|e| e.group.as_mut())
-        .and_then(|m| m.backoff.take());
-    if let Some(backoff) = pending {
-        announce_backoff(state, id, backoff);
-    }
-}
-
-/// Stops the current attempt of member `id` for a group restart: its own token first,
-/// `kill()` after its stop window. A member without an actor is stopped at once.
-fn stop(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState, key: u64, id: TaskId) {
-    let window = state.stop_window(id);
-    let Some(entry) = state.entries.get_mut(&id) else {
-        return;
     };
-    // A claimed member leaves through its removal; the group hears of it then.
-    if entry.removing {
-        return;
+    if let Some(id) = member(state, key, index) {
+        step(myself, state, id, input).await;
     }
-    let Some(member) = entry.group.as_mut() else {
-        return;
-    };
-    match std::mem::replace(&mut entry.phase, Phase::Held) {
-        Phase::Attempt(cell) => {
-            member.stopping = true;
-            if let Some(scope) = &member.scope {
-                scope.cancel();
-            }
-            if window.is_zero() {
-                cell.kill();
-                state
-                    .settings
-                    .events
-                    .publish(|| killed_event(entry, window));
-            } else {
-                // The timer is not kept: a stale deadline finds another attempt number
-                // (or no stop in progress) and does nothing.
-                let deadline = CommandKind::GroupStopDeadline {
-                    id,
-                    attempt: entry.attempt,
-                };
-                drop(send_later(myself, window, deadline));
-            }
-            entry.phase = Phase::Attempt(cell);
-        }
-        Phase::Backoff(timer) => {
-            timer.abort();
-            let stopped = Input::Stopped {
-                member: member.index,
-            };
-            state.group_inputs.push_back((key, stopped));
-        }
-        // No actor: stopped already (a permit-queue place is skipped once not `Waiting`; a
-        // paused member goes back to its pause when the group starts it again).
-        Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused => {
-            let stopped = Input::Stopped {
-                member: member.index,
-            };
-            state.group_inputs.push_back((key, stopped));
-        }
-    }
-}
-
-/// The stop window of a member's attempt ended: kill it if the group still waits for it.
-pub(super) fn stop_deadline(state: &RegistryState, id: TaskId, attempt: u32) {
-    let window = state.stop_window(id);
-    let Some(entry) = state.entries.get(&id) else {
-        return;
-    };
-    let waiting = entry.group.as_ref().is_some_and(|m| m.stopping);
-    if waiting
-        && !entry.removing
-        && entry.attempt == attempt
-        && let Phase::Attempt(cell) = &entry.phase
-    {
-        cell.kill();
-        state.events().publish(|| killed_event(entry, window));
-    }
-}
-
-/// `GroupMemberKilled` for the current attempt of `entry`.
-fn killed_event(entry: &super::state::Entry, window: std::time::Duration) -> Event {
-    entry
-        .shared
-        .event(EventKind::GroupMemberKilled)
-        .with_attempt(entry.attempt)
-        .with_reason(format!(
-            "did not stop within its stop window ({window:?}) during a group restart; force-aborted"
-        ))
 }
 
 /// The group restart intensity is exceeded: every listed member ends `Failed` (running ones
 /// after their cooperative stop, as a removal would stop them).
-fn exceeded(
+async fn exceeded(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     key: u64,
@@ -315,10 +202,6 @@ fn exceeded(
         .filter_map(|index| member(state, key, *index))
         .collect();
     for id in ids {
-        if let Some(member) = state.entries.get_mut(&id).and_then(|e| e.group.as_mut()) {
-            member.failed = Some(reason.clone());
-            member.stopping = false;
-        }
-        claim_with_grace(myself, state, id);
+        claim_with_grace(myself, state, id, Some(reason.clone())).await;
     }
 }

@@ -3,13 +3,16 @@
 //!
 //! - `actor`: the actor and its message handlers.
 //! - `admission`: which registrations are accepted (docs/semantics.md#admission), single and batch.
-//! - `attempts`: starting incarnations, permits, applying the restart decision.
+//! - `lifecycle`: one registration's life cycle (phase, claim, pause, restart decision,
+//!   intensity), a pure machine.
+//! - `attempts`: carrying out the machine's effects (spawns, permits, timers, commit).
 //! - `removal`: claims, stop windows, force-abort, the shutdown drain.
 //! - `pause`: pause and resume of one registration.
 //! - `queries`: task info, snapshot, alive view, list.
 //! - `requests`: `Add`, `Remove` and `Cancel` sent as messages by other actors.
 //! - `state`: indexes, claims and the terminal commit (synchronous).
 //! - `decision`: the restart decision, a pure function.
+//! - `intensity`: the restart intensity windows (task, group, supervisor), pure.
 //! - `group`: the group restart decision (OTP strategies), a pure machine.
 //! - `groups`: group admission and carrying out the group machine's effects.
 //! - `permits`: the `max_concurrent` count and the FIFO of registrations waiting for it.
@@ -22,9 +25,10 @@ mod attempts;
 pub(crate) mod decision;
 mod group;
 mod groups;
+mod intensity;
 pub(crate) mod life;
+mod lifecycle;
 pub(crate) mod messages;
-mod observe;
 mod pause;
 pub(crate) mod permits;
 mod queries;

@@ -1,9 +1,10 @@
 //! Pause and resume of one registration (`handle.pause`, `handle.resume`,
 //! `RegistryMessage::{Pause, Resume}`).
 //!
-//! A pause is a flag on the entry, read where the next attempt would start
-//! ([`super::attempts::spawn_attempt`]): instead of taking a permit and spawning an actor,
-//! the registration parks in [`Phase::Paused`], holding nothing but its entry. So:
+//! A pause is a flag of the registration's machine (`super::lifecycle`, inputs `Pause` and
+//! `Resume`), read where the next attempt becomes due: instead of taking a permit and
+//! spawning an actor, the registration parks in `Phase::Paused`, holding nothing but its
+//! entry. So:
 //! - an attempt running at the pause runs to its end, and the restart decision is made as
 //!   usual (a terminal outcome still ends the task);
 //! - a backoff or periodic interval keeps running; when it ends while paused, the attempt
@@ -22,73 +23,34 @@
 
 use ractor::{ActorRef, RpcReplyPort};
 
-use super::attempts::spawn_attempt;
+use super::attempts::step;
+use super::lifecycle::Input;
 use super::messages::RegistryMessage;
-use super::state::{Phase, RegistryState};
+use super::state::RegistryState;
 use crate::error::RuntimeError;
-use crate::events::EventKind;
-use crate::identity::{TaskId, TaskTarget};
+use crate::identity::TaskTarget;
 
-/// The registered id of `target`, or the typed errors of a pause/resume.
-fn find(state: &RegistryState, target: &TaskTarget) -> Result<TaskId, RuntimeError> {
-    if state.closed {
-        return Err(RuntimeError::ShuttingDown);
-    }
-    state
-        .resolve(target)
-        .ok_or_else(|| RuntimeError::TaskNotFound {
-            target: target.clone(),
-        })
-}
-
-fn announce(state: &RegistryState, id: TaskId, kind: EventKind) {
-    let Some(entry) = state.entries.get(&id) else {
-        return;
-    };
-    state
-        .events()
-        .publish(|| entry.shared.event(kind).with_attempt(entry.attempt));
-}
-
-/// Pauses `target`: no new attempt starts until it is resumed.
-pub(super) fn pause(state: &mut RegistryState, target: &TaskTarget) -> Result<bool, RuntimeError> {
-    let id = find(state, target)?;
-    let Some(entry) = state.entries.get_mut(&id) else {
-        return Ok(false);
-    };
-    if entry.removing || entry.paused {
-        return Ok(false);
-    }
-    entry.paused = true;
-    if matches!(entry.phase, Phase::Waiting) {
-        // Out of the permit queue: its queue slot is skipped when it reaches the front.
-        entry.phase = Phase::Paused;
-    }
-    announce(state, id, EventKind::TaskPaused);
-    Ok(true)
-}
-
-/// Resumes `target`: a parked registration starts its next attempt now (or queues for a
-/// permit); one still running or in backoff simply goes on.
-pub(super) async fn resume(
+/// Pauses (`resume_it` false) or resumes `target`: `Ok(true)` when its machine changed.
+pub(super) async fn set(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     target: &TaskTarget,
+    resume_it: bool,
 ) -> Result<bool, RuntimeError> {
-    let id = find(state, target)?;
-    let Some(entry) = state.entries.get_mut(&id) else {
-        return Ok(false);
+    if state.closed {
+        return Err(RuntimeError::ShuttingDown);
+    }
+    let Some(id) = state.resolve(target) else {
+        return Err(RuntimeError::TaskNotFound {
+            target: target.clone(),
+        });
     };
-    if entry.removing || !entry.paused {
-        return Ok(false);
-    }
-    entry.paused = false;
-    let parked = matches!(entry.phase, Phase::Paused);
-    announce(state, id, EventKind::TaskResumed);
-    if parked {
-        spawn_attempt(myself, state, id).await;
-    }
-    Ok(true)
+    let input = if resume_it {
+        Input::Resume
+    } else {
+        Input::Pause
+    };
+    Ok(step(myself, state, id, input).await)
 }
 
 /// `RegistryMessage::Pause` / `Resume` from another actor: the same rules, with the
@@ -102,8 +64,7 @@ pub(super) async fn by_message(
 ) {
     let result = match super::requests::intake(state) {
         Err(error) => Err(error),
-        Ok(_slot) if resume_it => resume(myself, state, &target).await,
-        Ok(_slot) => pause(state, &target),
+        Ok(_slot) => set(myself, state, &target, resume_it).await,
     };
     let _ = reply.send(result);
 }

@@ -37,12 +37,6 @@ impl Permits {
         }
     }
 
-    /// Whether a limit is configured (attempts then hold permits).
-    #[cfg(test)]
-    pub(crate) fn limited(&self) -> bool {
-        self.limit.is_some()
-    }
-
     /// Takes a permit for `id` when one is free and nobody waits ahead of it; otherwise
     /// queues `id`. Returns `true` when the permit was taken. Without a limit: always
     /// `true`, and nothing needs to be given back.
@@ -83,17 +77,23 @@ impl Permits {
         }
         None
     }
-
-    /// Permits held now (0 without a limit).
-    #[cfg(test)]
-    pub(crate) fn in_use(&self) -> usize {
-        self.in_use
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Permits {
+        /// Whether a limit is configured (attempts then hold permits).
+        fn limited(&self) -> bool {
+            self.limit.is_some()
+        }
+
+        /// Permits held now (0 without a limit).
+        fn in_use(&self) -> usize {
+            self.in_use
+        }
+    }
 
     fn limit(n: usize) -> Permits {
         Permits::new(NonZeroUsize::new(n))

@@ -8,34 +8,24 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::messages::{TaskInfo, TaskState};
-use super::state::{Phase, RegistryState};
+use super::messages::TaskInfo;
+use super::state::RegistryState;
 use crate::identity::TaskId;
 
 impl RegistryState {
     /// Point-in-time record of one entry.
     pub(crate) fn info(&self, id: TaskId) -> Option<TaskInfo> {
         let entry = self.entries.get(&id)?;
-        let state = if entry.removing {
-            TaskState::Removing
-        } else if entry.group.as_ref().is_some_and(|m| m.stopping) {
-            TaskState::GroupRestarting
-        } else {
-            match entry.phase {
-                Phase::Backoff(_) => TaskState::Backoff,
-                Phase::Held => TaskState::GroupRestarting,
-                Phase::Paused => TaskState::Paused,
-                _ if entry.shared.running.load(Ordering::Acquire) => TaskState::Running,
-                _ => TaskState::WaitingForPermit,
-            }
-        };
+        let (restarts, last_failure) = entry.life.restarts();
         Some(TaskInfo {
             id,
             name: entry.shared.name.clone(),
-            state,
-            attempt: entry.attempt,
-            restarts: entry.restarts,
-            last_failure: entry.last_failure.clone(),
+            state: entry
+                .life
+                .task_state(entry.shared.running.load(Ordering::Acquire)),
+            attempt: entry.life.attempt(),
+            restarts,
+            last_failure,
             group: entry.shared.group.clone(),
         })
     }

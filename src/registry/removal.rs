@@ -8,79 +8,38 @@ use std::time::Duration;
 use ractor::ActorRef;
 use tokio::task::AbortHandle;
 
-use super::decision::Finish;
+use super::attempts::step;
+use super::lifecycle::Input;
 use super::messages::{CommandKind, RegistryMessage};
-use super::state::{Drain, Phase, RegistryState};
+use super::state::{Drain, RegistryState};
 use crate::identity::TaskId;
-use crate::outcome::TaskOutcome;
 
-/// Claims `id` for removal: cancels its token; a registration between attempts ends
-/// `Canceled` at once (no attempt runs, so no `AttemptCanceled`). Returns whether this call
-/// made the claim (docs/semantics.md#removal: exactly one winner).
-pub(super) fn claim(state: &mut RegistryState, id: TaskId) -> bool {
-    let Some(entry) = state.entries.get_mut(&id) else {
-        return false;
-    };
-    if entry.removing {
-        return false;
-    }
-    entry.removing = true;
-    entry.shared.token.cancel();
-    if matches!(
-        entry.phase,
-        Phase::Backoff(_) | Phase::Waiting | Phase::Held | Phase::Paused
-    ) {
-        state.finish(id, Finish::plain(TaskOutcome::Canceled));
-    }
-    true
-}
-
-/// A claim by remove or cancel: the attempt gets `grace` to stop before a force-abort.
-pub(super) fn claim_with_grace(
+/// A claim by remove or cancel (the machine's `Claim`: exactly one winner; between
+/// attempts it ends `Canceled` at once; docs/semantics.md#removal), or, with `failed`, by a group's intensity failure: the
+/// member then ends `Failed` with that reason): the attempt gets its stop window before a
+/// force-abort (at once when the window is zero).
+pub(super) async fn claim_with_grace(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     id: TaskId,
+    failed: Option<Arc<str>>,
 ) -> bool {
-    if !claim(state, id) {
-        return false;
-    }
-    if !state.entries.contains_key(&id) {
-        return true;
-    }
     let grace = state.stop_window(id);
-    if grace.is_zero() {
-        force_abort(state, id);
-    } else {
-        let timer = send_later(myself, grace, CommandKind::ForceAbort(id));
-        if let Some(entry) = state.entries.get_mut(&id) {
-            entry.removal_timer = Some(timer);
-        }
-    }
-    true
-}
-
-/// Logical force-abort (docs/semantics.md#removal): kill the attempt actor, commit `ForceAborted`,
-/// keep the name reserved until the actor physically exits.
-pub(super) fn force_abort(state: &mut RegistryState, id: TaskId) {
-    let Some(entry) = state.entries.get(&id) else {
-        return;
+    let timer = (!grace.is_zero()).then_some(grace);
+    let input = match failed {
+        Some(reason) => Input::GroupFailed { reason, timer },
+        None => Input::Claim { timer },
     };
-    match &entry.phase {
-        Phase::Attempt(cell) => cell.kill(),
-        Phase::Backoff(_) | Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused => {
-            state.finish(id, Finish::plain(TaskOutcome::Canceled));
-            return;
-        }
+    let claimed = step(myself, state, id, input).await;
+    if claimed && timer.is_none() {
+        step(myself, state, id, Input::ForceAbort).await;
     }
-    if let Some(drain) = state.drain.as_mut() {
-        drain.stuck.push(entry.shared.name.clone());
-    }
-    state.finish(id, Finish::plain(TaskOutcome::ForceAborted));
+    claimed
 }
 
 /// Starts the shutdown grace drain (docs/semantics.md#shutdown): one shared deadline for every
 /// entry.
-pub(super) fn begin_drain(
+pub(super) async fn begin_drain(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     grace: Duration,
@@ -99,19 +58,13 @@ pub(super) fn begin_drain(
     state.settings.root_token.cancel();
     let ids: Vec<TaskId> = state.entries.keys().copied().collect();
     for id in ids {
-        if claim(state, id)
-            && let Some(own) = state
-                .entries
-                .get(&id)
-                .and_then(|e| e.policy.shutdown_timeout)
-                .map(|own| window_cap.map_or(own, |cap| own.min(cap)))
-        {
-            // A task's own stop window replaces the grace for it (OTP child `shutdown`).
-            let timer = send_later(myself, own, CommandKind::ForceAbort(id));
-            if let Some(entry) = state.entries.get_mut(&id) {
-                entry.removal_timer = Some(timer);
-            }
-        }
+        // A task's own stop window replaces the grace for it (OTP child `shutdown`).
+        let own = state
+            .entries
+            .get(&id)
+            .and_then(|e| e.life.policy().shutdown_timeout)
+            .map(|own| window_cap.map_or(own, |cap| own.min(cap)));
+        step(myself, state, id, Input::Claim { timer: own }).await;
     }
     let drain = Drain {
         reply,
@@ -125,7 +78,7 @@ pub(super) fn begin_drain(
     }
     state.drain = Some(drain);
     if grace.is_zero() {
-        drain_deadline_passed(state);
+        drain_deadline_passed(myself, state).await;
     } else if let Some(drain) = state.drain.as_mut() {
         drain.deadline = Some(send_later(myself, grace, CommandKind::DrainDeadline));
     }
@@ -133,18 +86,21 @@ pub(super) fn begin_drain(
 
 /// The shared shutdown deadline passed: force-abort every task still draining, except those
 /// with their own stop window (their own timer does it).
-pub(super) fn drain_deadline_passed(state: &mut RegistryState) {
+pub(super) async fn drain_deadline_passed(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+) {
     if let Some(drain) = state.drain.as_mut() {
         drain.deadline = None;
     }
     let ids: Vec<TaskId> = state
         .entries
         .iter()
-        .filter(|(_, e)| e.policy.shutdown_timeout.is_none())
+        .filter(|(_, e)| e.life.policy().shutdown_timeout.is_none())
         .map(|(id, _)| *id)
         .collect();
     for id in ids {
-        force_abort(state, id);
+        step(myself, state, id, Input::ForceAbort).await;
     }
 }
 

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use ractor::{ActorRef, RpcReplyPort};
 
 use super::admission::admit_one;
-use super::attempts::spawn_attempt;
+use super::attempts::step;
+use super::lifecycle::Input;
 use super::messages::{AddRequest, RegistryMessage};
 use super::removal::claim_with_grace;
 use super::state::{CancelWaiter, RegistryState};
@@ -33,7 +34,7 @@ pub(super) async fn add(
     let accepted = result.as_ref().ok().copied();
     let _ = reply.send(result);
     if let Some(id) = accepted {
-        spawn_attempt(myself, state, id).await;
+        step(myself, state, id, Input::Admitted).await;
     }
 }
 
@@ -111,25 +112,26 @@ pub(super) fn intake(
 }
 
 /// `RegistryMessage::Remove`: claim `target`; the reply comes before its cleanup.
-pub(super) fn remove(
+pub(super) async fn remove(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     target: TaskTarget,
     reply: RpcReplyPort<Result<bool, RuntimeError>>,
 ) {
-    let result = intake(state).map(|_slot| match state.resolve(&target) {
-        None => false,
-        Some(id) => {
+    let result = match intake(state).map(|_slot| state.resolve(&target)) {
+        Err(error) => Err(error),
+        Ok(None) => Ok(false),
+        Ok(Some(id)) => {
             announce(state, id, &target, false);
-            claim_with_grace(myself, state, id)
+            Ok(claim_with_grace(myself, state, id, None).await)
         }
-    });
+    };
     let _ = reply.send(result);
 }
 
 /// `RegistryMessage::Cancel`: claim `target` (or join its removal) and reply once its
 /// terminal outcome is committed.
-pub(super) fn cancel(
+pub(super) async fn cancel(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     target: TaskTarget,
@@ -144,7 +146,7 @@ pub(super) fn cancel(
         return;
     };
     announce(state, id, &target, true);
-    let claimed = claim_with_grace(myself, state, id);
+    let claimed = claim_with_grace(myself, state, id, None).await;
     match state.entries.get_mut(&id) {
         Some(entry) => entry
             .cancel_waiters

@@ -1,4 +1,5 @@
-//! The registry's bookkeeping: membership indexes, removal claims and terminal commit.
+//! The registry's bookkeeping: membership indexes, reaping reservations and the terminal
+//! commit (each registration's life cycle is its [`Life`] machine).
 //!
 //! Everything here is synchronous and O(1) per operation (hash maps, no scans on the
 //! per-task paths); the actor in [`super::actor`] wires it to messages and spawns attempts.
@@ -24,14 +25,16 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::decision::Finish;
+use super::intensity::Meltdown;
 use super::life::LifeGuard;
+use super::lifecycle::Life;
 use super::permits::Permits;
 use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::{OutcomePromise, TaskOutcome};
 use crate::panic_guard::drop_contained;
-use crate::task::{ResolvedPolicy, TaskDefaults};
+use crate::task::TaskDefaults;
 
 /// Reason text of a force-aborted registration's `TaskFinished` event (docs/semantics.md#outcomes).
 pub(crate) const FORCE_ABORT_REASON: &str = "task did not stop within grace; force-aborted";
@@ -69,42 +72,20 @@ pub(crate) struct RegistrySettings {
     pub(crate) observer: crate::observe::Observer,
 }
 
-/// Where a registration's current incarnation is.
-pub(crate) enum Phase {
-    /// An attempt actor exists (starting or running the body).
-    Attempt(ActorCell),
-    /// The next attempt is due but every `max_concurrent` permit is taken: the registration
-    /// waits in the permit queue, with no actor.
-    Waiting,
-    /// Between attempts; the timer casts `Restart` when the delay ends.
-    Backoff(AbortHandle),
-    /// Accepted, first attempt not spawned yet (only inside one handler run).
-    Pending,
-    /// A group member stopped by its group's restart (or the member that triggered it),
-    /// with no actor: waits for the group to start it again.
-    Held,
-    /// Paused (`handle.pause`): the next attempt was due and waits, with no actor and no
-    /// permit, until a resume (see [`super::pause`]).
-    Paused,
-}
-
-/// One registration.
+/// One registration: its life-cycle machine and the resources its effects act on.
 pub(crate) struct Entry {
     pub(crate) shared: Arc<TaskShared>,
-    pub(crate) policy: ResolvedPolicy,
+    /// Phase, claim, pause, counters and restart log (see [`super::lifecycle`]).
+    pub(crate) life: Life,
     pub(crate) outcome: Option<OutcomePromise>,
-    pub(crate) phase: Phase,
-    /// True once a remove, cancel or shutdown claimed the registration.
-    pub(crate) removing: bool,
-    /// `handle.pause`: no new attempt starts until a resume (see [`super::pause`]).
-    pub(crate) paused: bool,
+    /// The attempt actor, while the phase is `Attempt`.
+    pub(crate) cell: Option<ActorCell>,
+    /// The backoff timer, which casts `Restart` when the delay ends.
+    pub(crate) retry_timer: Option<AbortHandle>,
     pub(crate) removal_timer: Option<AbortHandle>,
-    /// Number of the latest attempt started (0 before the first).
-    pub(crate) attempt: u32,
-    /// Current failure streak (docs/semantics.md#retries: reset by any success).
-    pub(crate) retry_count: u32,
-    pub(crate) restarts: u32,
-    pub(crate) last_failure: Option<Arc<str>>,
+    /// A group member's current attempt token: a group restart stops the attempt, not the
+    /// registration.
+    pub(crate) scope: Option<CancellationToken>,
     /// Cancel callers waiting for the terminal commit, told at commit.
     pub(crate) cancel_waiters: Vec<CancelWaiter>,
     /// Watchers added after admission (`watch(target)`); each gets a copy of the outcome.
@@ -113,32 +94,6 @@ pub(crate) struct Entry {
     /// commit.
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
     pub(crate) release: Option<ReleaseHook>,
-    /// Recent failure restarts, for the task's own restart intensity (allocated only when
-    /// the task has one).
-    pub(crate) restart_log: Option<std::collections::VecDeque<tokio::time::Instant>>,
-    /// Its place in a group, when it is a group member.
-    pub(crate) group: Option<Box<Membership>>,
-}
-
-/// A registration's place in its group (see [`super::groups`]).
-pub(crate) struct Membership {
-    /// The group's key in [`RegistryState::groups`].
-    pub(crate) group: u64,
-    /// Its index in the group's start order.
-    pub(crate) index: usize,
-    /// The token of its current attempt: a group restart stops the attempt, not the
-    /// registration.
-    pub(crate) scope: Option<CancellationToken>,
-    /// True while the group waits for this member's attempt to stop.
-    pub(crate) stopping: bool,
-    /// The delay its own policy asked for after its latest attempt (used when it
-    /// restarts alone).
-    pub(crate) delay: Duration,
-    /// Its `BackoffScheduled`, held until the group decides on the restart.
-    pub(crate) backoff: Option<super::attempts::Backoff>,
-    /// Set when the group's intensity was exceeded: the member ends `Failed` with this
-    /// reason, however its attempt ends.
-    pub(crate) failed: Option<Arc<str>>,
 }
 
 /// A cancel caller waiting for the terminal commit of its target.
@@ -183,8 +138,8 @@ pub(crate) struct RegistryState {
     pub(crate) drain: Option<Drain>,
     /// Set by the first `Shutdown` command: later adds are refused.
     pub(crate) closed: bool,
-    /// When recent failure restarts happened, for the restart intensity window.
-    pub(crate) restart_log: std::collections::VecDeque<tokio::time::Instant>,
+    /// The supervisor-wide restart intensity, stepped by every registration's machine.
+    pub(crate) intensity: Meltdown,
     /// Groups with at least one member registered, by key.
     pub(crate) groups: HashMap<u64, super::groups::GroupRecord>,
     /// Group names in use, to their keys.
@@ -193,26 +148,6 @@ pub(crate) struct RegistryState {
     /// What happened to group members during the current handler, applied by
     /// [`super::groups::settle`] at its end.
     pub(crate) group_inputs: std::collections::VecDeque<(u64, super::group::Input)>,
-}
-
-/// Records a restart now in `log` and tells whether more than `max_restarts` restarts fall
-/// within the last `period` (the OTP intensity rule: exceeding it ends supervision).
-/// Returns `true` when the intensity is exceeded.
-pub(crate) fn intensity_exceeded(
-    log: &mut std::collections::VecDeque<tokio::time::Instant>,
-    max_restarts: u32,
-    period: Duration,
-) -> bool {
-    let now = tokio::time::Instant::now();
-    log.push_back(now);
-    while let Some(oldest) = log.front() {
-        if now.duration_since(*oldest) >= period {
-            log.pop_front();
-        } else {
-            break;
-        }
-    }
-    log.len() > max_restarts as usize
 }
 
 /// A force-aborted attempt that has not physically exited yet.
@@ -245,15 +180,11 @@ pub(crate) enum Stage {
 /// is never refused by the slot it just watched finish.
 pub(crate) type ReleaseHook = Box<dyn FnMut(Stage) + Send + 'static>;
 
-/// Why an add is refused before any entry is created.
-pub(crate) enum AddRefusal {
-    Limit(usize),
-}
-
 impl RegistryState {
     pub(crate) fn new(settings: RegistrySettings) -> Self {
         RegistryState {
             permits: Permits::new(settings.max_concurrent),
+            intensity: Meltdown::new(settings.intensity),
             settings,
             entries: HashMap::new(),
             names: HashMap::new(),
@@ -266,7 +197,6 @@ impl RegistryState {
             empty_waiters: Vec::new(),
             drain: None,
             closed: false,
-            restart_log: std::collections::VecDeque::new(),
             groups: HashMap::new(),
             group_names: HashMap::new(),
             next_group: 0,
@@ -278,30 +208,8 @@ impl RegistryState {
     pub(crate) fn stop_window(&self, id: TaskId) -> Duration {
         self.entries
             .get(&id)
-            .and_then(|e| e.policy.shutdown_timeout)
+            .and_then(|e| e.life.policy().shutdown_timeout)
             .unwrap_or(self.settings.grace)
-    }
-
-    /// Records one restart after a failure and reports whether the supervisor-wide restart
-    /// intensity is now exceeded: more than `max_restarts` restarts within `period`
-    /// (Erlang/OTP `supervisor` flags `intensity` and `period`). Fires the meltdown signal
-    /// the first time.
-    pub(crate) fn record_restart(&mut self) -> bool {
-        let Some((max_restarts, period)) = self.settings.intensity else {
-            return false;
-        };
-        if !intensity_exceeded(&mut self.restart_log, max_restarts, period) {
-            return false;
-        }
-        match self.settings.meltdown.take() {
-            Some(signal) => {
-                self.events()
-                    .publish(|| Event::new(EventKind::RestartIntensityExceeded));
-                let _ = signal.send(());
-                true
-            }
-            None => true,
-        }
     }
 
     pub(crate) fn events(&self) -> &EventSink {
@@ -314,13 +222,17 @@ impl RegistryState {
     }
 
     /// Checks whether `extra` more registrations fit under `max_registered_tasks`, counting
-    /// reaping attempts (docs/semantics.md#outcomes).
-    pub(crate) fn check_limit(&self, extra: usize) -> Result<(), AddRefusal> {
-        match self.settings.max_registered {
-            Some(limit) if self.entries.len() + self.reaping.len() + extra > limit.get() => {
-                Err(AddRefusal::Limit(limit.get()))
-            }
-            _ => Ok(()),
+    /// reaping attempts (docs/semantics.md#outcomes); `Err(limit)` when they do not.
+    pub(crate) fn check_limit(&self, extra: usize) -> Result<(), usize> {
+        let limit = self
+            .settings
+            .max_registered
+            .map_or(usize::MAX, NonZeroUsize::get);
+        let used = self.entries.len() + self.reaping.len();
+        if used + extra > limit {
+            Err(limit)
+        } else {
+            Ok(())
         }
     }
 
@@ -371,22 +283,16 @@ impl RegistryState {
             id,
             Entry {
                 shared,
-                policy,
                 outcome,
-                phase: Phase::Pending,
-                removing: false,
-                paused: false,
+                life: Life::new(policy),
+                cell: None,
+                retry_timer: None,
                 removal_timer: None,
-                attempt: 0,
-                retry_count: 0,
-                restarts: 0,
-                last_failure: None,
+                scope: None,
                 cancel_waiters: Vec::new(),
                 watchers: Vec::new(),
                 _unit: unit,
                 release,
-                restart_log: policy.restart_intensity.map(|_| Default::default()),
-                group: None,
             },
         );
         if let Some(entry) = self.entries.get(&id) {
@@ -423,24 +329,15 @@ impl RegistryState {
         }
     }
 
-    /// The terminal commit of docs/semantics.md#outcomes: membership ends, `TaskFinished`, watched
-    /// outcome, `TaskRemoved`, cancel callers released, empty-waiters woken.
-    pub(crate) fn finish(&mut self, id: TaskId, finish: Finish) {
+    /// The terminal commit of docs/semantics.md#outcomes (the machine's `Commit`): membership
+    /// ends, `TaskFinished`, watched outcome, `TaskRemoved`, cancel callers released,
+    /// empty-waiters woken. `reap`: the killed attempt actor still exists and stays reserved.
+    pub(crate) fn finish(&mut self, id: TaskId, finish: Finish, reap: bool) {
         let Some(mut entry) = self.entries.remove(&id) else {
             return;
         };
-        let mut finish = finish;
-        if let Some(member) = entry.group.as_mut() {
-            if let Some(reason) = member.failed.take() {
-                finish = Finish::plain(TaskOutcome::failed(reason, None, None));
-            }
-            let left = super::group::Input::Left {
-                member: member.index,
-            };
-            self.group_inputs.push_back((member.group, left));
-        }
         let name = entry.shared.name.clone();
-        let significant = entry.policy.significant;
+        let significant = entry.life.policy().significant;
         if self.names.get(&name) == Some(&id) {
             self.names.remove(&name);
         }
@@ -449,34 +346,30 @@ impl RegistryState {
         {
             self.actor_names.remove(actor_name);
         }
-        if let Some(timer) = entry.removal_timer.take() {
+        for timer in [entry.removal_timer.take(), entry.retry_timer.take()]
+            .into_iter()
+            .flatten()
+        {
             timer.abort();
         }
-        match std::mem::replace(&mut entry.phase, Phase::Pending) {
-            Phase::Backoff(timer) => timer.abort(),
-            Phase::Attempt(cell) => {
-                // Only a force-abort finishes while the actor still exists: it stays
-                // reserved until its termination event arrives (invariant 3).
-                let actor = cell.get_id();
-                if self.by_actor.remove(&actor).is_some() {
-                    entry.shared.observe.attempt_aborted();
-                    let mut release = entry.release.take();
-                    if let Some(hook) = release.as_mut() {
-                        hook(Stage::Committed);
-                    }
-                    self.reaping.insert(
-                        actor,
-                        Reaping {
-                            name: name.clone(),
-                            release,
-                            _unit: entry._unit.take(),
-                        },
-                    );
-                    *self.reserved.entry(name.clone()).or_insert(0) += 1;
-                }
+        // Only a force-abort finishes while the actor still exists: it stays reserved until
+        // its termination event arrives (invariant 3).
+        if reap
+            && let Some(cell) = entry.cell.take()
+            && self.by_actor.remove(&cell.get_id()).is_some()
+        {
+            entry.shared.observe.attempt_aborted();
+            let mut release = entry.release.take();
+            if let Some(hook) = release.as_mut() {
+                hook(Stage::Committed);
             }
-            // Its slot in the permit queue is skipped when it reaches the front.
-            Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused => {}
+            let reaping = Reaping {
+                name: name.clone(),
+                release,
+                _unit: entry._unit.take(),
+            };
+            self.reaping.insert(cell.get_id(), reaping);
+            *self.reserved.entry(name.clone()).or_insert(0) += 1;
         }
         let Finish {
             outcome,

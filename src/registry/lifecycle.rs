@@ -1,0 +1,572 @@
+//! The life cycle of one registration, as a pure machine: [`Life::step`]`(input, meltdown,
+//! now) -> effects`, as `controller/slot.rs` does for a slot and [`super::group`] for a group.
+//!
+//! No actor, no timer, no user code: the registry actor (`super::attempts::step`) feeds an
+//! [`Input`] with the current time and carries out the [`Effect`]s in order; three effects
+//! are questions answered with the next input (`AcquirePermit` → `Granted`, `Spawn` →
+//! `Spawned`/`SpawnFailed`, `DropError` → `ErrorDropped`). Every user value that enters (a
+//! verdict, a failure's error, a replaced outcome) leaves in an effect, so its destructor
+//! runs in the actor under the panic guard. The actor owns the resources the effects name
+//! (attempt actor, timers, tokens); the machine owns the decisions.
+//!
+//! ```text
+//!   Pending ─Admitted/due─► Waiting ─Granted─► (Spawn) ─Spawned─► Attempt ─Exited─► decide
+//!      ▲  (paused: Paused ─Resume─► due)                                               │
+//!      │       Backoff ◄─delay>0── Again ◄────────── intensity (own, then supervisor) ◄┤
+//!      └─delay=0── due ◄─RetryDue─┘   member: Held ─GroupStart/RestartAlone─► due      │
+//!   Claim: Backoff/Waiting/Held/Paused ─► Done(Canceled); Attempt ─ForceAbort─► Done  Finish ─► Done
+//! ```
+//!
+//! Rules (docs/semantics.md#retries, #removal, #groups, #pause): 1. every path to
+//! [`Phase::Done`] emits exactly one [`Effect::Commit`]; a done machine ignores everything.
+//! 2. `Spawn` only from `Waiting` with a permit, the next one only after `Exited`. 3. One
+//! claim wins; claimed between attempts it ends `Canceled` at once, running at its exit or
+//! at `ForceAbort` (`ForceAborted`, `reap`). 4. The restart decision is [`decide_parts`],
+//! then the task's own intensity, then the supervisor-wide [`Meltdown`]; a member hands its
+//! restart to its group. 5. A pause parks the next due attempt; a claimed one never pauses.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::decision::{Decision, Finish, decide_parts};
+use super::group::Input as GroupInput;
+use super::intensity::{Meltdown, Window};
+use super::messages::TaskState;
+use crate::attempt::AttemptVerdict;
+use crate::events::{BackoffSource, EventKind};
+use crate::outcome::TaskOutcome;
+use crate::task::{ResolvedPolicy, TaskError};
+
+/// Where a registration's current incarnation is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Accepted, or an attempt just exited (only inside one handler run).
+    Pending,
+    /// The next attempt is due and waits for a `max_concurrent` permit (no actor).
+    Waiting,
+    /// An attempt actor exists (starting or running the body).
+    Attempt,
+    /// Between attempts; `RetryDue` ends the delay.
+    Backoff,
+    /// A group member stopped by its group, with no actor, until the group starts it.
+    Held,
+    /// Paused: the next attempt was due and waits for a resume, holding nothing.
+    Paused,
+    /// Terminal commit done; the actor drops the machine with its entry.
+    Done,
+}
+
+/// How an attempt actor ended, as the actor read it from the supervision event.
+#[derive(Debug)]
+pub(crate) enum Ended {
+    /// The attempt stored its verdict.
+    Verdict(AttemptVerdict),
+    /// The attempt actor failed outside its panic boundary (the text of the failure).
+    RunnerPanicked(String),
+    /// Gone without a verdict: somebody other than the registry killed it.
+    Vanished,
+}
+
+/// A `BackoffScheduled` event to publish: the attempt that ended, the delay (wall time)
+/// before the next one, why, and the failure text (failure retries only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Backoff {
+    pub(crate) attempt: u32,
+    pub(crate) delay: Duration,
+    pub(crate) source: BackoffSource,
+    pub(crate) reason: Option<Arc<str>>,
+}
+
+/// What happened to the registration.
+#[derive(Debug)]
+pub(crate) enum Input {
+    /// Accepted into a group at admission, as member `index` (start order) of `group`.
+    Join { group: u64, index: usize },
+    /// Accepted: the first attempt is due.
+    Admitted,
+    /// The backoff or repeat delay ended (stale unless in `Backoff`).
+    RetryDue,
+    /// A `max_concurrent` permit was taken for it (answer to `AcquirePermit`).
+    Granted,
+    /// The attempt actor of `Spawn` exists.
+    Spawned,
+    /// The attempt actor could not be spawned (the error text); its permit is back.
+    SpawnFailed(String),
+    /// The attempt actor exited; `cancelled`: the registration's token was cancelled then.
+    Exited { ended: Ended, cancelled: bool },
+    /// The failed attempt's error was dropped; `panic`: its destructor's panic text.
+    ErrorDropped { panic: Option<String> },
+    /// Remove, cancel or shutdown claims it; `timer`: force-abort after this (wall time).
+    Claim { timer: Option<Duration> },
+    /// The stop window ended (removal timer, drain deadline, force-abort-all).
+    ForceAbort,
+    /// `handle.pause`.
+    Pause,
+    /// `handle.resume`.
+    Resume,
+    /// Its group stops it; `window`: the wall time its attempt gets before a kill.
+    GroupStop { window: Duration },
+    /// The group stop window of attempt number `attempt` ended (`window`: for the event).
+    GroupStopDeadline { attempt: u32, window: Duration },
+    /// OneForOne: it restarts alone, after its own delay.
+    GroupRestartAlone,
+    /// A group restart it triggered begins: its pending backoff is announced.
+    GroupRestarting,
+    /// Its group starts it again.
+    GroupStart,
+    /// Stopped by its group, its policy never restarts it: it ends `Canceled`.
+    GroupEndCanceled,
+    /// Its group's intensity is exceeded: a claim (as `Claim`), then it ends `Failed`.
+    GroupFailed {
+        reason: Arc<str>,
+        timer: Option<Duration>,
+    },
+}
+
+/// What the actor must do, in order.
+#[derive(Debug)]
+pub(crate) enum Effect {
+    /// Take a permit or queue for one; answer `Granted` when taken.
+    AcquirePermit,
+    /// A permit was taken for a registration that no longer waits: give it back.
+    ReturnPermit,
+    /// Spawn attempt number `attempt`; answer `Spawned` or `SpawnFailed`.
+    Spawn { attempt: u32 },
+    /// Answer `RetryDue` after this delay (wall time).
+    RetryTimer(Duration),
+    /// Abort the pending `RetryTimer`.
+    CancelRetryTimer,
+    /// Publish `BackoffScheduled`.
+    AnnounceBackoff(Backoff),
+    /// Count one failure restart in the metrics.
+    ObserveRestart,
+    /// The supervisor-wide intensity was exceeded (once): publish it, start the shutdown.
+    Meltdown,
+    /// Cancel the registration's token (the claim was made).
+    CancelRegistration,
+    /// Answer `ForceAbort` after this delay (wall time).
+    ForceAbortTimer(Duration),
+    /// Kill the attempt actor for a removal (a drain records the name as stuck).
+    Kill,
+    /// Cancel the current attempt's own token (a group stop).
+    CancelAttempt,
+    /// Answer `GroupStopDeadline { attempt }` after `window` (wall time).
+    StopTimer { window: Duration, attempt: u32 },
+    /// Kill attempt `attempt` for its group and publish `GroupMemberKilled`.
+    KillForGroup { window: Duration, attempt: u32 },
+    /// Publish this event with the current attempt number (`TaskPaused`, `TaskResumed`).
+    Announce(EventKind),
+    /// Feed this input to the machine of group `group`.
+    Group { group: u64, input: GroupInput },
+    /// Drop this user value under the panic guard.
+    Discard(Box<dyn std::any::Any + Send>),
+    /// Drop the failed attempt's error under the panic guard; answer `ErrorDropped`.
+    DropError(TaskError),
+    /// The terminal commit; `reap`: the killed attempt actor still exists (held until exit).
+    Commit { finish: Finish, reap: bool },
+}
+
+/// A registration's place in its group.
+#[derive(Debug, Default)]
+struct Member {
+    group: u64,
+    index: usize,
+    /// True while the group waits for this member's attempt to stop.
+    stopping: bool,
+    /// The delay (wall time) its own policy asked after its latest attempt.
+    delay: Duration,
+    /// Its `BackoffScheduled`, held until the group decides on the restart.
+    backoff: Option<Backoff>,
+    /// Set by the group's intensity failure: it ends `Failed` with this reason.
+    failed: Option<Arc<str>>,
+}
+
+/// The life-cycle state of one registration (private: read through the methods, changed
+/// only by [`Life::step`]).
+#[derive(Debug)]
+pub(crate) struct Life {
+    policy: ResolvedPolicy,
+    phase: Phase,
+    /// A remove, cancel or shutdown claimed it.
+    claimed: bool,
+    paused: bool,
+    /// Number of the latest attempt started (0 before the first).
+    attempt: u32,
+    /// Current failure streak (reset by a success or a healthy run).
+    retry_count: u32,
+    /// Failure restarts so far.
+    restarts: u32,
+    last_failure: Option<Arc<str>>,
+    /// The task's own restart intensity window.
+    own: Option<Window>,
+    member: Option<Box<Member>>,
+    /// The decision waiting for `ErrorDropped`.
+    pending: Option<Decision>,
+}
+
+impl Life {
+    /// A registration just accepted with `policy`.
+    pub(crate) fn new(policy: ResolvedPolicy) -> Self {
+        Life {
+            own: Window::new(policy.restart_intensity),
+            policy,
+            phase: Phase::Pending,
+            claimed: false,
+            paused: false,
+            attempt: 0,
+            retry_count: 0,
+            restarts: 0,
+            last_failure: None,
+            member: None,
+            pending: None,
+        }
+    }
+
+    /// Its resolved policy.
+    pub(crate) fn policy(&self) -> &ResolvedPolicy {
+        &self.policy
+    }
+
+    /// Where it is.
+    pub(crate) fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Number of the latest attempt started.
+    pub(crate) fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// Failure restarts so far, and the latest failure text.
+    pub(crate) fn restarts(&self) -> (u32, Option<Arc<str>>) {
+        (self.restarts, self.last_failure.clone())
+    }
+
+    /// The public state (`running`: the attempt's body is running now).
+    pub(crate) fn task_state(&self, running: bool) -> TaskState {
+        match self.phase {
+            _ if self.claimed => TaskState::Removing,
+            _ if self.member.as_ref().is_some_and(|m| m.stopping) => TaskState::GroupRestarting,
+            Phase::Backoff => TaskState::Backoff,
+            Phase::Held => TaskState::GroupRestarting,
+            Phase::Paused => TaskState::Paused,
+            _ if running => TaskState::Running,
+            _ => TaskState::WaitingForPermit,
+        }
+    }
+
+    /// Applies `input` at `now` (`meltdown`: the supervisor-wide intensity) and returns
+    /// what to do, in order. A done machine ignores everything.
+    pub(crate) fn step(
+        &mut self,
+        input: Input,
+        meltdown: &mut Meltdown,
+        now: Instant,
+    ) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if self.phase == Phase::Done {
+            return fx;
+        }
+        let phase = self.phase;
+        let free = !self.claimed;
+        match input {
+            Input::Join { group, index } => {
+                let member = Member {
+                    group,
+                    index,
+                    ..Member::default()
+                };
+                self.member = Some(Box::new(member));
+            }
+            Input::Admitted if phase == Phase::Pending => self.due(&mut fx),
+            Input::RetryDue if phase == Phase::Backoff && free => self.due(&mut fx),
+            Input::GroupStart if phase == Phase::Held && free => self.due(&mut fx),
+            Input::Granted if phase == Phase::Waiting => {
+                self.attempt = self.attempt.saturating_add(1);
+                fx.push(Effect::Spawn {
+                    attempt: self.attempt,
+                });
+            }
+            Input::Granted => fx.push(Effect::ReturnPermit),
+            Input::Spawned => self.phase = Phase::Attempt,
+            Input::SpawnFailed(error) => {
+                let reason = format!("failed to spawn task actor: {error}");
+                self.commit(panicked(reason), &mut fx);
+            }
+            Input::Exited { ended, cancelled } => {
+                self.exited(ended, cancelled, meltdown, now, &mut fx)
+            }
+            Input::ErrorDropped { panic } => self.step_pending(panic, meltdown, now, &mut fx),
+            Input::Claim { timer } => self.claim(timer, &mut fx),
+            Input::ForceAbort => {
+                let outcome = if phase == Phase::Attempt {
+                    fx.push(Effect::Kill);
+                    TaskOutcome::ForceAborted
+                } else {
+                    TaskOutcome::Canceled
+                };
+                self.commit(Finish::plain(outcome), &mut fx);
+            }
+            Input::Pause if free && !self.paused => {
+                self.paused = true;
+                if phase == Phase::Waiting {
+                    // Out of the permit queue: its place is skipped when it reaches the front.
+                    self.phase = Phase::Paused;
+                }
+                fx.push(Effect::Announce(EventKind::TaskPaused));
+            }
+            Input::Resume if free && self.paused => {
+                self.paused = false;
+                fx.push(Effect::Announce(EventKind::TaskResumed));
+                if phase == Phase::Paused {
+                    self.due(&mut fx);
+                }
+            }
+            Input::GroupStop { window } if free => self.group_stop(window, &mut fx),
+            Input::GroupStopDeadline { attempt, window } => {
+                let stopping = self.member.as_ref().is_some_and(|m| m.stopping);
+                if stopping && free && attempt == self.attempt && phase == Phase::Attempt {
+                    fx.push(Effect::KillForGroup { window, attempt });
+                }
+            }
+            Input::GroupRestartAlone if phase == Phase::Held && free => {
+                self.announce_pending(&mut fx);
+                let delay = self.member.as_ref().map_or(Duration::ZERO, |m| m.delay);
+                self.schedule(delay, &mut fx);
+            }
+            Input::GroupRestarting => self.announce_pending(&mut fx),
+            Input::GroupEndCanceled => self.commit(Finish::plain(TaskOutcome::Canceled), &mut fx),
+            Input::GroupFailed { reason, timer } => {
+                if let Some(member) = self.member.as_mut() {
+                    member.failed = Some(reason);
+                    member.stopping = false;
+                }
+                self.claim(timer, &mut fx);
+            }
+            // Stale or out of order (a timer after a claim, a pause while paused, ...).
+            _ => {}
+        }
+        fx
+    }
+
+    /// The next attempt is due: park it when paused, else ask for a permit.
+    fn due(&mut self, fx: &mut Vec<Effect>) {
+        if self.paused {
+            self.phase = Phase::Paused;
+        } else {
+            self.phase = Phase::Waiting;
+            fx.push(Effect::AcquirePermit);
+        }
+    }
+
+    /// The next attempt after `delay` (at once when zero).
+    fn schedule(&mut self, delay: Duration, fx: &mut Vec<Effect>) {
+        if delay.is_zero() {
+            self.due(fx);
+        } else {
+            self.phase = Phase::Backoff;
+            fx.push(Effect::RetryTimer(delay));
+        }
+    }
+
+    fn exited(
+        &mut self,
+        ended: Ended,
+        cancelled: bool,
+        meltdown: &mut Meltdown,
+        now: Instant,
+        fx: &mut Vec<Effect>,
+    ) {
+        if self.phase != Phase::Attempt {
+            fx.push(Effect::Discard(Box::new(ended)));
+            return;
+        }
+        self.phase = Phase::Pending;
+        // The attempt its group asked to stop: the exit is the group's, whatever the verdict
+        // (a claim since then takes precedence).
+        if let Some(member) = self.member.as_mut()
+            && member.stopping
+            && !self.claimed
+        {
+            member.stopping = false;
+            self.phase = Phase::Held;
+            fx.push(member.tell(|member| GroupInput::Stopped { member }));
+            fx.push(Effect::Discard(Box::new(ended)));
+            return;
+        }
+        match ended {
+            Ended::RunnerPanicked(message) => {
+                let reason = format!("internal task runner panicked: {message}");
+                self.commit(panicked(reason), fx);
+            }
+            Ended::Vanished => self.commit(Finish::plain(TaskOutcome::ForceAborted), fx),
+            Ended::Verdict(verdict) => {
+                let (decision, error) =
+                    decide_parts(&self.policy, verdict, self.retry_count, cancelled);
+                self.pending = Some(decision);
+                match error {
+                    Some(error) => fx.push(Effect::DropError(error)),
+                    None => self.step_pending(None, meltdown, now, fx),
+                }
+            }
+        }
+    }
+
+    /// Carries out the pending restart decision (`Panicked` instead when the failure's
+    /// error destructor panicked): intensity (own, then supervisor-wide), counters, the
+    /// backoff and the next attempt, or the group's decision for a member.
+    fn step_pending(
+        &mut self,
+        panic: Option<String>,
+        meltdown: &mut Meltdown,
+        now: Instant,
+        fx: &mut Vec<Effect>,
+    ) {
+        let decision = self.pending.take();
+        if let Some(panic) = panic {
+            let reason = format!("task error destructor panicked: {panic}");
+            return self.commit(panicked(reason), fx);
+        }
+        let (delay, announce, reason, next_retry_count) = match decision {
+            None => return,
+            Some(Decision::Finish(finish)) => return self.commit(finish, fx),
+            Some(Decision::Again {
+                delay,
+                announce,
+                reason,
+                next_retry_count,
+            }) => (delay, announce, reason, next_retry_count),
+        };
+        let failed = announce == Some(BackoffSource::Failure);
+        if failed
+            && let Some(own) = self.own.as_mut()
+            && own.exceeded(now)
+        {
+            let (max_restarts, period) = self.policy.restart_intensity.unwrap_or_default();
+            let last = reason.as_deref().unwrap_or("unknown failure");
+            let text = format!(
+                "restart intensity exceeded: more than {max_restarts} restarts in {period:?}; last failure: {last}"
+            );
+            return self.commit(Finish::plain(TaskOutcome::failed(text, None, None)), fx);
+        }
+        self.retry_count = next_retry_count;
+        if failed {
+            self.restarts = self.restarts.saturating_add(1);
+            self.last_failure = reason.clone();
+            fx.push(Effect::ObserveRestart);
+            // The restart is still scheduled; the shutdown the meltdown starts cancels it.
+            if meltdown.record(now) {
+                fx.push(Effect::Meltdown);
+            }
+        }
+        let backoff = announce.map(|source| Backoff {
+            attempt: self.attempt,
+            delay,
+            source,
+            reason,
+        });
+        // A member's restart is its group's decision; its backoff is announced once the
+        // group has decided (never, when the group's intensity is exceeded).
+        if let Some(member) = self.member.as_mut() {
+            member.delay = delay;
+            member.backoff = backoff;
+            self.phase = Phase::Held;
+            let restart = Some(delay);
+            fx.push(member.tell(|member| GroupInput::Ended { member, restart }));
+            return;
+        }
+        if let Some(backoff) = backoff {
+            fx.push(Effect::AnnounceBackoff(backoff));
+        }
+        self.schedule(delay, fx);
+    }
+
+    /// A claim: exactly one wins; between attempts it ends `Canceled` at once, otherwise
+    /// the force-abort timer starts (if any).
+    fn claim(&mut self, timer: Option<Duration>, fx: &mut Vec<Effect>) {
+        if self.claimed {
+            return;
+        }
+        self.claimed = true;
+        fx.push(Effect::CancelRegistration);
+        match self.phase {
+            Phase::Backoff | Phase::Waiting | Phase::Held | Phase::Paused => {
+                self.commit(Finish::plain(TaskOutcome::Canceled), fx);
+            }
+            Phase::Pending | Phase::Attempt | Phase::Done => {
+                fx.extend(timer.map(Effect::ForceAbortTimer));
+            }
+        }
+    }
+
+    /// The group stops this member: its attempt is cancelled (killed after `window`);
+    /// without an actor it is stopped at once.
+    fn group_stop(&mut self, window: Duration, fx: &mut Vec<Effect>) {
+        let Some(member) = self.member.as_mut() else {
+            return;
+        };
+        let attempt = self.attempt;
+        match self.phase {
+            Phase::Attempt => {
+                member.stopping = true;
+                fx.push(Effect::CancelAttempt);
+                fx.push(if window.is_zero() {
+                    Effect::KillForGroup { window, attempt }
+                } else {
+                    Effect::StopTimer { window, attempt }
+                });
+                return;
+            }
+            Phase::Backoff => fx.push(Effect::CancelRetryTimer),
+            // No actor: stopped already (a paused member goes back to its pause when the
+            // group starts it again).
+            Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused | Phase::Done => {}
+        }
+        self.phase = Phase::Held;
+        fx.push(member.tell(|member| GroupInput::Stopped { member }));
+    }
+
+    /// Publishes the `BackoffScheduled` a member's end left pending, if any.
+    fn announce_pending(&mut self, fx: &mut Vec<Effect>) {
+        let pending = self.member.as_mut().and_then(|m| m.backoff.take());
+        fx.extend(pending.map(Effect::AnnounceBackoff));
+    }
+
+    /// The terminal commit: a group's intensity failure replaces the outcome; the group
+    /// hears that the member left.
+    fn commit(&mut self, finish: Finish, fx: &mut Vec<Effect>) {
+        let mut finish = finish;
+        if let Some(member) = self.member.as_mut() {
+            if let Some(reason) = member.failed.take() {
+                let failed = Finish::plain(TaskOutcome::failed(reason, None, None));
+                let replaced = std::mem::replace(&mut finish, failed);
+                fx.push(Effect::Discard(Box::new(replaced)));
+            }
+            fx.push(member.tell(|member| GroupInput::Left { member }));
+        }
+        let reap = self.phase == Phase::Attempt;
+        self.phase = Phase::Done;
+        fx.push(Effect::Commit { finish, reap });
+    }
+}
+
+impl Member {
+    /// The effect feeding `input(index)` to this member's group.
+    fn tell(&self, input: impl FnOnce(usize) -> GroupInput) -> Effect {
+        let (group, input) = (self.group, input(self.index));
+        Effect::Group { group, input }
+    }
+}
+
+/// A `Panicked` outcome with this event reason.
+fn panicked(reason: String) -> Finish {
+    Finish {
+        outcome: TaskOutcome::Panicked,
+        event_reason: Some(reason.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;
