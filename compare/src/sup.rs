@@ -128,6 +128,43 @@ macro_rules! supervisor_workloads {
             Sample::per(elapsed, n)
         }
 
+        /// W1 churned (scale mode): `total` instant once-tasks added and watched with at most
+        /// `window` waiters in flight (the oldest is awaited before the next add once the
+        /// window is full). Returns ns/task and VmRSS (kB) sampled every `sample_every` tasks.
+        #[allow(dead_code)]
+        pub async fn w1_churn(
+            total: usize,
+            window: usize,
+            sample_every: usize,
+        ) -> (Sample, Vec<(u64, u64)>) {
+            let supervisor = Supervisor::new(crate::sup::unbounded_config!($krate), Vec::new());
+            let handle = supervisor.serve().expect("serve");
+            warm(&handle).await;
+            let task = instant_task();
+            let mut in_flight = std::collections::VecDeque::with_capacity(window);
+            let mut rss = Vec::new();
+            let start = Instant::now();
+            for i in 0..total {
+                if in_flight.len() == window {
+                    let waiter: TaskWaiter = in_flight.pop_front().expect("in flight");
+                    let outcome = waiter.wait().await.expect("outcome");
+                    assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+                }
+                let spec = TaskSpec::once(format!("m-{i}"), task.clone());
+                in_flight.push_back(add_watched(&handle, spec).await);
+                if (i + 1) % sample_every == 0 {
+                    rss.push(((i + 1) as u64, crate::common::proc_status_kb().0));
+                }
+            }
+            for waiter in in_flight {
+                let outcome = waiter.wait().await.expect("outcome");
+                assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+            }
+            let elapsed = start.elapsed();
+            handle.shutdown().await.expect("shutdown");
+            (Sample::per(elapsed, total), rss)
+        }
+
         /// W2: a static batch of N once-tasks via `run`, to natural completion.
         pub async fn w2(n: usize) -> Sample {
             let supervisor = Supervisor::new(crate::sup::unbounded_config!($krate), Vec::new());
@@ -318,6 +355,11 @@ macro_rules! controller_workloads {
 
         /// W4: N watched submissions with `policy`, then await every outcome.
         pub async fn w4(n: usize, policy: crate::floor::Policy) -> Sample {
+            w4_slots(n, policy, crate::common::W4_SLOTS).await
+        }
+
+        /// W4 with `slots` Queue slots (task *i* into slot *i* mod `slots`).
+        pub async fn w4_slots(n: usize, policy: crate::floor::Policy, slots: usize) -> Sample {
             use $krate::{ControllerConfig, ControllerSpec};
             let config = ControllerConfig::new(NonZeroUsize::new(1024).expect("non-zero"), n)
                 .with_max_total_pending(None)
@@ -329,7 +371,7 @@ macro_rules! controller_workloads {
             warm(&handle).await;
             let task = instant_task();
             let slots: Vec<Arc<str>> = match policy {
-                crate::floor::Policy::Queue => names("slot-", crate::common::W4_SLOTS),
+                crate::floor::Policy::Queue => names("slot-", slots),
                 _ => names("slot", 1),
             };
             let specs: Vec<ControllerSpec> = names("m-", n)
