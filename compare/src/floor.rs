@@ -28,13 +28,18 @@ pub async fn w1(n: usize) -> Sample {
 
 /// W1 churned (scale mode): `total` spawns with at most `window` JoinHandles in flight;
 /// ns/task and VmRSS (kB) every `sample_every` tasks.
-pub async fn w1_churn(total: usize, window: usize, sample_every: usize) -> (Sample, Vec<(u64, u64)>) {
+pub async fn w1_churn(
+    total: usize,
+    window: usize,
+    sample_every: usize,
+) -> (Sample, Vec<(u64, u64)>) {
     let mut in_flight = VecDeque::with_capacity(window);
     let mut rss = Vec::new();
     let start = Instant::now();
     for i in 0..total {
         if in_flight.len() == window {
-            let h: tokio::task::JoinHandle<Result<(), ()>> = in_flight.pop_front().expect("in flight");
+            let h: tokio::task::JoinHandle<Result<(), ()>> =
+                in_flight.pop_front().expect("in flight");
             h.await.expect("join").expect("ok");
         }
         in_flight.push_back(tokio::spawn(async { Ok::<(), ()>(()) }));
@@ -181,9 +186,7 @@ pub async fn w4(n: usize, policy: Policy) -> Sample {
 pub async fn w4_slots(n: usize, policy: Policy, slots: usize) -> Sample {
     let table: Table = Arc::default();
     let slots: Vec<Arc<str>> = match policy {
-        Policy::Queue => (0..slots)
-            .map(|i| Arc::from(format!("slot-{i}")))
-            .collect(),
+        Policy::Queue => (0..slots).map(|i| Arc::from(format!("slot-{i}"))).collect(),
         _ => vec![Arc::from("slot")],
     };
     let start = Instant::now();

@@ -611,8 +611,8 @@ fn print_peers_table(all: &[Measured], markdown: bool) {
         .filter(|m| m.workload != Workload::W6 || m.median(Imp::Taskvisor09).is_some())
         .map(|m| {
             let o = m.median(Imp::Ours);
-            let peers = [Imp::Taskvisor, Imp::Taskvisor09, Imp::RactorSup, Imp::Kameo]
-                .map(|i| m.median(i));
+            let peers =
+                [Imp::Taskvisor, Imp::Taskvisor09, Imp::RactorSup, Imp::Kameo].map(|i| m.median(i));
             let mut row = vec![
                 m.workload.title().to_owned(),
                 m.workload.unit().to_owned(),
@@ -731,6 +731,10 @@ fn main() {
         w6_child(&args[1], &args[2], args.get(3));
         return;
     }
+    if args.first().map(String::as_str) == Some("--scale-child") {
+        scale::child(&args[1..]);
+        return;
+    }
     let mut reps: Option<usize> = None;
     let mut scale_mode = false;
     let mut lock_mode = false;
@@ -808,8 +812,8 @@ fn main() {
         return;
     }
     if scale_mode {
-        let out = out_dir
-            .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("out"));
+        let out =
+            out_dir.unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("out"));
         scale::run(&scale_opts, reps.unwrap_or(3), &only, &out, markdown);
         return;
     }

@@ -89,11 +89,29 @@ pub mod rsup {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let task = TaskFn::new(|| async { Ok::<(), ActorProcessingErr>(()) });
         // Warm: one child through the whole path.
-        let warm = spec(format!("{prefix}-warm"), Restart::Temporary, task.clone(), tx.clone());
-        DynamicSupervisor::spawn_child(sup.clone(), warm).await.expect("warm");
-        rx.recv().await.expect("warm handle").await.expect("warm join");
+        let warm = spec(
+            format!("{prefix}-warm"),
+            Restart::Temporary,
+            task.clone(),
+            tx.clone(),
+        );
+        DynamicSupervisor::spawn_child(sup.clone(), warm)
+            .await
+            .expect("warm");
+        rx.recv()
+            .await
+            .expect("warm handle")
+            .await
+            .expect("warm join");
         let specs: Vec<ChildSpec> = (0..n)
-            .map(|i| spec(format!("{prefix}-{i}"), Restart::Temporary, task.clone(), tx.clone()))
+            .map(|i| {
+                spec(
+                    format!("{prefix}-{i}"),
+                    Restart::Temporary,
+                    task.clone(),
+                    tx.clone(),
+                )
+            })
             .collect();
         let start = Instant::now();
         for spec in specs {
@@ -162,7 +180,12 @@ pub mod rsup {
             })
         };
         for i in 0..n {
-            let spec = spec(format!("{prefix}-{i}"), Restart::Permanent, task.clone(), tx.clone());
+            let spec = spec(
+                format!("{prefix}-{i}"),
+                Restart::Permanent,
+                task.clone(),
+                tx.clone(),
+            );
             DynamicSupervisor::spawn_child(sup.clone(), spec)
                 .await
                 .expect("spawn child");
@@ -241,10 +264,7 @@ pub mod kameo_impl {
         type Args = (Arc<AtomicU32>, u32);
         type Error = Transient;
 
-        async fn on_start(
-            (calls, k): Self::Args,
-            me: ActorRef<Self>,
-        ) -> Result<Self, Self::Error> {
+        async fn on_start((calls, k): Self::Args, me: ActorRef<Self>) -> Result<Self, Self::Error> {
             if calls.fetch_add(1, Ordering::Relaxed) < k {
                 return Err(Transient);
             }

@@ -7,9 +7,12 @@
 //! - W4 Queue at N submissions into N slots (one per slot), N = 1k, 10k, 100k;
 //! - the W5 point at 100k is the "shutdown of 100k resident tasks".
 //!
-//! Every run is bracketed by memory readings: VmRSS before (after resetting VmHWM through
-//! /proc/self/clear_refs), VmHWM (the run's peak) and VmRSS after (once the run's supervisor
-//! is shut down). Results go to stdout, `scale.csv`, `scale.json` and `scale.svg` in `--out`.
+//! Every run happens in a fresh child process (this binary re-executed with the hidden
+//! arguments `--scale-child KIND IMP N WORKERS`), so one contender's freed heap never hides
+//! another's growth. The child brackets the run with memory readings: VmRSS before (after
+//! the runtime started, VmHWM reset through /proc/self/clear_refs), VmHWM (the run's peak)
+//! and VmRSS after (once the run's supervisor is shut down). Results go to stdout,
+//! `scale.csv`, `scale.json` and `scale.svg` in `--out`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -26,8 +29,12 @@ use crate::sup::{ours_impl, taskvisor_impl, taskvisor09_impl};
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 /// Most watched tasks in flight in the churn run.
 const CHURN_WINDOW: usize = 10_000;
-/// Tasks between two RSS samples in the churn run.
+/// Tasks between two RSS samples in the churn run (fewer for a churn run under 1M tasks).
 const CHURN_SAMPLE_EVERY: usize = 100_000;
+
+fn churn_sample_every(total: usize) -> usize {
+    (total / 10).clamp(1, CHURN_SAMPLE_EVERY)
+}
 
 pub struct Options {
     /// Largest N of the per-N runs (sizes above it are skipped; smoke runs use 10,000).
@@ -64,6 +71,12 @@ impl Kind {
             Kind::W4Queue => "W4q",
             Kind::W5 => "W5",
         }
+    }
+
+    fn from_id(id: &str) -> Option<Kind> {
+        [Kind::W1, Kind::W1Churn, Kind::W4Queue, Kind::W5]
+            .into_iter()
+            .find(|k| k.id() == id)
     }
 
     fn title(self) -> &'static str {
@@ -143,6 +156,7 @@ fn ours_w4(n: usize) -> impl std::future::Future<Output = Sample> + Send + 'stat
 /// One run of `kind` on `imp` at `n`, with its churn RSS samples.
 fn run_one(rt: &tokio::runtime::Runtime, kind: Kind, imp: Imp, n: usize) -> (f64, Vec<(u64, u64)>) {
     use crate::on_worker as w;
+    let every = churn_sample_every(n);
     let plain = |s: Sample| (s.value, Vec::new());
     match (kind, imp) {
         (Kind::W1, Imp::Tokio) => plain(w(rt, floor::w1(n))),
@@ -169,16 +183,10 @@ fn run_one(rt: &tokio::runtime::Runtime, kind: Kind, imp: Imp, n: usize) -> (f64
         (Kind::W4Queue, Imp::Ours) => plain(w(rt, ours_w4(n))),
         (Kind::W1Churn, imp) => {
             let (s, rss) = match imp {
-                Imp::Tokio => w(rt, floor::w1_churn(n, CHURN_WINDOW, CHURN_SAMPLE_EVERY)),
-                Imp::Taskvisor => w(
-                    rt,
-                    taskvisor_impl::w1_churn(n, CHURN_WINDOW, CHURN_SAMPLE_EVERY),
-                ),
-                Imp::Taskvisor09 => w(
-                    rt,
-                    taskvisor09_impl::w1_churn(n, CHURN_WINDOW, CHURN_SAMPLE_EVERY),
-                ),
-                Imp::Ours => w(rt, ours_impl::w1_churn(n, CHURN_WINDOW, CHURN_SAMPLE_EVERY)),
+                Imp::Tokio => w(rt, floor::w1_churn(n, CHURN_WINDOW, every)),
+                Imp::Taskvisor => w(rt, taskvisor_impl::w1_churn(n, CHURN_WINDOW, every)),
+                Imp::Taskvisor09 => w(rt, taskvisor09_impl::w1_churn(n, CHURN_WINDOW, every)),
+                Imp::Ours => w(rt, ours_impl::w1_churn(n, CHURN_WINDOW, every)),
                 other => panic!("no churn run for {}", other.label()),
             };
             (s.value, rss)
@@ -188,13 +196,7 @@ fn run_one(rt: &tokio::runtime::Runtime, kind: Kind, imp: Imp, n: usize) -> (f64
 }
 
 /// Runs every contender of `kind` at `n`, `reps` rounds, alternating the order per round.
-fn measure(
-    rt: &tokio::runtime::Runtime,
-    kind: Kind,
-    n: usize,
-    reps: usize,
-    imps: &[Imp],
-) -> Vec<Point> {
+fn measure(kind: Kind, n: usize, reps: usize, imps: &[Imp]) -> Vec<Point> {
     let mut points: Vec<Point> = imps
         .iter()
         .map(|&imp| Point {
@@ -213,18 +215,11 @@ fn measure(
         order.rotate_left(round % points.len().max(1));
         for i in order {
             let p = &mut points[i];
-            let peak_reset = reset_peak_rss();
-            let (before, _) = proc_status_kb();
-            let (value, rss) = run_one(rt, kind, p.imp, n);
-            let (after, peak) = proc_status_kb();
-            p.values.push(value);
-            p.mem = Mem {
-                before,
-                peak,
-                after,
-            };
-            p.rss_samples = rss;
-            p.peak_reset = peak_reset;
+            let r = in_child(kind, p.imp, n);
+            p.values.push(r.value);
+            p.mem = r.mem;
+            p.rss_samples = r.rss_samples;
+            p.peak_reset = r.peak_reset;
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -234,6 +229,95 @@ fn measure(
         started.elapsed().as_secs_f64()
     );
     points
+}
+
+/// The result of one run in a child process.
+struct ChildResult {
+    value: f64,
+    mem: Mem,
+    rss_samples: Vec<(u64, u64)>,
+    peak_reset: bool,
+}
+
+/// Runs `kind` on `imp` at `n` in a fresh process and parses its result line.
+fn in_child(kind: Kind, imp: Imp, n: usize) -> ChildResult {
+    let exe = std::env::current_exe().expect("current_exe");
+    let output = std::process::Command::new(exe)
+        .args([
+            "--scale-child",
+            kind.id(),
+            imp.label(),
+            &n.to_string(),
+            &crate::workers().to_string(),
+        ])
+        .output()
+        .expect("spawn scale child");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "scale child {} {} {n} failed: {stdout}\n{}",
+        kind.id(),
+        imp.label(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("scale "))
+        .expect("scale child printed no result");
+    let field = |name: &str| -> &str {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+            .expect("scale child field")
+    };
+    let num = |name: &str| -> u64 { field(name).parse().expect("scale child number") };
+    let rss_samples = field("samples")
+        .split(',')
+        .filter(|s| !s.is_empty() && *s != "-")
+        .map(|s| {
+            let (t, kb) = s.split_once(':').expect("sample");
+            (t.parse().expect("tasks"), kb.parse().expect("kb"))
+        })
+        .collect();
+    ChildResult {
+        value: field("value").parse().expect("value"),
+        mem: Mem {
+            before: num("before"),
+            peak: num("peak"),
+            after: num("after"),
+        },
+        rss_samples,
+        peak_reset: field("peak_reset") == "true",
+    }
+}
+
+/// The hidden child entry point: `--scale-child KIND IMP N WORKERS`.
+pub fn child(args: &[String]) {
+    let kind = Kind::from_id(&args[0]).expect("scale child: kind");
+    let imp = Imp::from_label(&args[1]).expect("scale child: implementation");
+    let n: usize = args[2].parse().expect("scale child: n");
+    crate::set_workers(args[3].parse().expect("scale child: workers"));
+    let rt = crate::runtime();
+    // Start the runtime's workers before the baseline.
+    crate::on_worker(&rt, async { tokio::task::yield_now().await });
+    std::thread::sleep(Duration::from_millis(50));
+    let peak_reset = reset_peak_rss();
+    let (before, _) = proc_status_kb();
+    let (value, rss) = run_one(&rt, kind, imp, n);
+    std::thread::sleep(Duration::from_millis(50));
+    let (after, peak) = proc_status_kb();
+    let samples = if rss.is_empty() {
+        "-".to_owned()
+    } else {
+        rss.iter()
+            .map(|(t, kb)| format!("{t}:{kb}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    println!(
+        "scale value={value} before={before} peak={peak} after={after} peak_reset={peak_reset} samples={samples}"
+    );
+    // Skip tearing down what the run left to the allocator: the reading is taken.
+    std::process::exit(0);
 }
 
 fn mb(kb: u64) -> String {
@@ -249,7 +333,6 @@ pub fn run(opts: &Options, reps: usize, only: &[Imp], out: &Path, markdown: bool
         opts.churn_total,
         crate::workers()
     );
-    let rt = crate::runtime();
     let pick = |kind: Kind| -> Vec<Imp> {
         kind.contenders(opts.all_contenders)
             .into_iter()
@@ -265,18 +348,16 @@ pub fn run(opts: &Options, reps: usize, only: &[Imp], out: &Path, markdown: bool
             continue;
         }
         for &n in &sizes {
-            points.extend(measure(&rt, kind, n, reps, &imps));
+            points.extend(measure(kind, n, reps, &imps));
         }
     }
     if opts.churn_total > 0 {
         eprintln!("running scale {} …", Kind::W1Churn.title());
         let imps = pick(Kind::W1Churn);
         if !imps.is_empty() {
-            points.extend(measure(&rt, Kind::W1Churn, opts.churn_total, reps, &imps));
+            points.extend(measure(Kind::W1Churn, opts.churn_total, reps, &imps));
         }
     }
-    drop(rt);
-
     print_tables(&points, &sizes, markdown);
     std::fs::create_dir_all(out).expect("create the output directory");
     write_csv(&points, &out.join("scale.csv"));
@@ -304,7 +385,11 @@ fn series(points: &[Point]) -> Vec<(String, Vec<(f64, f64)>)> {
         if !v.is_finite() {
             continue;
         }
-        let kind = if p.kind == Kind::W1Churn { Kind::W1 } else { p.kind };
+        let kind = if p.kind == Kind::W1Churn {
+            Kind::W1
+        } else {
+            p.kind
+        };
         let name = format!("{} {}", kind.id(), p.imp.label());
         match out.iter_mut().find(|(s, _)| *s == name) {
             Some((_, xs)) => xs.push((p.n as f64, v)),
@@ -349,7 +434,11 @@ fn print_tables(points: &[Point], sizes: &[usize], markdown: bool) {
                 "RSS before MB",
                 "peak MB",
                 "after MB",
-                "peak−before B/task",
+                if kind == Kind::W1Churn {
+                    "peak−before B per in-flight task"
+                } else {
+                    "peak−before B/task"
+                },
             ]
             .map(str::to_owned),
         );
@@ -380,11 +469,20 @@ fn print_tables(points: &[Point], sizes: &[usize], markdown: bool) {
             match at(largest) {
                 Some(p) => {
                     row.push(mb(p.mem.before));
-                    row.push(format!("{}{}", mb(p.mem.peak), if p.peak_reset { "" } else { "*" }));
+                    row.push(format!(
+                        "{}{}",
+                        mb(p.mem.peak),
+                        if p.peak_reset { "" } else { "*" }
+                    ));
                     row.push(mb(p.mem.after));
+                    let resident = if kind == Kind::W1Churn {
+                        CHURN_WINDOW.min(p.n)
+                    } else {
+                        p.n
+                    };
                     row.push(format!(
                         "{:.0}",
-                        p.mem.peak.saturating_sub(p.mem.before) as f64 * 1024.0 / p.n as f64
+                        p.mem.peak.saturating_sub(p.mem.before) as f64 * 1024.0 / resident as f64
                     ));
                 }
                 None => row.extend(std::iter::repeat_n("—".to_owned(), 4)),
@@ -403,7 +501,11 @@ fn print_tables(points: &[Point], sizes: &[usize], markdown: bool) {
                     .map(|(t, kb)| format!("{}k:{}", t / 1000, mb(*kb)))
                     .collect::<Vec<_>>()
                     .join(" ");
-                println!("  {} VmRSS MB every {CHURN_SAMPLE_EVERY} tasks: {samples}", p.imp.label());
+                println!(
+                    "  {} VmRSS MB every {} tasks: {samples}",
+                    p.imp.label(),
+                    churn_sample_every(p.n)
+                );
             }
         }
     }
@@ -457,5 +559,6 @@ fn write_json(points: &[Point], path: &Path, load_before: &str) {
         "load_average_after": crate::load_average(),
         "points": rows,
     });
-    std::fs::write(path, serde_json::to_string_pretty(&doc).expect("json")).expect("write scale.json");
+    std::fs::write(path, serde_json::to_string_pretty(&doc).expect("json"))
+        .expect("write scale.json");
 }
