@@ -37,6 +37,8 @@ pub enum Imp {
     RactorSup,
     /// Peer: kameo 0.22 supervised actors, W1/W3/W5.
     Kameo,
+    /// W3 only: ractor-supervisor's static `Supervisor` with `OneForOne`.
+    RactorSupStatic,
 }
 
 impl Imp {
@@ -52,6 +54,7 @@ impl Imp {
             Imp::Taskvisor09 => "taskvisor09",
             Imp::RactorSup => "ractor-sup",
             Imp::Kameo => "kameo",
+            Imp::RactorSupStatic => "ractor-sup-static",
         }
     }
 
@@ -67,6 +70,7 @@ impl Imp {
             Imp::Taskvisor09,
             Imp::RactorSup,
             Imp::Kameo,
+            Imp::RactorSupStatic,
         ]
         .into_iter()
         .find(|i| i.label() == s)

@@ -134,6 +134,7 @@ impl Workload {
                 Imp::Taskvisor,
                 Imp::Taskvisor09,
                 Imp::RactorSup,
+                Imp::RactorSupStatic,
                 Imp::Kameo,
                 Imp::Ours,
             ],
@@ -166,6 +167,7 @@ fn run_one(rt: &tokio::runtime::Runtime, workload: Workload, imp: Imp) -> Option
         (Workload::W1, Imp::RactorSup) => on_worker(rt, rsup::w1(N)),
         (Workload::W3, Imp::RactorSup) => on_worker(rt, rsup::w3(rsup::W3_RESTARTS)),
         (Workload::W5, Imp::RactorSup) => on_worker(rt, rsup::w5(N)),
+        (Workload::W3, Imp::RactorSupStatic) => on_worker(rt, rsup::w3_static(K)),
         (Workload::W1, Imp::Kameo) => on_worker(rt, kameo_impl::w1(N)),
         (Workload::W3, Imp::Kameo) => on_worker(rt, kameo_impl::w3(K)),
         (Workload::W5, Imp::Kameo) => on_worker(rt, kameo_impl::w5(N)),
@@ -176,6 +178,7 @@ fn run_one(rt: &tokio::runtime::Runtime, workload: Workload, imp: Imp) -> Option
             | Imp::RactorLinked
             | Imp::OursW1Paired
             | Imp::RactorSup
+            | Imp::RactorSupStatic
             | Imp::Kameo,
         ) => {
             return None;
@@ -279,7 +282,11 @@ fn w6_child(imp: &str, count: &str, workers: Option<&String>) {
                 Imp::Tokio => floor::w6_child(count).await,
                 Imp::Ractor => bare::w6_child(count).await,
                 Imp::RactorLinked => bare::w6_child_linked(count).await,
-                Imp::RactorInPlace | Imp::OursW1Paired | Imp::RactorSup | Imp::Kameo => {
+                Imp::RactorInPlace
+                | Imp::OursW1Paired
+                | Imp::RactorSup
+                | Imp::RactorSupStatic
+                | Imp::Kameo => {
                     panic!("no W6 for {}", imp.label())
                 }
                 Imp::Taskvisor => taskvisor_impl::w6_child(count).await,
@@ -600,10 +607,12 @@ fn print_peers_table(all: &[Measured], markdown: bool) {
         "taskvisor 0.8.1",
         "taskvisor 0.9.0",
         "ractor-sup",
+        "ractor-sup static",
         "kameo",
         "ours/tv0.8",
         "ours/tv0.9",
         "ours/ractor-sup",
+        "ours/rsup-static",
         "ours/kameo",
     ];
     let rows: Vec<Vec<String>> = all
@@ -611,8 +620,14 @@ fn print_peers_table(all: &[Measured], markdown: bool) {
         .filter(|m| m.workload != Workload::W6 || m.median(Imp::Taskvisor09).is_some())
         .map(|m| {
             let o = m.median(Imp::Ours);
-            let peers =
-                [Imp::Taskvisor, Imp::Taskvisor09, Imp::RactorSup, Imp::Kameo].map(|i| m.median(i));
+            let peers = [
+                Imp::Taskvisor,
+                Imp::Taskvisor09,
+                Imp::RactorSup,
+                Imp::RactorSupStatic,
+                Imp::Kameo,
+            ]
+            .map(|i| m.median(i));
             let mut row = vec![
                 m.workload.title().to_owned(),
                 m.workload.unit().to_owned(),
@@ -628,10 +643,10 @@ fn print_peers_table(all: &[Measured], markdown: bool) {
     }
     println!();
     println!(
-        "Peers (ractor-sup W3: {} restarts, 10 ms sleep per restart inside the peer; see BENCHMARKS.md):",
+        "Peers (ractor-sup W3: {} restarts, 10 ms sleep per restart inside the peer; ractor-sup static: its OneForOne Supervisor; see BENCHMARKS.md):",
         rsup::W3_RESTARTS
     );
-    render_table_with(&header, &rows, 2..11, markdown);
+    render_table_with(&header, &rows, 2..13, markdown);
 }
 
 fn print_details(all: &[Measured]) {

@@ -26,7 +26,8 @@ pub mod rsup {
     use ractor::concurrency::JoinHandle;
     use ractor_supervisor::{
         ChildSpec, DynamicSupervisor, DynamicSupervisorMsg, DynamicSupervisorOptions, Restart,
-        SpawnFn, TaskActor, TaskFn,
+        SpawnFn, Supervisor, SupervisorArguments, SupervisorOptions, SupervisorStrategy, TaskActor,
+        TaskFn,
     };
     use tokio::sync::mpsc;
 
@@ -134,19 +135,7 @@ pub mod rsup {
         let sup = supervisor().await;
         let (tx, mut rx) = mpsc::unbounded_channel();
         let calls = Arc::new(AtomicU32::new(0));
-        let task = {
-            let calls = calls.clone();
-            TaskFn::new(move || {
-                let failed = calls.fetch_add(1, Ordering::Relaxed) < k;
-                async move {
-                    if failed {
-                        Err::<(), ActorProcessingErr>("transient".into())
-                    } else {
-                        Ok(())
-                    }
-                }
-            })
-        };
+        let task = failing_task(calls.clone(), k);
         let spec = spec(run_prefix("rsup-retry"), Restart::Transient, task, tx);
         let start = Instant::now();
         DynamicSupervisor::spawn_child(sup.clone(), spec)
@@ -159,6 +148,54 @@ pub mod rsup {
         assert_eq!(calls.load(Ordering::Relaxed), k + 1);
         stop(sup).await;
         Sample::per(elapsed, k as usize)
+    }
+
+    /// W3 on the crate's static `Supervisor` with `OneForOne` (no sleep before a restart;
+    /// it prunes its restart log on each restart): the same failing child, `k` restarts.
+    /// Timed from `Supervisor::spawn` (which starts the child) to the final `JoinHandle`.
+    pub async fn w3_static(k: u32) -> Sample {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let calls = Arc::new(AtomicU32::new(0));
+        let task = failing_task(calls.clone(), k);
+        let args = SupervisorArguments {
+            child_specs: vec![spec(
+                run_prefix("rsup-s-retry"),
+                Restart::Transient,
+                task,
+                tx,
+            )],
+            options: SupervisorOptions {
+                strategy: SupervisorStrategy::OneForOne,
+                max_restarts: usize::MAX,
+                max_window: Duration::from_secs(1),
+                reset_after: None,
+            },
+        };
+        let start = Instant::now();
+        let (sup, _) = Supervisor::spawn(run_prefix("rsup-s"), args)
+            .await
+            .expect("spawn supervisor");
+        for _ in 0..=k {
+            rx.recv().await.expect("handle").await.expect("join");
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(calls.load(Ordering::Relaxed), k + 1);
+        let _ = sup.stop_and_wait(None, None).await;
+        Sample::per(elapsed, k as usize)
+    }
+
+    /// A task body failing while fewer than `k` attempts ran.
+    fn failing_task(calls: Arc<AtomicU32>, k: u32) -> TaskFn {
+        TaskFn::new(move || {
+            let failed = calls.fetch_add(1, Ordering::Relaxed) < k;
+            async move {
+                if failed {
+                    Err::<(), ActorProcessingErr>("transient".into())
+                } else {
+                    Ok(())
+                }
+            }
+        })
     }
 
     /// W5: N `Permanent` resident children (the body counts its start, then waits forever),
