@@ -1,21 +1,30 @@
-//! Comparison harness for issue 6: the same workloads on raw tokio (the floor), taskvisor
-//! 0.8.1 and ractor-taskvisor, in one process, alternating implementations, medians of
-//! several repetitions, with the issue's targets marked met or missed.
+//! Comparison harness for issue 6 (and the peers and scale runs of issue 17): the same
+//! workloads on raw tokio (the floor), taskvisor 0.8.1 and 0.9.0, ractor-supervisor 0.2 and
+//! kameo 0.22 (peers on the same actor-per-child architecture), bare-ractor references and
+//! ractor-taskvisor, in one process, alternating implementations, medians of several
+//! repetitions, with the issue's targets marked met or missed.
 //!
 //! ```text
 //! cargo run --release --manifest-path compare/Cargo.toml                 # everything
 //! cargo run --release --manifest-path compare/Cargo.toml -- W1 W3        # a selection
 //! cargo run --release --manifest-path compare/Cargo.toml -- --reps 9 W4
+//! cargo run --release --manifest-path compare/Cargo.toml -- W1 W3 --workers 4
+//! cargo run --release --manifest-path compare/Cargo.toml -- lock --workers 2
+//! cargo run --release --manifest-path compare/Cargo.toml -- --scale
 //! ```
 //!
 //! Options: workload names `W1`..`W7` (`W4` = all three policies, or `W4q`, `W4d`, `W4r`),
-//! `--reps N` (default 5, at least 1), `--only IMPL` (an implementation label: tokio,
-//! taskvisor, ours, ractor, ractor-in-place, ractor-linked, ours-W1-paired; repeatable, for
-//! profiling one implementation), `--markdown` (also print the table as Markdown).
+//! `--reps N` (default 5, at least 1; 3 in scale mode), `--only IMPL` (an implementation
+//! label: tokio, taskvisor, taskvisor09, ractor-sup, ractor-sup-static, kameo, ours, ractor,
+//! ractor-in-place, ractor-linked, ours-W1-paired; repeatable), `--workers N` (tokio worker
+//! threads, default 2), `--markdown` (also print the tables as Markdown). `lock` runs the
+//! TREE_MUTATION_LOCK mode (`lock.rs`). `--scale` runs the scale mode (`scale.rs`) with
+//! `--scale-max N`, `--churn N`, `--scale-all` and `--out DIR`.
 //! Every measurement is driven from a task spawned on a runtime worker (never from the
 //! `block_on` thread). W6 runs each measurement in a child process (this binary re-executed
-//! with the hidden argument `--w6-child IMPL COUNT`). `COMPARE_MARKS=1` prints monotonic
-//! timestamps around W5's timed shutdown, to cut a profile to it. See BENCHMARKS.md.
+//! with the hidden argument `--w6-child IMPL COUNT WORKERS`), and so does the scale mode
+//! (`--scale-child KIND IMPL N WORKERS`). `COMPARE_MARKS=1` prints monotonic timestamps
+//! around W5's timed shutdown, to cut a profile to it. See BENCHMARKS.md.
 
 #![forbid(unsafe_code)]
 
