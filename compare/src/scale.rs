@@ -429,6 +429,10 @@ fn print_tables(points: &[Point], sizes: &[usize], markdown: bool) {
         if kind == Kind::W1Churn {
             header.push("vs W1 10k".to_owned());
         }
+        let target_col = ratio_col || kind == Kind::W1Churn;
+        if target_col {
+            header.push("≤ 1.3×".to_owned());
+        }
         header.extend(
             [
                 "RSS before MB",
@@ -451,19 +455,26 @@ fn print_tables(points: &[Point], sizes: &[usize], markdown: bool) {
                     .map(|p| crate::fmt_value(Some(p.median())))
                     .unwrap_or_else(|| "—".to_owned())
             }));
+            let mut growth = None;
             if ratio_col {
-                row.push(match (at(largest), at(10_000)) {
-                    (Some(a), Some(b)) => format!("{:.2}", a.median() / b.median()),
-                    _ => "—".to_owned(),
-                });
+                growth = at(largest)
+                    .zip(at(10_000))
+                    .map(|(a, b)| a.median() / b.median());
             }
             if kind == Kind::W1Churn {
                 let w1_10k = points
                     .iter()
                     .find(|p| p.kind == Kind::W1 && p.imp == *imp && p.n == 10_000);
-                row.push(match (at(largest), w1_10k) {
-                    (Some(a), Some(b)) => format!("{:.2}", a.median() / b.median()),
-                    _ => "—".to_owned(),
+                growth = at(largest)
+                    .zip(w1_10k)
+                    .map(|(a, b)| a.median() / b.median());
+            }
+            if target_col {
+                row.push(growth.map_or("—".to_owned(), |g| format!("{g:.2}")));
+                row.push(match growth {
+                    Some(g) if g <= 1.3 => "met".to_owned(),
+                    Some(_) => "MISSED".to_owned(),
+                    None => "n/a".to_owned(),
                 });
             }
             match at(largest) {
