@@ -329,7 +329,10 @@ pub mod kameo_impl {
     }
 
     /// W1: N `RestartPolicy::Never` children spawned with `supervise(..).spawn()` (default
-    /// bounded mailbox) one after another, then `wait_for_shutdown` on every child.
+    /// bounded mailbox) one after another, then `wait_for_shutdown` on every child. The
+    /// driver keeps only a `WeakActorRef` per child (its `wait_for_shutdown` resolves once
+    /// the child's `on_stop` has run), so a finished child's handle state is not kept
+    /// alive by the driver.
     pub async fn w1(n: usize) -> Sample {
         let sup = Sup::spawn(());
         sup.wait_for_startup().await;
@@ -341,12 +344,11 @@ pub mod kameo_impl {
         let start = Instant::now();
         let mut children = Vec::with_capacity(n);
         for _ in 0..n {
-            children.push(
-                Job::supervise(&sup, ())
-                    .restart_policy(RestartPolicy::Never)
-                    .spawn()
-                    .await,
-            );
+            let child = Job::supervise(&sup, ())
+                .restart_policy(RestartPolicy::Never)
+                .spawn()
+                .await;
+            children.push(child.downgrade());
         }
         for child in &children {
             child.wait_for_shutdown().await;
