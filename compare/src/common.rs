@@ -34,6 +34,14 @@ pub enum Imp {
     RactorLinked,
     /// W7 only: ours running W1 in the same round, for a paired W7 − W1 difference.
     OursW1Paired,
+    /// The published taskvisor 0.9.0 (same workload code as 0.8.1).
+    Taskvisor09,
+    /// Peer: ractor-supervisor 0.2 (`DynamicSupervisor` + its `TaskActor`), W1/W3/W5.
+    RactorSup,
+    /// Peer: kameo 0.22 supervised actors, W1/W3/W5.
+    Kameo,
+    /// W3 only: ractor-supervisor's static `Supervisor` with `OneForOne`.
+    RactorSupStatic,
 }
 
 impl Imp {
@@ -47,6 +55,10 @@ impl Imp {
             Imp::RactorPipelined => "ractor-pipelined",
             Imp::RactorLinked => "ractor-linked",
             Imp::OursW1Paired => "ours-W1-paired",
+            Imp::Taskvisor09 => "taskvisor09",
+            Imp::RactorSup => "ractor-sup",
+            Imp::Kameo => "kameo",
+            Imp::RactorSupStatic => "ractor-sup-static",
         }
     }
 
@@ -60,6 +72,10 @@ impl Imp {
             Imp::RactorPipelined,
             Imp::RactorLinked,
             Imp::OursW1Paired,
+            Imp::Taskvisor09,
+            Imp::RactorSup,
+            Imp::Kameo,
+            Imp::RactorSupStatic,
         ]
         .into_iter()
         .find(|i| i.label() == s)
@@ -137,6 +153,13 @@ pub fn median(values: &[f64]) -> f64 {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
+}
+
+/// Resets this process's `VmHWM` to its current `VmRSS` (writing `5` to
+/// /proc/self/clear_refs), so a later reading gives the peak of one run. Returns false
+/// where the kernel refuses it (then VmHWM is the peak since the process started).
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// Reads `VmRSS` and `VmHWM` (kB) from /proc/self/status.

@@ -26,6 +26,33 @@ pub async fn w1(n: usize) -> Sample {
     Sample::per(start.elapsed(), n)
 }
 
+/// W1 churned (scale mode): `total` spawns with at most `window` JoinHandles in flight;
+/// ns/task and VmRSS (kB) every `sample_every` tasks.
+pub async fn w1_churn(
+    total: usize,
+    window: usize,
+    sample_every: usize,
+) -> (Sample, Vec<(u64, u64)>) {
+    let mut in_flight = VecDeque::with_capacity(window);
+    let mut rss = Vec::new();
+    let start = Instant::now();
+    for i in 0..total {
+        if in_flight.len() == window {
+            let h: tokio::task::JoinHandle<Result<(), ()>> =
+                in_flight.pop_front().expect("in flight");
+            h.await.expect("join").expect("ok");
+        }
+        in_flight.push_back(tokio::spawn(async { Ok::<(), ()>(()) }));
+        if (i + 1) % sample_every == 0 {
+            rss.push(((i + 1) as u64, crate::common::proc_status_kb().0));
+        }
+    }
+    for h in in_flight {
+        h.await.expect("join").expect("ok");
+    }
+    (Sample::per(start.elapsed(), total), rss)
+}
+
 /// W2: the static batch; for raw tokio the same spawn-all/join-all as W1.
 pub async fn w2(n: usize) -> Sample {
     w1(n).await
@@ -152,11 +179,14 @@ fn submit(table: &Table, slot: &Arc<str>, policy: Policy, tx: oneshot::Sender<Fl
 
 /// W4: N submissions through a mutex-protected slot table, then await every outcome.
 pub async fn w4(n: usize, policy: Policy) -> Sample {
+    w4_slots(n, policy, W4_SLOTS).await
+}
+
+/// W4 with `slots` Queue slots.
+pub async fn w4_slots(n: usize, policy: Policy, slots: usize) -> Sample {
     let table: Table = Arc::default();
     let slots: Vec<Arc<str>> = match policy {
-        Policy::Queue => (0..W4_SLOTS)
-            .map(|i| Arc::from(format!("slot-{i}")))
-            .collect(),
+        Policy::Queue => (0..slots).map(|i| Arc::from(format!("slot-{i}"))).collect(),
         _ => vec![Arc::from("slot")],
     };
     let start = Instant::now();

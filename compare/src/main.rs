@@ -1,27 +1,42 @@
-//! Comparison harness for issue 6: the same workloads on raw tokio (the floor), taskvisor
-//! 0.8.1 and ractor-taskvisor, in one process, alternating implementations, medians of
-//! several repetitions, with the issue's targets marked met or missed.
+//! Comparison harness for issue 6 (and the peers and scale runs of issue 17): the same
+//! workloads on raw tokio (the floor), taskvisor 0.8.1 and 0.9.0, ractor-supervisor 0.2 and
+//! kameo 0.22 (peers on the same actor-per-child architecture), bare-ractor references and
+//! ractor-taskvisor, in one process, alternating implementations, medians of several
+//! repetitions, with the issue's targets marked met or missed.
 //!
 //! ```text
 //! cargo run --release --manifest-path compare/Cargo.toml                 # everything
 //! cargo run --release --manifest-path compare/Cargo.toml -- W1 W3        # a selection
 //! cargo run --release --manifest-path compare/Cargo.toml -- --reps 9 W4
+//! cargo run --release --manifest-path compare/Cargo.toml -- W1 W3 --workers 4
+//! cargo run --release --manifest-path compare/Cargo.toml -- lock --workers 2
+//! cargo run --release --manifest-path compare/Cargo.toml -- --scale
 //! ```
 //!
 //! Options: workload names `W1`..`W7` (`W4` = all three policies, or `W4q`, `W4d`, `W4r`),
-//! `--reps N` (default 5, at least 1), `--only IMPL` (an implementation label: tokio,
-//! taskvisor, ours, ractor, ractor-in-place, ractor-linked, ours-W1-paired; repeatable, for
-//! profiling one implementation), `--markdown` (also print the table as Markdown).
+//! `--reps N` (default 5, at least 1; 3 in scale mode), `--only IMPL` (an implementation
+//! label: tokio, taskvisor, taskvisor09, ractor-sup, ractor-sup-static, kameo, ours, ractor,
+//! ractor-in-place, ractor-linked, ours-W1-paired; repeatable), `--workers N` (tokio worker
+//! threads, default 2), `--markdown` (also print the tables as Markdown). `lock` runs the
+//! TREE_MUTATION_LOCK mode (`lock.rs`). `--scale` runs the scale mode (`scale.rs`) with
+//! `--scale-max N`, `--churn N`, `--scale-all` and `--out DIR`.
 //! Every measurement is driven from a task spawned on a runtime worker (never from the
 //! `block_on` thread). W6 runs each measurement in a child process (this binary re-executed
-//! with the hidden argument `--w6-child IMPL COUNT`). `COMPARE_MARKS=1` prints monotonic
-//! timestamps around W5's timed shutdown, to cut a profile to it. See BENCHMARKS.md.
+//! with the hidden argument `--w6-child IMPL COUNT WORKERS`), and so does the scale mode
+//! (`--scale-child KIND IMPL N WORKERS`). `COMPARE_MARKS=1` prints monotonic timestamps
+//! around W5's timed shutdown, to cut a profile to it. See BENCHMARKS.md.
+
+#![forbid(unsafe_code)]
 
 mod bare;
 mod common;
 mod floor;
+mod lock;
+mod peers;
 mod pipelined;
+mod plot;
 mod raw;
+mod scale;
 mod sup;
 
 use std::future::Future;
@@ -30,7 +45,8 @@ use std::time::{Duration, Instant};
 
 use common::{Imp, K, MemReading, N, Sample, W6_TASKS, median};
 use floor::Policy;
-use sup::{ours_impl, taskvisor_impl};
+use peers::{kameo_impl, rsup};
+use sup::{ours_impl, taskvisor_impl, taskvisor09_impl};
 
 /// One workload of issue 6.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,21 +118,38 @@ impl Workload {
                 Imp::Ractor,
                 Imp::RactorLinked,
                 Imp::Taskvisor,
+                Imp::Taskvisor09,
                 Imp::Ours,
             ],
-            Workload::W7 => vec![Imp::Tokio, Imp::Taskvisor, Imp::Ours, Imp::OursW1Paired],
-            Workload::W1 | Workload::W5 => {
-                vec![Imp::Tokio, Imp::Ractor, Imp::Taskvisor, Imp::Ours]
-            }
+            Workload::W7 => vec![
+                Imp::Tokio,
+                Imp::Taskvisor,
+                Imp::Taskvisor09,
+                Imp::Ours,
+                Imp::OursW1Paired,
+            ],
+            Workload::W1 | Workload::W5 => vec![
+                Imp::Tokio,
+                Imp::Ractor,
+                Imp::Taskvisor,
+                Imp::Taskvisor09,
+                Imp::RactorSup,
+                Imp::Kameo,
+                Imp::Ours,
+            ],
             Workload::W3 => vec![
                 Imp::Tokio,
                 Imp::Ractor,
                 Imp::RactorInPlace,
                 Imp::RactorPipelined,
                 Imp::Taskvisor,
+                Imp::Taskvisor09,
+                Imp::RactorSup,
+                Imp::RactorSupStatic,
+                Imp::Kameo,
                 Imp::Ours,
             ],
-            _ => vec![Imp::Tokio, Imp::Taskvisor, Imp::Ours],
+            _ => vec![Imp::Tokio, Imp::Taskvisor, Imp::Taskvisor09, Imp::Ours],
         }
     }
 }
@@ -125,13 +158,16 @@ impl Workload {
 const OURS_HAS_CONTROLLER: bool = cfg!(feature = "ours-controller");
 
 /// Runs one repetition of `workload` on `imp`, or `None` when that combination does not exist.
+/// Runs `fut` in a task spawned on a runtime worker (never on the `block_on` thread).
+pub(crate) fn on_worker<F, T>(rt: &tokio::runtime::Runtime, fut: F) -> T
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    rt.block_on(async move { tokio::spawn(fut).await.expect("workload panicked") })
+}
+
 fn run_one(rt: &tokio::runtime::Runtime, workload: Workload, imp: Imp) -> Option<Sample> {
-    fn on_worker<F>(rt: &tokio::runtime::Runtime, fut: F) -> Sample
-    where
-        F: Future<Output = Sample> + Send + 'static,
-    {
-        rt.block_on(async move { tokio::spawn(fut).await.expect("workload panicked") })
-    }
     let sample = match (workload, imp) {
         (Workload::W6, imp) => return Some(w6_in_child(imp)),
         (Workload::W1, Imp::Ractor) => on_worker(rt, raw::w1(N)),
@@ -140,16 +176,32 @@ fn run_one(rt: &tokio::runtime::Runtime, workload: Workload, imp: Imp) -> Option
         (Workload::W3, Imp::RactorPipelined) => on_worker(rt, pipelined::w3_pipelined()),
         (Workload::W5, Imp::Ractor) => on_worker(rt, raw::w5(N)),
         (Workload::W7, Imp::OursW1Paired) => on_worker(rt, ours_impl::w1(N)),
+        (Workload::W1, Imp::RactorSup) => on_worker(rt, rsup::w1(N)),
+        (Workload::W3, Imp::RactorSup) => on_worker(rt, rsup::w3(rsup::W3_RESTARTS)),
+        (Workload::W5, Imp::RactorSup) => on_worker(rt, rsup::w5(N)),
+        (Workload::W3, Imp::RactorSupStatic) => on_worker(rt, rsup::w3_static(K)),
+        (Workload::W1, Imp::Kameo) => on_worker(rt, kameo_impl::w1(N)),
+        (Workload::W3, Imp::Kameo) => on_worker(rt, kameo_impl::w3(K)),
+        (Workload::W5, Imp::Kameo) => on_worker(rt, kameo_impl::w5(N)),
         (
             _,
             Imp::Ractor
             | Imp::RactorInPlace
             | Imp::RactorPipelined
             | Imp::RactorLinked
-            | Imp::OursW1Paired,
+            | Imp::OursW1Paired
+            | Imp::RactorSup
+            | Imp::RactorSupStatic
+            | Imp::Kameo,
         ) => {
             return None;
         }
+        (Workload::W1, Imp::Taskvisor09) => on_worker(rt, taskvisor09_impl::w1(N)),
+        (Workload::W2, Imp::Taskvisor09) => on_worker(rt, taskvisor09_impl::w2(N)),
+        (Workload::W3, Imp::Taskvisor09) => on_worker(rt, taskvisor09_impl::w3()),
+        (Workload::W4(p), Imp::Taskvisor09) => on_worker(rt, taskvisor09_impl::w4(N, p)),
+        (Workload::W5, Imp::Taskvisor09) => on_worker(rt, taskvisor09_impl::w5(N)),
+        (Workload::W7, Imp::Taskvisor09) => on_worker(rt, taskvisor09_impl::w7(N)),
         (Workload::W1, Imp::Tokio) => on_worker(rt, floor::w1(N)),
         (Workload::W1, Imp::Taskvisor) => on_worker(rt, taskvisor_impl::w1(N)),
         (Workload::W1, Imp::Ours) => on_worker(rt, ours_impl::w1(N)),
@@ -190,7 +242,12 @@ fn ours_w4(_rt: &tokio::runtime::Runtime, _policy: Policy) -> Option<Sample> {
 fn w6_in_child(imp: Imp) -> Sample {
     let exe = std::env::current_exe().expect("current_exe");
     let output = Command::new(exe)
-        .args(["--w6-child", imp.label(), &W6_TASKS.to_string()])
+        .args([
+            "--w6-child",
+            imp.label(),
+            &W6_TASKS.to_string(),
+            &workers().to_string(),
+        ])
         .output()
         .expect("spawn W6 child");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -225,9 +282,12 @@ fn w6_in_child(imp: Imp) -> Sample {
 }
 
 /// The hidden child entry point of W6.
-fn w6_child(imp: &str, count: &str) {
+fn w6_child(imp: &str, count: &str, workers: Option<&String>) {
     let imp = Imp::from_label(imp).expect("W6 child: unknown implementation");
     let count: usize = count.parse().expect("W6 child: count");
+    if let Some(w) = workers {
+        set_workers(w.parse().expect("W6 child: workers"));
+    }
     let rt = runtime();
     let mem = rt.block_on(async move {
         tokio::spawn(async move {
@@ -235,10 +295,16 @@ fn w6_child(imp: &str, count: &str) {
                 Imp::Tokio => floor::w6_child(count).await,
                 Imp::Ractor => bare::w6_child(count).await,
                 Imp::RactorLinked => bare::w6_child_linked(count).await,
-                Imp::RactorInPlace | Imp::RactorPipelined | Imp::OursW1Paired => {
+                Imp::RactorInPlace
+                | Imp::RactorPipelined
+                | Imp::OursW1Paired
+                | Imp::RactorSup
+                | Imp::RactorSupStatic
+                | Imp::Kameo => {
                     panic!("no W6 for {}", imp.label())
                 }
                 Imp::Taskvisor => taskvisor_impl::w6_child(count).await,
+                Imp::Taskvisor09 => taskvisor09_impl::w6_child(count).await,
                 Imp::Ours => ours_impl::w6_child(count).await,
             }
         })
@@ -253,9 +319,20 @@ fn w6_child(imp: &str, count: &str) {
     std::process::exit(0);
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+static WORKERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(2);
+
+/// Tokio worker threads of the measuring runtime (`--workers`, default 2).
+pub(crate) fn workers() -> usize {
+    WORKERS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn set_workers(n: usize) {
+    WORKERS.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers())
         .enable_all()
         .build()
         .expect("tokio runtime")
@@ -341,6 +418,8 @@ fn group_thousands(v: u64) -> String {
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
+        // Tiny ratios (ours against a peer that sleeps per restart) keep two significant digits.
+        (Some(a), Some(b)) if b > 0.0 && a / b < 0.01 => format!("{:.1e}", a / b),
         (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
         _ => "—".to_owned(),
     }
@@ -454,6 +533,18 @@ fn print_table(all: &[Measured], markdown: bool) {
             status,
         ]);
     }
+    render_table(&header, &rows, markdown);
+}
+
+/// Prints `rows` under `header` as aligned text (columns 2.. right-aligned up to the
+/// status-like trailing text columns, which are left-aligned) and, with `markdown`, as a
+/// Markdown table. `numeric` = the range of right-aligned columns.
+fn render_table_with(
+    header: &[&str],
+    rows: &[Vec<String>],
+    numeric: std::ops::Range<usize>,
+    markdown: bool,
+) {
     let widths: Vec<usize> = (0..header.len())
         .map(|c| {
             rows.iter()
@@ -470,7 +561,7 @@ fn print_table(all: &[Measured], markdown: bool) {
             .enumerate()
             .map(|(i, (c, w))| {
                 let pad = w - c.chars().count();
-                if (2..10).contains(&i) {
+                if numeric.contains(&i) {
                     format!("{}{}", " ".repeat(pad), c)
                 } else {
                     format!("{}{}", c, " ".repeat(pad))
@@ -480,7 +571,10 @@ fn print_table(all: &[Measured], markdown: bool) {
             .join("  ")
     };
     println!();
-    println!("{}", line(&header.map(str::to_owned)));
+    println!(
+        "{}",
+        line(&header.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>())
+    );
     println!(
         "{}",
         widths
@@ -489,7 +583,7 @@ fn print_table(all: &[Measured], markdown: bool) {
             .collect::<Vec<_>>()
             .join("  ")
     );
-    for r in &rows {
+    for r in rows {
         println!("{}", line(r));
     }
     if markdown {
@@ -500,17 +594,73 @@ fn print_table(all: &[Measured], markdown: bool) {
             header
                 .iter()
                 .enumerate()
-                .map(|(i, _)| if (2..10).contains(&i) {
+                .map(|(i, _)| if numeric.contains(&i) {
                     "---:|"
                 } else {
                     "---|"
                 })
                 .collect::<String>()
         );
-        for r in &rows {
+        for r in rows {
             println!("| {} |", r.join(" | "));
         }
     }
+}
+
+fn render_table(header: &[&str], rows: &[Vec<String>], markdown: bool) {
+    render_table_with(header, rows, 2..10, markdown);
+}
+
+/// The peers table: ours beside taskvisor 0.8.1 and 0.9.0 and the two peers on the same
+/// architecture, with the same-run ratios ours/peer.
+fn print_peers_table(all: &[Measured], markdown: bool) {
+    let header = [
+        "workload",
+        "unit",
+        "ours",
+        "taskvisor 0.8.1",
+        "taskvisor 0.9.0",
+        "ractor-sup",
+        "ractor-sup static",
+        "kameo",
+        "ours/tv0.8",
+        "ours/tv0.9",
+        "ours/ractor-sup",
+        "ours/rsup-static",
+        "ours/kameo",
+    ];
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .filter(|m| m.workload != Workload::W6 || m.median(Imp::Taskvisor09).is_some())
+        .map(|m| {
+            let o = m.median(Imp::Ours);
+            let peers = [
+                Imp::Taskvisor,
+                Imp::Taskvisor09,
+                Imp::RactorSup,
+                Imp::RactorSupStatic,
+                Imp::Kameo,
+            ]
+            .map(|i| m.median(i));
+            let mut row = vec![
+                m.workload.title().to_owned(),
+                m.workload.unit().to_owned(),
+                fmt_value(o),
+            ];
+            row.extend(peers.iter().map(|p| fmt_value(*p)));
+            row.extend(peers.iter().map(|p| ratio(o, *p)));
+            row
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Peers (ractor-sup W3: {} restarts, 10 ms sleep per restart inside the peer; ractor-sup static: its OneForOne Supervisor; see BENCHMARKS.md):",
+        rsup::W3_RESTARTS
+    );
+    render_table_with(&header, &rows, 2..13, markdown);
 }
 
 fn print_details(all: &[Measured]) {
@@ -540,7 +690,12 @@ fn print_details(all: &[Measured]) {
                 ));
             }
             if m.workload == Workload::W3 {
-                text.push_str(&format!("  ({K} retries)"));
+                let k = if *imp == Imp::RactorSup {
+                    rsup::W3_RESTARTS
+                } else {
+                    K
+                };
+                text.push_str(&format!("  ({k} retries)"));
             }
             if let Some(last) = samples.last() {
                 if let Some(note) = &last.note {
@@ -602,10 +757,18 @@ fn load_average() -> String {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--w6-child") {
-        w6_child(&args[1], &args[2]);
+        w6_child(&args[1], &args[2], args.get(3));
         return;
     }
-    let mut reps = 5usize;
+    if args.first().map(String::as_str) == Some("--scale-child") {
+        scale::child(&args[1..]);
+        return;
+    }
+    let mut reps: Option<usize> = None;
+    let mut scale_mode = false;
+    let mut lock_mode = false;
+    let mut scale_opts = scale::Options::default();
+    let mut out_dir: Option<std::path::PathBuf> = None;
     let mut markdown = false;
     let mut only: Vec<Imp> = Vec::new();
     let mut selected: Vec<Workload> = Vec::new();
@@ -613,12 +776,39 @@ fn main() {
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--reps" => {
-                reps = it
+                reps = Some(
+                    it.next()
+                        .and_then(|v| v.parse().ok())
+                        .filter(|v| *v >= 1)
+                        .expect("--reps needs a number ≥ 1"),
+                );
+            }
+            "--workers" => {
+                set_workers(
+                    it.next()
+                        .and_then(|v| v.parse().ok())
+                        .filter(|v| *v >= 1)
+                        .expect("--workers needs a number ≥ 1"),
+                );
+            }
+            "--scale" => scale_mode = true,
+            "--scale-max" => {
+                scale_opts.max_n = it
                     .next()
                     .and_then(|v| v.parse().ok())
-                    .filter(|v| *v >= 1)
-                    .expect("--reps needs a number ≥ 1");
+                    .expect("--scale-max needs a number");
             }
+            "--churn" => {
+                scale_opts.churn_total = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--churn needs a number (0 = skip the churn run)");
+            }
+            "--scale-all" => scale_opts.all_contenders = true,
+            "--out" => {
+                out_dir = Some(it.next().expect("--out needs a directory").into());
+            }
+            "lock" | "LOCK" => lock_mode = true,
             "--markdown" => markdown = true,
             "--only" => {
                 let imp = it.next().and_then(|v| Imp::from_label(v)).expect(
@@ -628,7 +818,7 @@ fn main() {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: compare [W1 W2 W3 W4 W4q W4d W4r W5 W6 W7]... [--reps N] [--only IMPL]... [--markdown]"
+                    "usage: compare [W1 W2 W3 W4 W4q W4d W4r W5 W6 W7]... [--reps N] [--only IMPL]... [--workers N] [--markdown]\n       compare --scale [--scale-max N] [--churn N] [--scale-all] [--out DIR] [--reps N] [--only IMPL]... [--workers N]\n       compare lock [--reps N] [--workers N] [--markdown]"
                 );
                 return;
             }
@@ -646,6 +836,17 @@ fn main() {
             }
         }
     }
+    if lock_mode {
+        lock::run(reps.unwrap_or(5), markdown);
+        return;
+    }
+    if scale_mode {
+        let out =
+            out_dir.unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("out"));
+        scale::run(&scale_opts, reps.unwrap_or(3), &only, &out, markdown);
+        return;
+    }
+    let reps = reps.unwrap_or(5);
     if selected.is_empty() {
         selected = Workload::ALL.to_vec();
     }
@@ -656,7 +857,8 @@ fn main() {
     let started = Instant::now();
     let load_before = load_average();
     println!(
-        "ractor-taskvisor comparison: N = {N}, K = {K}, W6 = {W6_TASKS} tasks, {reps} repetitions (+1 warm-up round), 2 tokio workers"
+        "ractor-taskvisor comparison: N = {N}, K = {K}, W6 = {W6_TASKS} tasks, {reps} repetitions (+1 warm-up round), {} tokio workers",
+        workers()
     );
     println!("load average before: {load_before}");
     if !OURS_HAS_CONTROLLER {
@@ -669,6 +871,7 @@ fn main() {
         all.push(measure(&rt, workload, reps, &only));
     }
     print_table(&all, markdown);
+    print_peers_table(&all, markdown);
     print_details(&all);
     println!();
     println!(

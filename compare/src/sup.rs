@@ -1,8 +1,47 @@
-//! The supervisor workloads, written once and instantiated for both supervisors.
+//! The supervisor workloads, written once and instantiated for every supervisor.
 //!
 //! taskvisor 0.8.1 and ractor-taskvisor expose the same public API for everything used here
 //! (`Supervisor`, `SupervisorConfig`, `TaskSpec`, `TaskFn`, `TaskWaiter`, `Subscribe`,
 //! controller specs), so one macro body guarantees that both run exactly the same code.
+//! taskvisor 0.9.0 keeps that API except for the two watched calls: `add_and_watch(spec)`
+//! became the operation builder `add(spec).watch().execute()` and `submit_and_watch(spec)`
+//! became `submit(spec).watch().execute()`. The `watch_api!` adapter below gives both
+//! styles the same two local functions, so the workload bodies stay identical.
+
+/// The two watched calls, in the API style of the crate (`v08`: taskvisor 0.8.1 and
+/// ractor-taskvisor; `v09`: taskvisor 0.9.0). Expanded inside `supervisor_workloads!`, so the
+/// names resolve to that crate's imports.
+macro_rules! watch_api {
+    (v08) => {
+        async fn add_watched(handle: &SupervisorHandle, spec: TaskSpec) -> TaskWaiter {
+            let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
+            waiter
+        }
+    };
+    (v08, $krate:ident) => {
+        async fn submit_watched(
+            handle: &SupervisorHandle,
+            spec: $krate::ControllerSpec,
+        ) -> TaskWaiter {
+            let (_, waiter) = handle.submit_and_watch(spec).await.expect("submit");
+            waiter
+        }
+    };
+    (v09) => {
+        async fn add_watched(handle: &SupervisorHandle, spec: TaskSpec) -> TaskWaiter {
+            handle.add(spec).watch().execute().await.expect("add")
+        }
+    };
+    (v09, $krate:ident) => {
+        async fn submit_watched(
+            handle: &SupervisorHandle,
+            spec: $krate::ControllerSpec,
+        ) -> TaskWaiter {
+            handle.submit(spec).watch().execute().await.expect("submit")
+        }
+    };
+}
+pub(crate) use watch_api;
 
 /// Runtime configuration shared by every workload: no registered-task or ownership limit
 /// (10,000 and 100,000 tasks exceed the defaults of 1024), everything else default.
@@ -16,7 +55,7 @@ macro_rules! unbounded_config {
 pub(crate) use unbounded_config;
 
 macro_rules! supervisor_workloads {
-    ($krate:ident) => {
+    ($krate:ident, $api:ident) => {
         use std::num::NonZeroUsize;
         use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
         use std::sync::{Arc, OnceLock};
@@ -24,8 +63,10 @@ macro_rules! supervisor_workloads {
 
         use $krate::{
             BackoffPolicy, Event, EventKind, Subscribe, Supervisor, SupervisorHandle, TaskContext,
-            TaskError, TaskFn, TaskOutcome, TaskRef, TaskSpec,
+            TaskError, TaskFn, TaskOutcome, TaskRef, TaskSpec, TaskWaiter,
         };
+
+        crate::sup::watch_api!($api);
 
         use crate::common::{EventCount, K, MemReading, Sample};
         use crate::floor::wait_until;
@@ -52,10 +93,7 @@ macro_rules! supervisor_workloads {
 
         /// One watched instant task, so actors, threads and caches are warm before timing.
         async fn warm(handle: &SupervisorHandle) {
-            let (_, waiter) = handle
-                .add_and_watch(TaskSpec::once("warm", instant_task()))
-                .await
-                .expect("warm add");
+            let waiter = add_watched(handle, TaskSpec::once("warm", instant_task())).await;
             let outcome = waiter.wait().await.expect("warm outcome");
             assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
         }
@@ -66,8 +104,7 @@ macro_rules! supervisor_workloads {
             let start = Instant::now();
             let mut waiters = Vec::with_capacity(n);
             for spec in specs {
-                let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
-                waiters.push(waiter);
+                waiters.push(add_watched(handle, spec).await);
             }
             for waiter in waiters {
                 let outcome = waiter.wait().await.expect("outcome");
@@ -89,6 +126,43 @@ macro_rules! supervisor_workloads {
             let elapsed = add_watch_all(&handle, specs).await;
             handle.shutdown().await.expect("shutdown");
             Sample::per(elapsed, n)
+        }
+
+        /// W1 churned (scale mode): `total` instant once-tasks added and watched with at most
+        /// `window` waiters in flight (the oldest is awaited before the next add once the
+        /// window is full). Returns ns/task and VmRSS (kB) sampled every `sample_every` tasks.
+        #[allow(dead_code)]
+        pub async fn w1_churn(
+            total: usize,
+            window: usize,
+            sample_every: usize,
+        ) -> (Sample, Vec<(u64, u64)>) {
+            let supervisor = Supervisor::new(crate::sup::unbounded_config!($krate), Vec::new());
+            let handle = supervisor.serve().expect("serve");
+            warm(&handle).await;
+            let task = instant_task();
+            let mut in_flight = std::collections::VecDeque::with_capacity(window);
+            let mut rss = Vec::new();
+            let start = Instant::now();
+            for i in 0..total {
+                if in_flight.len() == window {
+                    let waiter: TaskWaiter = in_flight.pop_front().expect("in flight");
+                    let outcome = waiter.wait().await.expect("outcome");
+                    assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+                }
+                let spec = TaskSpec::once(format!("m-{i}"), task.clone());
+                in_flight.push_back(add_watched(&handle, spec).await);
+                if (i + 1) % sample_every == 0 {
+                    rss.push(((i + 1) as u64, crate::common::proc_status_kb().0));
+                }
+            }
+            for waiter in in_flight {
+                let outcome = waiter.wait().await.expect("outcome");
+                assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+            }
+            let elapsed = start.elapsed();
+            handle.shutdown().await.expect("shutdown");
+            (Sample::per(elapsed, total), rss)
         }
 
         /// W2: a static batch of N once-tasks via `run`, to natural completion.
@@ -127,7 +201,7 @@ macro_rules! supervisor_workloads {
                 .with_backoff(BackoffPolicy::constant(Duration::ZERO))
                 .with_max_retries(None);
             let start = Instant::now();
-            let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
+            let waiter = add_watched(&handle, spec).await;
             let outcome = waiter.wait().await.expect("outcome");
             let elapsed = start.elapsed();
             assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
@@ -232,10 +306,7 @@ macro_rules! supervisor_workloads {
             let handle = supervisor.serve().expect("serve");
             let task = instant_task();
             for name in names("m-cal-", TASKS as usize) {
-                let (_, waiter) = handle
-                    .add_and_watch(TaskSpec::once(name, task.clone()))
-                    .await
-                    .expect("add");
+                let waiter = add_watched(&handle, TaskSpec::once(name, task.clone())).await;
                 waiter.wait().await.expect("outcome");
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
@@ -276,12 +347,19 @@ macro_rules! supervisor_workloads {
 }
 pub(crate) use supervisor_workloads;
 
-/// W4 for a supervisor with the controller API (`with_controller`, `ControllerSpec`,
-/// `submit_and_watch`).
+/// W4 for a supervisor with the controller API (`with_controller`, `ControllerSpec`, a
+/// watched submission).
 macro_rules! controller_workloads {
-    ($krate:ident) => {
-        /// W4: N submissions (`submit_and_watch`) with `policy`, then await every outcome.
+    ($krate:ident, $api:ident) => {
+        crate::sup::watch_api!($api, $krate);
+
+        /// W4: N watched submissions with `policy`, then await every outcome.
         pub async fn w4(n: usize, policy: crate::floor::Policy) -> Sample {
+            w4_slots(n, policy, crate::common::W4_SLOTS).await
+        }
+
+        /// W4 with `slots` Queue slots (task *i* into slot *i* mod `slots`).
+        pub async fn w4_slots(n: usize, policy: crate::floor::Policy, slots: usize) -> Sample {
             use $krate::{ControllerConfig, ControllerSpec};
             let config = ControllerConfig::new(NonZeroUsize::new(1024).expect("non-zero"), n)
                 .with_max_total_pending(None)
@@ -293,7 +371,7 @@ macro_rules! controller_workloads {
             warm(&handle).await;
             let task = instant_task();
             let slots: Vec<Arc<str>> = match policy {
-                crate::floor::Policy::Queue => names("slot-", crate::common::W4_SLOTS),
+                crate::floor::Policy::Queue => names("slot-", slots),
                 _ => names("slot", 1),
             };
             let specs: Vec<ControllerSpec> = names("m-", n)
@@ -314,8 +392,7 @@ macro_rules! controller_workloads {
             let start = Instant::now();
             let mut waiters = Vec::with_capacity(n);
             for spec in specs {
-                let (_, waiter) = handle.submit_and_watch(spec).await.expect("submit");
-                waiters.push(waiter);
+                waiters.push(submit_watched(&handle, spec).await);
             }
             let mut mix = crate::common::Mix::default();
             for waiter in waiters {
@@ -338,12 +415,17 @@ macro_rules! controller_workloads {
 pub(crate) use controller_workloads;
 
 pub mod taskvisor_impl {
-    crate::sup::supervisor_workloads!(taskvisor);
-    crate::sup::controller_workloads!(taskvisor);
+    crate::sup::supervisor_workloads!(taskvisor, v08);
+    crate::sup::controller_workloads!(taskvisor, v08);
+}
+
+pub mod taskvisor09_impl {
+    crate::sup::supervisor_workloads!(taskvisor09, v09);
+    crate::sup::controller_workloads!(taskvisor09, v09);
 }
 
 pub mod ours_impl {
-    crate::sup::supervisor_workloads!(ractor_taskvisor);
+    crate::sup::supervisor_workloads!(ractor_taskvisor, v08);
     #[cfg(feature = "ours-controller")]
-    crate::sup::controller_workloads!(ractor_taskvisor);
+    crate::sup::controller_workloads!(ractor_taskvisor, v08);
 }
