@@ -32,9 +32,12 @@ pub(super) async fn step(
     id: TaskId,
     input: Input,
 ) -> bool {
-    let mut inputs = VecDeque::from([input]);
+    // The input in hand first, then the answers effects asked for, in order; the queue
+    // only allocates when an answer is queued behind another one.
+    let mut next = Some(input);
+    let mut inputs = VecDeque::new();
     let mut first = None;
-    while let Some(input) = inputs.pop_front() {
+    while let Some(input) = next.take().or_else(|| inputs.pop_front()) {
         let Some(entry) = state.entries.get_mut(&id) else {
             break;
         };

@@ -79,6 +79,10 @@ pub(crate) struct Backoff {
     pub(crate) reason: Option<Arc<str>>,
 }
 
+/// The effects of one [`Life::step`], in order. Inline up to four (a step rarely has
+/// more), so the registry's hot path does not allocate per step.
+pub(crate) type Effects = smallvec::SmallVec<[Effect; 4]>;
+
 /// What happened to the registration.
 #[derive(Debug)]
 pub(crate) enum Input {
@@ -200,17 +204,17 @@ pub(crate) struct Life {
     restarts: u32,
     last_failure: Option<Arc<str>>,
     /// The task's own restart intensity window.
-    own: Option<Window>,
+    own: Option<Box<Window>>,
     member: Option<Box<Member>>,
     /// The decision waiting for `ErrorDropped`.
-    pending: Option<Decision>,
+    pending: Option<Box<Decision>>,
 }
 
 impl Life {
     /// A registration just accepted with `policy`.
     pub(crate) fn new(policy: ResolvedPolicy) -> Self {
         Life {
-            own: Window::new(policy.restart_intensity),
+            own: Window::new(policy.restart_intensity).map(Box::new),
             policy,
             phase: Phase::Pending,
             claimed: false,
@@ -259,13 +263,8 @@ impl Life {
 
     /// Applies `input` at `now` (`meltdown`: the supervisor-wide intensity) and returns
     /// what to do, in order. A done machine ignores everything.
-    pub(crate) fn step(
-        &mut self,
-        input: Input,
-        meltdown: &mut Meltdown,
-        now: Instant,
-    ) -> Vec<Effect> {
-        let mut fx = Vec::new();
+    pub(crate) fn step(&mut self, input: Input, meltdown: &mut Meltdown, now: Instant) -> Effects {
+        let mut fx = Effects::new();
         if self.phase == Phase::Done {
             return fx;
         }
@@ -352,7 +351,7 @@ impl Life {
     }
 
     /// The next attempt is due: park it when paused, else ask for a permit.
-    fn due(&mut self, fx: &mut Vec<Effect>) {
+    fn due(&mut self, fx: &mut Effects) {
         if self.paused {
             self.phase = Phase::Paused;
         } else {
@@ -362,7 +361,7 @@ impl Life {
     }
 
     /// The next attempt after `delay` (at once when zero).
-    fn schedule(&mut self, delay: Duration, fx: &mut Vec<Effect>) {
+    fn schedule(&mut self, delay: Duration, fx: &mut Effects) {
         if delay.is_zero() {
             self.due(fx);
         } else {
@@ -377,7 +376,7 @@ impl Life {
         cancelled: bool,
         meltdown: &mut Meltdown,
         now: Instant,
-        fx: &mut Vec<Effect>,
+        fx: &mut Effects,
     ) {
         if self.phase != Phase::Attempt {
             fx.push(Effect::Discard(Box::new(ended)));
@@ -405,7 +404,7 @@ impl Life {
             Ended::Verdict(verdict) => {
                 let (decision, error) =
                     decide_parts(&self.policy, verdict, self.retry_count, cancelled);
-                self.pending = Some(decision);
+                self.pending = Some(Box::new(decision));
                 match error {
                     Some(error) => fx.push(Effect::DropError(error)),
                     None => self.step_pending(None, meltdown, now, fx),
@@ -422,9 +421,9 @@ impl Life {
         panic: Option<String>,
         meltdown: &mut Meltdown,
         now: Instant,
-        fx: &mut Vec<Effect>,
+        fx: &mut Effects,
     ) {
-        let decision = self.pending.take();
+        let decision = self.pending.take().map(|decision| *decision);
         if let Some(panic) = panic {
             let reason = format!("task error destructor panicked: {panic}");
             return self.commit(panicked(reason), fx);
@@ -485,7 +484,7 @@ impl Life {
 
     /// A claim: exactly one wins; between attempts it ends `Canceled` at once, otherwise
     /// the force-abort timer starts (if any).
-    fn claim(&mut self, timer: Option<Duration>, fx: &mut Vec<Effect>) {
+    fn claim(&mut self, timer: Option<Duration>, fx: &mut Effects) {
         if self.claimed {
             return;
         }
@@ -503,7 +502,7 @@ impl Life {
 
     /// The group stops this member: its attempt is cancelled (killed after `window`);
     /// without an actor it is stopped at once.
-    fn group_stop(&mut self, window: Duration, fx: &mut Vec<Effect>) {
+    fn group_stop(&mut self, window: Duration, fx: &mut Effects) {
         let Some(member) = self.member.as_mut() else {
             return;
         };
@@ -529,14 +528,14 @@ impl Life {
     }
 
     /// Publishes the `BackoffScheduled` a member's end left pending, if any.
-    fn announce_pending(&mut self, fx: &mut Vec<Effect>) {
+    fn announce_pending(&mut self, fx: &mut Effects) {
         let pending = self.member.as_mut().and_then(|m| m.backoff.take());
         fx.extend(pending.map(Effect::AnnounceBackoff));
     }
 
     /// The terminal commit: a group's intensity failure replaces the outcome; the group
     /// hears that the member left.
-    fn commit(&mut self, finish: Finish, fx: &mut Vec<Effect>) {
+    fn commit(&mut self, finish: Finish, fx: &mut Effects) {
         let mut finish = finish;
         if let Some(member) = self.member.as_mut() {
             if let Some(reason) = member.failed.take() {

@@ -121,7 +121,9 @@ pub(crate) struct Drain {
 pub(crate) struct RegistryState {
     pub(crate) settings: RegistrySettings,
     pub(crate) permits: Permits,
-    pub(crate) entries: HashMap<TaskId, Entry>,
+    /// Boxed: the map's slots stay 16 bytes, so its spare capacity (up to half of it after
+    /// a growth) costs pointers, not whole entries (W6 in BENCHMARKS.md).
+    pub(crate) entries: HashMap<TaskId, Box<Entry>>,
     pub(crate) names: HashMap<Arc<str>, TaskId>,
     pub(crate) by_actor: HashMap<ActorId, TaskId>,
     /// Force-aborted attempts still physically running, by actor id, with their names.
@@ -281,7 +283,7 @@ impl RegistryState {
         }
         self.entries.insert(
             id,
-            Entry {
+            Box::new(Entry {
                 shared,
                 outcome,
                 life: Life::new(policy),
@@ -293,7 +295,7 @@ impl RegistryState {
                 watchers: Vec::new(),
                 _unit: unit,
                 release,
-            },
+            }),
         );
         if let Some(entry) = self.entries.get(&id) {
             self.events()
