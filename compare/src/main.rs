@@ -755,6 +755,12 @@ fn load_average() -> String {
 }
 
 fn main() {
+    // Feature `ours-metrics`: every supervisor of ours records to this recorder (the
+    // default `MetricsConfig` uses the global one); rendering is never asked for.
+    #[cfg(feature = "ours-metrics")]
+    let _metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .install_recorder()
+        .expect("install the Prometheus recorder");
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--w6-child") {
         w6_child(&args[1], &args[2], args.get(3));
