@@ -8,15 +8,16 @@
 //! last events arrive before the disconnection.
 #![cfg(all(feature = "cluster", feature = "controller"))]
 
+mod node_support;
+
 use std::io::{BufRead, BufReader};
-use std::net::{IpAddr, Ipv4Addr};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use ractor::{Actor, ActorRef};
-use ractor_cluster::{NodeServer, NodeServerMessage};
+use ractor::ActorRef;
+use ractor_cluster::NodeServerMessage;
 use ractor_taskvisor::TaskState;
 use ractor_taskvisor::cluster::{
     DisconnectReason, EventStream, RemoteError, RemoteSupervisor, WatchItem,
@@ -27,7 +28,6 @@ use tokio::sync::mpsc;
 const ROLE: &str = "TASKVISOR_CLUSTER_NODE";
 const COOKIE: &str = "cluster-test-cookie";
 const SUPERVISOR: &str = "cluster-it";
-const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 const TEST: &str = "a_remote_node_watches_queries_sees_the_node_die_and_reconnects";
 
 /// Starts a `NodeServer` on 127.0.0.1. Port 0 picks a free port (retried if another process
@@ -41,29 +41,7 @@ async fn start_node_with_cookie(
     name: &str,
     cookie: &str,
 ) -> (ActorRef<NodeServerMessage>, u16) {
-    for _ in 0..10 {
-        let port = match port {
-            0 => std::net::TcpListener::bind((LOOPBACK, 0))
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port(),
-            fixed => fixed,
-        };
-        let server = NodeServer::new(
-            port,
-            cookie.into(),
-            name.into(),
-            LOOPBACK.to_string(),
-            None,
-            None,
-        )
-        .with_listen_addr(LOOPBACK);
-        if let Ok((node, _)) = Actor::spawn(None, server, ()).await {
-            return (node, port);
-        }
-    }
-    panic!("no free port for the node server");
+    node_support::start_node(port, name, cookie).await
 }
 
 /// Node A: one task that runs until cancelled, a job every 2 ms whose first attempt fails

@@ -15,13 +15,14 @@
 //! Real time is unavoidable here; every bound is generous (2 loaded cores).
 #![cfg(all(feature = "cluster", feature = "controller"))]
 
+mod node_support;
+
 use std::io::{BufRead, BufReader};
-use std::net::{IpAddr, Ipv4Addr};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ractor::{Actor, ActorRef};
-use ractor_cluster::{NodeServer, NodeServerMessage};
+use ractor::ActorRef;
+use ractor_cluster::NodeServerMessage;
 use ractor_taskvisor::TaskState;
 use ractor_taskvisor::cluster::{
     ClusterView, DisconnectReason, EventStream, FetchRequest, FleetItem, QueryError, RemoteControl,
@@ -32,7 +33,6 @@ use tokio::sync::mpsc;
 
 const ROLE: &str = "TASKVISOR_GRADE_NODE";
 const COOKIE: &str = "cluster-grade-cookie";
-const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
 async fn start_node(name: &str) -> ActorRef<NodeServerMessage> {
     start_node_on(0, name).await.0
@@ -40,29 +40,7 @@ async fn start_node(name: &str) -> ActorRef<NodeServerMessage> {
 
 /// A `NodeServer` on 127.0.0.1 (port 0: a free one, retried if taken meanwhile).
 async fn start_node_on(port: u16, name: &str) -> (ActorRef<NodeServerMessage>, u16) {
-    for _ in 0..10 {
-        let port = match port {
-            0 => std::net::TcpListener::bind((LOOPBACK, 0))
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port(),
-            fixed => fixed,
-        };
-        let server = NodeServer::new(
-            port,
-            COOKIE.into(),
-            name.into(),
-            LOOPBACK.to_string(),
-            None,
-            None,
-        )
-        .with_listen_addr(LOOPBACK);
-        if let Ok((node, _)) = Actor::spawn(None, server, ()).await {
-            return (node, port);
-        }
-    }
-    panic!("no free port for the node server");
+    node_support::start_node(port, name, COOKIE).await
 }
 
 /// The served node's settings, passed in the environment as `key=value;…`.

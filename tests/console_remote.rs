@@ -18,13 +18,15 @@
 //! condition it needs, with a generous bound.
 #![cfg(all(feature = "console", feature = "cluster"))]
 
+mod node_support;
+use node_support::LOOPBACK;
+
 use std::io::{BufRead, BufReader, Read};
-use std::net::{IpAddr, Ipv4Addr};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use ractor::{Actor, ActorRef};
-use ractor_cluster::{NodeServer, NodeServerMessage};
+use ractor::ActorRef;
+use ractor_cluster::NodeServerMessage;
 use ractor_taskvisor::cluster::{RemoteOptions, RemoteSupervisor};
 use ractor_taskvisor::console::{self, ConsoleState, ViewState};
 use ractor_taskvisor::prelude::*;
@@ -34,7 +36,6 @@ use ratatui::backend::TestBackend;
 const ROLE: &str = "TASKVISOR_CONSOLE_NODE";
 const COOKIE: &str = "console-remote-cookie";
 const SUPERVISOR: &str = "console-it";
-const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 const TASKS: [&str; 3] = ["steady-a", "steady-b", "steady-c"];
 
 /// A free port on 127.0.0.1 now (nothing listens on it once this returns).
@@ -48,22 +49,7 @@ fn free_port() -> u16 {
 
 /// A `NodeServer` on 127.0.0.1 (port 0: a free one, retried if taken meanwhile).
 async fn start_node(port: u16, name: &str) -> (ActorRef<NodeServerMessage>, u16) {
-    for _ in 0..10 {
-        let port = if port == 0 { free_port() } else { port };
-        let server = NodeServer::new(
-            port,
-            COOKIE.into(),
-            name.into(),
-            LOOPBACK.to_string(),
-            None,
-            None,
-        )
-        .with_listen_addr(LOOPBACK);
-        if let Ok((node, _)) = Actor::spawn(None, server, ()).await {
-            return (node, port);
-        }
-    }
-    panic!("no free port for the node server");
+    node_support::start_node(port, name, COOKIE).await
 }
 
 /// The served node: supervisor `console-it` with [`TASKS`] running until cancelled, a
