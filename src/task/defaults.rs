@@ -79,12 +79,7 @@ impl TaskDefaults {
     /// # Errors
     /// [`ConfigError::Zero`] with `field: "stall_timeout"` when `stall_timeout` is zero.
     pub fn try_with_stall_timeout(self, stall_timeout: Duration) -> Result<Self, ConfigError> {
-        if stall_timeout.is_zero() {
-            return Err(ConfigError::Zero {
-                field: "stall_timeout",
-            });
-        }
-        Ok(self.with_stall_timeout(stall_timeout))
+        checked_stall_timeout(stall_timeout).map(|d| self.with_stall_timeout(d))
     }
 
     /// Sets the inherited restart policy.
@@ -118,12 +113,28 @@ impl TaskDefaults {
     /// [`ConfigError::Zero`] with `field: "max_retries"` if `max_retries` is 0;
     /// use [`with_max_retries(None)`](Self::with_max_retries) for unlimited.
     pub fn try_with_max_retries(self, max_retries: u32) -> Result<Self, ConfigError> {
-        NonZeroU32::new(max_retries)
-            .map(|n| self.with_max_retries(n))
-            .ok_or(ConfigError::Zero {
-                field: "max_retries",
-            })
+        checked_max_retries(max_retries).map(|n| self.with_max_retries(n))
     }
+}
+
+/// The check of every `try_with_stall_timeout`: a zero stall timeout is
+/// [`ConfigError::Zero`] with field `"stall_timeout"`.
+pub(crate) fn checked_stall_timeout(stall_timeout: Duration) -> Result<Duration, ConfigError> {
+    if stall_timeout.is_zero() {
+        Err(ConfigError::Zero {
+            field: "stall_timeout",
+        })
+    } else {
+        Ok(stall_timeout)
+    }
+}
+
+/// The check of every `try_with_max_retries`: 0 is [`ConfigError::Zero`] with field
+/// `"max_retries"`.
+pub(crate) fn checked_max_retries(max_retries: u32) -> Result<NonZeroU32, ConfigError> {
+    NonZeroU32::new(max_retries).ok_or(ConfigError::Zero {
+        field: "max_retries",
+    })
 }
 
 #[cfg(test)]

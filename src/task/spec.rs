@@ -188,11 +188,7 @@ impl TaskSpec {
     /// [`ConfigError::Zero`] with `field: "max_retries"` if `max_retries` is 0;
     /// use [`with_max_retries(None)`](Self::with_max_retries) for unlimited.
     pub fn try_with_max_retries(self, max_retries: u32) -> Result<Self, ConfigError> {
-        NonZeroU32::new(max_retries)
-            .map(|n| self.with_max_retries(n))
-            .ok_or(ConfigError::Zero {
-                field: "max_retries",
-            })
+        super::defaults::checked_max_retries(max_retries).map(|n| self.with_max_retries(n))
     }
 
     /// The task object run on every attempt.
@@ -271,12 +267,7 @@ impl TaskSpec {
     /// # Errors
     /// [`ConfigError::Zero`] with `field: "stall_timeout"` when `stall_timeout` is zero.
     pub fn try_with_stall_timeout(self, stall_timeout: Duration) -> Result<Self, ConfigError> {
-        if stall_timeout.is_zero() {
-            return Err(ConfigError::Zero {
-                field: "stall_timeout",
-            });
-        }
-        Ok(self.with_stall_timeout(stall_timeout))
+        super::defaults::checked_stall_timeout(stall_timeout).map(|d| self.with_stall_timeout(d))
     }
 
     /// The stall-timeout setting: `Inherit` (the default: the supervisor's
