@@ -84,6 +84,22 @@ pub enum RemoteError {
     NodeServer(String),
 }
 
+impl RemoteError {
+    /// The stable label, e.g. `remote_connect` or `remote_timeout` (for metrics and logs;
+    /// unlike the `Display` text, part of the contract).
+    pub const fn as_label(&self) -> &'static str {
+        match self {
+            Self::Connect { .. } => "remote_connect",
+            Self::Handshake { .. } => "remote_handshake",
+            Self::Timeout { .. } => "remote_timeout",
+            Self::Disconnected { .. } => "remote_disconnected",
+            Self::NotFound { .. } => "remote_not_found",
+            Self::Query(_) => "remote_query",
+            Self::NodeServer(_) => "remote_node_server",
+        }
+    }
+}
+
 /// Why a remote supervisor is not reachable (in [`RemoteError::Disconnected`] and
 /// [`WatchItem::Disconnected`](super::WatchItem::Disconnected)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

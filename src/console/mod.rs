@@ -90,17 +90,37 @@ pub const REFRESH: Duration = Duration::from_millis(500);
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Why [`run`] (or `run_remote`) stopped with an error.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Clone` (the I/O error is held shared, as in [`RuntimeError`](crate::RuntimeError)), so
+/// it converts into [`crate::Error`] (`?` in a function returning that).
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConsoleError {
     /// The terminal could not be set up, read or drawn (not a TTY, closed, …). The
-    /// terminal is restored before this is returned.
+    /// terminal is restored before this is returned. `source()` is the `io::Error`.
     #[error("console terminal I/O failed: {0}")]
-    Io(#[from] std::io::Error),
+    Io(#[source] crate::SharedIoError),
     /// The actor that receives events from the supervisor's event port could not be
     /// spawned ([`run`] only: a remote console reads events on a task of its own).
     #[error("console could not subscribe to the event port: {0}")]
     Subscribe(String),
+}
+
+impl From<std::io::Error> for ConsoleError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Io(error.into())
+    }
+}
+
+impl ConsoleError {
+    /// The stable label: `console_io` or `console_subscribe` (for metrics and logs; unlike
+    /// the `Display` text, part of the contract).
+    pub const fn as_label(&self) -> &'static str {
+        match self {
+            Self::Io(_) => "console_io",
+            Self::Subscribe(_) => "console_subscribe",
+        }
+    }
 }
 
 /// What one [`refresh`] (or `refresh_remote`) could read.
