@@ -70,15 +70,19 @@ mod tap;
 mod terminal;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_model;
+mod view;
 
 use std::time::{Duration, Instant};
 
 pub use render::{MIN_HEIGHT, MIN_WIDTH, render};
 pub use state::{
     ConsoleState, HISTORY_SECS, MAX_TRACKED_TASKS, RATE_WINDOW_SECS, RECENT_EVENTS_PER_TASK,
-    RecentEvent, SortKey, StreamCounts, TaskRow, ViewState,
+    RecentEvent, StreamCounts, TaskRow,
 };
 pub use tap::EVENT_BUFFER;
+pub use view::{SortKey, ViewState};
 
 use crate::SupervisorHandle;
 
@@ -146,10 +150,11 @@ async fn refresh_from(
         Ok(tasks) => {
             state.apply_snapshot(now, tasks);
             state.set_notice(None);
+            state.note_remote_stopped(false);
         }
-        Err(notice) => {
+        Err(missing) => {
             state.advance(now);
-            state.set_notice(Some(notice));
+            state.set_notice(Some(missing.notice(state.remote_stopped())));
             return RefreshReport { snapshot: false };
         }
     }
@@ -187,6 +192,10 @@ pub async fn refresh(
 /// a query on a link that is down fails at once. When the task snapshot does not come,
 /// the other two are not asked for, `state` keeps the last data, and the header notice
 /// says why:
+/// - `supervisor stopped; waiting for it to come back`: the supervisor shut down
+///   gracefully: the event stream said so (`Disconnected { reason: Stopped }`, recorded
+///   with [`ConsoleState::note_remote_stopped`], as [`run_remote`] does) and the node is
+///   gone or serves no such supervisor now;
 /// - `connection lost (session lost); reconnecting`: the node died or the connection
 ///   broke ([`DisconnectReason::SessionLost`](crate::cluster::DisconnectReason));
 /// - `connection lost (no heartbeat answered); reconnecting`: the node is paused or
@@ -269,6 +278,12 @@ async fn event_loop(
     loop {
         session.resume_if_suspended()?;
         let drained = feed.drain();
+        if let Some(epoch) = drained.restarted {
+            state.note_restarted(epoch);
+        }
+        if let Some(stopped) = drained.stopped {
+            state.note_remote_stopped(stopped);
+        }
         state.note_console_dropped(drained.dropped);
         if let Some((received, lost)) = drained.stream {
             state.note_stream(received, lost);
@@ -282,6 +297,8 @@ async fn event_loop(
         } else {
             state.advance(start.elapsed());
         }
+        // The cursor stays on its task across snapshots, sorting and filtering.
+        view.follow(&state.visible_ids(&view));
         session
             .terminal
             .draw(|frame| render(frame, &state, &view))?;
@@ -290,8 +307,7 @@ async fn event_loop(
         loop {
             match input {
                 Ok(Some(terminal::Input::Key(code))) => {
-                    let visible = state.visible_rows(&view).len();
-                    view.on_key(code, visible);
+                    view.on_key(code, &state.visible_ids(&view));
                 }
                 Ok(Some(terminal::Input::Interrupt)) | Ok(None) => view.quit = true,
                 Ok(Some(terminal::Input::Resize)) | Err(_) => {}
