@@ -9,8 +9,10 @@
 //! - when the node is killed, the next refreshes keep the last rows on screen under a
 //!   `connection lost` notice, and once the node is back on the same port the client's
 //!   own reconnection brings live data back and clears the notice;
+//! - a graceful shutdown of the served supervisor (its stream says `Stopped`) shows
+//!   `supervisor stopped; waiting for it to come back`, not `connection lost`;
 //! - the built `taskvisor-console --connect` exits with status 1 and a one-line message
-//!   when nothing listens at the address, when the node runs no supervisor of that name,
+//!   when nothing listens at the address (`nothing is listening at …`), when the node runs no supervisor of that name,
 //!   and when the node refuses the handshake (another cookie); with status 2 on a usage
 //!   error.
 //!
@@ -25,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorRef};
 use ractor_cluster::{NodeServer, NodeServerMessage};
-use ractor_taskvisor::cluster::{RemoteOptions, RemoteSupervisor};
+use ractor_taskvisor::cluster::{DisconnectReason, RemoteOptions, RemoteSupervisor, WatchItem};
 use ractor_taskvisor::console::{self, ConsoleState, ViewState};
 use ractor_taskvisor::prelude::*;
 use ratatui::Terminal;
@@ -157,6 +159,11 @@ impl Served {
 
     fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Closes the node's stdin: its supervisor shuts down gracefully and the process exits.
+    fn stop_gracefully(&mut self) {
+        drop(self.child.stdin.take());
     }
 
     /// Kills the node at once (no graceful shutdown: the session just breaks).
@@ -379,6 +386,66 @@ fn a_lost_node_keeps_the_last_rows_under_a_notice_until_it_is_back() {
         let lines = screen(&state);
         assert!(!lines.iter().any(|line| line.contains("connection lost")));
         line_with(&lines, "steady-c");
+        drop(remote);
+        node.stop(None);
+    });
+}
+
+#[test]
+fn a_graceful_shutdown_says_the_supervisor_stopped() {
+    const TEST: &str = "a_graceful_shutdown_says_the_supervisor_stopped";
+    run(|| async {
+        let mut served = Served::start(TEST, 0);
+        let (node, _) = start_node(0, "console-c").await;
+        let remote = connect(&node, &served.addr()).await;
+        let mut events = remote.events().await.expect("an event stream");
+        let mut state = ConsoleState::new(SUPERVISOR);
+        let mut now = Duration::ZERO;
+        refresh_until(
+            &mut state,
+            &remote,
+            &mut now,
+            Duration::from_secs(10),
+            "a first snapshot",
+            |_, report| report.snapshot,
+        )
+        .await;
+
+        served.stop_gracefully();
+        // The stream ends the incarnation with `Disconnected { Stopped }`, which is what
+        // `run_remote`'s feed records with `note_remote_stopped`.
+        let stopped = tokio::time::timeout(Duration::from_secs(15), async {
+            while let Some(item) = events.recv().await {
+                if let WatchItem::Disconnected { reason } = item {
+                    return reason;
+                }
+            }
+            panic!("the stream ended without a notice");
+        })
+        .await
+        .expect("a disconnect notice within 15 s");
+        assert_eq!(stopped, DisconnectReason::Stopped);
+        state.note_remote_stopped(true);
+        refresh_until(
+            &mut state,
+            &remote,
+            &mut now,
+            Duration::from_secs(15),
+            "the supervisor-stopped notice",
+            |state, report| {
+                !report.snapshot
+                    && state.notice() == Some("supervisor stopped; waiting for it to come back")
+            },
+        )
+        .await;
+        let lines = screen(&state);
+        assert!(
+            lines[1].contains("! supervisor stopped; waiting for it to come back"),
+            "{:?}",
+            lines[1]
+        );
+        assert!(!lines.iter().any(|line| line.contains("connection lost")));
+        drop(events);
         drop(remote);
         node.stop(None);
     });

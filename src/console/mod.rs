@@ -149,8 +149,9 @@ async fn refresh_from(
     match source.snapshot().await {
         Ok(tasks) => {
             state.apply_snapshot(now, tasks);
+            // The graceful-stop flag is the stream's to clear (`Reconnected`): a supervisor
+            // that is shutting down still answers snapshots for a moment after it.
             state.set_notice(None);
-            state.note_remote_stopped(false);
         }
         Err(missing) => {
             state.advance(now);

@@ -443,34 +443,6 @@ fn recent_events_ring_is_bounded() {
 }
 
 #[test]
-fn keys_move_the_cursor_within_the_rows_and_quit() {
-    let mut view = ViewState::default();
-    view.on_key(KeyCode::Up, &ids(3));
-    assert_eq!((view.selected, view.cursor), (Some(TaskId::fixed(1)), 0));
-    for _ in 0..5 {
-        view.on_key(KeyCode::Char('j'), &ids(3));
-    }
-    assert_eq!((view.selected, view.cursor), (Some(TaskId::fixed(3)), 2));
-    view.on_key(KeyCode::Char('k'), &ids(3));
-    assert_eq!(view.selected, Some(TaskId::fixed(2)));
-    // Fewer rows (a filter hides the selected task): the nearest row is selected.
-    view.on_key(KeyCode::Char('x'), &ids(1));
-    assert_eq!((view.selected, view.cursor), (Some(TaskId::fixed(1)), 0));
-    for _ in 0..5 {
-        view.on_key(KeyCode::Char('s'), &ids(3));
-    }
-    assert_eq!(view.sort, SortKey::Id);
-    // `q` inside the filter is text, outside it quits.
-    view.on_key(KeyCode::Char('/'), &ids(3));
-    view.on_key(KeyCode::Char('q'), &ids(3));
-    assert!(!view.quit);
-    assert_eq!(view.filter, "q");
-    view.on_key(KeyCode::Enter, &ids(3));
-    view.on_key(KeyCode::Char('q'), &ids(3));
-    assert!(view.quit);
-}
-
-#[test]
 fn format_duration_units() {
     assert_eq!(render::format_duration(secs(0.4)), "0s");
     assert_eq!(render::format_duration(secs(59.9)), "59s");

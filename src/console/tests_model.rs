@@ -4,7 +4,7 @@
 
 use crossterm::event::KeyCode;
 
-use super::tests::{event, failed, info, line_with, row_index, sample_state, screen, secs};
+use super::tests::{event, failed, ids, info, line_with, row_index, sample_state, screen, secs};
 use super::*;
 use crate::{BackoffSource, EventKind, EventStats, TaskId, TaskState};
 
@@ -221,4 +221,32 @@ fn restart_counters_stay_comparable_with_the_bus() {
     let lines = screen(&state, &ViewState::default(), 100, 28);
     let console = line_with(&lines, "│console");
     assert!(console.contains(" 1 "), "{console:?}");
+}
+
+#[test]
+fn keys_move_the_cursor_within_the_rows_and_quit() {
+    let mut view = ViewState::default();
+    view.on_key(KeyCode::Up, &ids(3));
+    assert_eq!((view.selected, view.cursor), (Some(TaskId::fixed(1)), 0));
+    for _ in 0..5 {
+        view.on_key(KeyCode::Char('j'), &ids(3));
+    }
+    assert_eq!((view.selected, view.cursor), (Some(TaskId::fixed(3)), 2));
+    view.on_key(KeyCode::Char('k'), &ids(3));
+    assert_eq!(view.selected, Some(TaskId::fixed(2)));
+    // Fewer rows (a filter hides the selected task): the nearest row is selected.
+    view.on_key(KeyCode::Char('x'), &ids(1));
+    assert_eq!((view.selected, view.cursor), (Some(TaskId::fixed(1)), 0));
+    for _ in 0..5 {
+        view.on_key(KeyCode::Char('s'), &ids(3));
+    }
+    assert_eq!(view.sort, SortKey::Id);
+    // `q` inside the filter is text, outside it quits.
+    view.on_key(KeyCode::Char('/'), &ids(3));
+    view.on_key(KeyCode::Char('q'), &ids(3));
+    assert!(!view.quit);
+    assert_eq!(view.filter, "q");
+    view.on_key(KeyCode::Enter, &ids(3));
+    view.on_key(KeyCode::Char('q'), &ids(3));
+    assert!(view.quit);
 }
