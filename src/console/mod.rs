@@ -209,6 +209,13 @@ pub async fn refresh(
 /// The client reconnects by itself (every
 /// [`reconnect_interval`](crate::cluster::RemoteOptions::reconnect_interval)); the first
 /// snapshot after it did clears the notice.
+///
+/// The queries do not say when the supervisor was served again (a new epoch) or stopped
+/// gracefully; its event stream does. [`run_remote`] passes the stream's
+/// `WatchItem::Restarted { epoch }` to [`ConsoleState::note_restarted`] and its
+/// `Disconnected { reason: Stopped }` / `Reconnected` to
+/// [`ConsoleState::note_remote_stopped`]; a screen of your own that reads
+/// `remote.events()` does the same.
 #[cfg(all(feature = "console", feature = "cluster"))]
 pub async fn refresh_remote(
     state: &mut ConsoleState,
