@@ -9,8 +9,10 @@
 //! - when the node is killed, the next refreshes keep the last rows on screen under a
 //!   `connection lost` notice, and once the node is back on the same port the client's
 //!   own reconnection brings live data back and clears the notice;
+//! - a graceful shutdown of the served supervisor (its stream says `Stopped`) shows
+//!   `supervisor stopped; waiting for it to come back`, not `connection lost`;
 //! - the built `taskvisor-console --connect` exits with status 1 and a one-line message
-//!   when nothing listens at the address, when the node runs no supervisor of that name,
+//!   when nothing listens at the address (`nothing is listening at …`), when the node runs no supervisor of that name,
 //!   and when the node refuses the handshake (another cookie); with status 2 on a usage
 //!   error.
 //!
@@ -27,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use ractor::ActorRef;
 use ractor_cluster::NodeServerMessage;
-use ractor_taskvisor::cluster::{RemoteOptions, RemoteSupervisor};
+use ractor_taskvisor::cluster::{DisconnectReason, RemoteOptions, RemoteSupervisor, WatchItem};
 use ractor_taskvisor::console::{self, ConsoleState, ViewState};
 use ractor_taskvisor::prelude::*;
 use ratatui::Terminal;
@@ -143,6 +145,11 @@ impl Served {
 
     fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Closes the node's stdin: its supervisor shuts down gracefully and the process exits.
+    fn stop_gracefully(&mut self) {
+        drop(self.child.stdin.take());
     }
 
     /// Kills the node at once (no graceful shutdown: the session just breaks).
@@ -370,6 +377,66 @@ fn a_lost_node_keeps_the_last_rows_under_a_notice_until_it_is_back() {
     });
 }
 
+#[test]
+fn a_graceful_shutdown_says_the_supervisor_stopped() {
+    const TEST: &str = "a_graceful_shutdown_says_the_supervisor_stopped";
+    run(|| async {
+        let mut served = Served::start(TEST, 0);
+        let (node, _) = start_node(0, "console-c").await;
+        let remote = connect(&node, &served.addr()).await;
+        let mut events = remote.events().await.expect("an event stream");
+        let mut state = ConsoleState::new(SUPERVISOR);
+        let mut now = Duration::ZERO;
+        refresh_until(
+            &mut state,
+            &remote,
+            &mut now,
+            Duration::from_secs(10),
+            "a first snapshot",
+            |_, report| report.snapshot,
+        )
+        .await;
+
+        served.stop_gracefully();
+        // The stream ends the incarnation with `Disconnected { Stopped }`, which is what
+        // `run_remote`'s feed records with `note_remote_stopped`.
+        let stopped = tokio::time::timeout(Duration::from_secs(15), async {
+            while let Some(item) = events.recv().await {
+                if let WatchItem::Disconnected { reason } = item {
+                    return reason;
+                }
+            }
+            panic!("the stream ended without a notice");
+        })
+        .await
+        .expect("a disconnect notice within 15 s");
+        assert_eq!(stopped, DisconnectReason::Stopped);
+        state.note_remote_stopped(true);
+        refresh_until(
+            &mut state,
+            &remote,
+            &mut now,
+            Duration::from_secs(15),
+            "the supervisor-stopped notice",
+            |state, report| {
+                !report.snapshot
+                    && state.notice() == Some("supervisor stopped; waiting for it to come back")
+            },
+        )
+        .await;
+        let lines = screen(&state);
+        assert!(
+            lines[1].contains("! supervisor stopped; waiting for it to come back"),
+            "{:?}",
+            lines[1]
+        );
+        assert!(!lines.iter().any(|line| line.contains("connection lost")));
+        drop(events);
+        drop(remote);
+        node.stop(None);
+    });
+}
+
 /// Runs the built console binary with `args`, killing it if it has not exited within
 /// `within`; returns its output and how long it ran.
 fn console_binary(args: &[&str], within: Duration) -> (Output, Duration) {
@@ -413,12 +480,23 @@ fn the_binary_reports_an_address_with_nothing_listening() {
     let (output, elapsed) = console_binary(&args, Duration::from_secs(15));
     let message = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "{message}");
-    assert!(
-        message.starts_with(&format!("taskvisor-console: cannot connect to {addr}")),
-        "{message}"
+    assert_eq!(
+        message,
+        format!("taskvisor-console: nothing is listening at {addr}; is the node running?")
     );
-    assert_eq!(message.lines().count(), 1, "one line: {message}");
     assert!(elapsed < Duration::from_secs(5), "exited after {elapsed:?}");
+
+    // An address without a port is a usage error that says what is expected.
+    let (output, _) = console_binary(
+        &["--connect", "127.0.0.1", "--supervisor", "demo"],
+        Duration::from_secs(15),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("taskvisor-console: --connect 127.0.0.1: expected HOST:PORT"),
+        "{}",
+        stderr(&output)
+    );
 
     // A usage error is status 2 with the usage text.
     let (output, _) = console_binary(&["--connect", &addr], Duration::from_secs(15));

@@ -23,9 +23,10 @@
 //! stays on screen with a `connection lost` notice and comes back when the node does.
 //!
 //! Exit status: 0 after `q`; 1 when the console or the connection fails, with a one-line
-//! message on stderr (nothing listens at the address, the handshake failed because the
-//! cookies differ, the node runs no supervisor of that name, no answer within the connect
-//! timeout, stdout is not a terminal); 2 for a usage error, and for `--connect` in a binary
+//! message on stderr (`nothing is listening at HOST:PORT; is the node running?`, the
+//! handshake failed because the cookies differ, the node runs no supervisor of that name,
+//! no answer within the connect timeout, stdout is not a terminal); 2 for a usage error
+//! (an address without a port: `expected HOST:PORT`), and for `--connect` in a binary
 //! built without the `cluster` feature.
 #![forbid(unsafe_code)]
 
@@ -53,7 +54,8 @@ usage: taskvisor-console --demo
   --connect-timeout SECS  how long to wait for the supervisor to be reachable (default 5)
   -h, --help              this text
 
-keys: q quit · s sort · / filter by name · Up/Down select · Enter show the task's events";
+keys: q quit · s sort · / filter by name · Up/Down select · Enter show the task's events
+      · Esc close the events, or clear a kept filter";
 
 /// What the command line asks for.
 enum Mode {
@@ -106,6 +108,14 @@ fn parse(args: &[String]) -> Result<Mode, String> {
         }
     }
     let addr = addr.ok_or("--supervisor, --cookie and --connect-timeout go with --connect")?;
+    let has_port = addr
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if !has_port {
+        return Err(format!(
+            "--connect {addr}: expected HOST:PORT, e.g. 127.0.0.1:7100"
+        ));
+    }
     let supervisor =
         supervisor.ok_or("--connect needs --supervisor NAME (the remote supervisor's name)")?;
     if supervisor.is_empty() {
@@ -165,12 +175,13 @@ mod remote {
 
 #[cfg(feature = "cluster")]
 mod remote {
+    use std::io::ErrorKind;
     use std::net::{IpAddr, Ipv4Addr};
     use std::process::ExitCode;
 
     use ractor::{Actor, ActorRef};
     use ractor_cluster::{NodeServer, NodeServerMessage};
-    use ractor_taskvisor::cluster::{RemoteOptions, RemoteSupervisor};
+    use ractor_taskvisor::cluster::{RemoteError, RemoteOptions, RemoteSupervisor};
     use ractor_taskvisor::console;
 
     const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -201,6 +212,22 @@ mod remote {
         Err(format!("cannot start the local node server: {last_error}"))
     }
 
+    /// The one-line message for a failed connect: plain words for the usual causes (the
+    /// library's `Display` text otherwise).
+    fn connect_message(error: &RemoteError, addr: &str) -> String {
+        match error {
+            RemoteError::Connect {
+                kind: Some(ErrorKind::ConnectionRefused),
+                ..
+            } => format!("nothing is listening at {addr}; is the node running?"),
+            RemoteError::Connect {
+                kind: Some(ErrorKind::InvalidInput),
+                ..
+            } => format!("cannot connect to {addr}: expected HOST:PORT"),
+            other => other.to_string(),
+        }
+    }
+
     /// Connects to the supervisor and runs the console on it.
     pub(super) async fn watch(connect: super::Connect) -> ExitCode {
         let name = format!("taskvisor-console-{}", std::process::id());
@@ -228,7 +255,7 @@ mod remote {
                 drop(remote);
                 result
             }
-            Ok(Err(error)) => Err(error.to_string()),
+            Ok(Err(error)) => Err(connect_message(&error, &connect.addr)),
             Err(_) => Err(format!(
                 "cannot connect to {}: no answer within {bound:?}",
                 connect.addr

@@ -27,13 +27,18 @@ use crate::registry::TaskInfo;
 #[non_exhaustive]
 pub enum RemoteError {
     /// The address did not resolve, or the TCP connection to it failed (nothing listens,
-    /// refused). `reason` is the I/O error's text (not a stable format).
+    /// refused). `reason` is the I/O error's text (not a stable format); `kind` says which
+    /// I/O failure it was, when it was one.
     #[error("cannot connect to {addr}: {reason}")]
     Connect {
         /// The address as given.
         addr: String,
         /// What failed.
         reason: String,
+        /// The I/O error's kind: `ConnectionRefused` when nothing listens at the address,
+        /// `InvalidInput` for an address that is not `host:port`, …; `None` when the
+        /// failure was no I/O error (e.g. the name resolved to nothing).
+        kind: Option<std::io::ErrorKind>,
     },
     /// A TCP connection to the node was made, but the node closed the session before it
     /// was authenticated: the cluster cookies differ (the usual cause), or the peer is not
@@ -82,6 +87,22 @@ pub enum RemoteError {
     /// The local `NodeServer` actor is gone or did not answer.
     #[error("the local node server is unavailable: {0}")]
     NodeServer(String),
+}
+
+impl RemoteError {
+    /// The stable label, e.g. `remote_connect` or `remote_timeout` (for metrics and logs;
+    /// unlike the `Display` text, part of the contract).
+    pub const fn as_label(&self) -> &'static str {
+        match self {
+            Self::Connect { .. } => "remote_connect",
+            Self::Handshake { .. } => "remote_handshake",
+            Self::Timeout { .. } => "remote_timeout",
+            Self::Disconnected { .. } => "remote_disconnected",
+            Self::NotFound { .. } => "remote_not_found",
+            Self::Query(_) => "remote_query",
+            Self::NodeServer(_) => "remote_node_server",
+        }
+    }
 }
 
 /// Why a remote supervisor is not reachable (in [`RemoteError::Disconnected`] and
@@ -310,16 +331,20 @@ impl RemoteSupervisor {
         supervisor: &str,
         options: RemoteOptions,
     ) -> Result<Self, RemoteError> {
-        let connect_error = |reason: String| RemoteError::Connect {
+        let connect_error = |reason: String, kind| RemoteError::Connect {
             addr: addr.to_owned(),
             reason,
+            kind,
         };
         let resolved: Vec<SocketAddr> = tokio::net::lookup_host(addr)
             .await
-            .map_err(|error| connect_error(error.to_string()))?
+            .map_err(|error| connect_error(error.to_string(), Some(error.kind())))?
             .collect();
         if resolved.is_empty() {
-            return Err(connect_error("the address resolved to nothing".into()));
+            return Err(connect_error(
+                "the address resolved to nothing".into(),
+                None,
+            ));
         }
         let (status_tx, status_rx) = watch::channel(Status {
             silent: false,
@@ -408,10 +433,17 @@ impl RemoteSupervisor {
                     addr: self.inner.addr.clone(),
                 })
             }
-            Link::Down => Err(RemoteError::Connect {
-                addr: self.inner.addr.clone(),
-                reason: settled.last_error.unwrap_or_default(),
-            }),
+            Link::Down => {
+                let failure = settled.last_error.unwrap_or(super::link::ConnectFailure {
+                    reason: String::new(),
+                    kind: None,
+                });
+                Err(RemoteError::Connect {
+                    addr: self.inner.addr.clone(),
+                    reason: failure.reason,
+                    kind: failure.kind,
+                })
+            }
         }
     }
 

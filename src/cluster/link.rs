@@ -48,6 +48,38 @@ pub(crate) enum Link {
     NotFound,
 }
 
+/// Why a connection attempt failed: readable text and, for a socket error, its kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ConnectFailure {
+    /// The error's text (an I/O error's own `Display`, not ractor_cluster's `Debug`).
+    pub(crate) reason: String,
+    /// The I/O error kind of a socket or TLS failure (`ConnectionRefused`: nothing
+    /// listens there).
+    pub(crate) kind: Option<std::io::ErrorKind>,
+}
+
+impl ConnectFailure {
+    /// Describes `ractor_cluster::client_connect`'s error, whose own `Display` is its
+    /// `Debug` (`Socket(Os { code: 111, .. })`).
+    pub(crate) fn of(error: &ractor_cluster::ClientConnectErr) -> Self {
+        use ractor_cluster::ClientConnectErr;
+        match error {
+            ClientConnectErr::Socket(io) => ConnectFailure {
+                reason: io.to_string(),
+                kind: Some(io.kind()),
+            },
+            ClientConnectErr::Encryption(io) => ConnectFailure {
+                reason: format!("TLS failed: {io}"),
+                kind: Some(io.kind()),
+            },
+            other => ConnectFailure {
+                reason: other.to_string(),
+                kind: None,
+            },
+        }
+    }
+}
+
 /// What the client reads.
 #[derive(Clone, Debug)]
 pub(crate) struct Status {
@@ -55,7 +87,7 @@ pub(crate) struct Status {
     /// The link is up, but the supervisor has not answered a heartbeat for `suspect_after`.
     pub(crate) silent: bool,
     /// Why the latest attempt failed, if it did.
-    pub(crate) last_error: Option<String>,
+    pub(crate) last_error: Option<ConnectFailure>,
     /// A session to the address opened and closed again before it became ready: the
     /// handshake failed (ractor_cluster closes a session whose cookie does not match).
     pub(crate) handshake_failed: bool,
@@ -68,7 +100,7 @@ pub(crate) enum LinkMessage {
     /// Time for a connection attempt, if still needed.
     Tick,
     /// A connection attempt ended.
-    Attempted(Result<(), String>),
+    Attempted(Result<(), ConnectFailure>),
     /// Heartbeat period: check for silence, send a heartbeat if none is in flight.
     Beat,
     /// A heartbeat ended: answered (`true`) or not within `suspect_after`.
@@ -141,7 +173,7 @@ pub(crate) struct LinkState {
     attempting: bool,
     tick_pending: bool,
     last_attempt: Option<Instant>,
-    last_error: Option<String>,
+    last_error: Option<ConnectFailure>,
     handshake_failed: bool,
     /// When the supervisor last answered a heartbeat (or the link came up).
     last_heard: Instant,
@@ -393,7 +425,7 @@ impl Actor for LinkActor {
                 tokio::spawn(async move {
                     let result = ractor_cluster::client_connect(&node, addr.as_str())
                         .await
-                        .map_err(|error| error.to_string());
+                        .map_err(|error| ConnectFailure::of(&error));
                     let _ = link.cast(LinkMessage::Attempted(result));
                 });
             }

@@ -132,9 +132,13 @@ impl ClusterView {
             }
             ractor_cluster::client_connect(node, addr)
                 .await
-                .map_err(|error| RemoteError::Connect {
-                    addr: addr.to_owned(),
-                    reason: error.to_string(),
+                .map_err(|error| {
+                    let failure = super::link::ConnectFailure::of(&error);
+                    RemoteError::Connect {
+                        addr: addr.to_owned(),
+                        reason: failure.reason,
+                        kind: failure.kind,
+                    }
                 })?;
         }
         let view = ClusterView::new(node, options);

@@ -70,15 +70,19 @@ mod tap;
 mod terminal;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_model;
+mod view;
 
 use std::time::{Duration, Instant};
 
 pub use render::{MIN_HEIGHT, MIN_WIDTH, render};
 pub use state::{
     ConsoleState, HISTORY_SECS, MAX_TRACKED_TASKS, RATE_WINDOW_SECS, RECENT_EVENTS_PER_TASK,
-    RecentEvent, SortKey, StreamCounts, TaskRow, ViewState,
+    RecentEvent, StreamCounts, TaskRow,
 };
 pub use tap::EVENT_BUFFER;
+pub use view::{SortKey, ViewState};
 
 use crate::SupervisorHandle;
 
@@ -90,17 +94,37 @@ pub const REFRESH: Duration = Duration::from_millis(500);
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Why [`run`] (or `run_remote`) stopped with an error.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Clone` (the I/O error is held shared, as in [`RuntimeError`](crate::RuntimeError)), so
+/// it converts into [`crate::Error`] (`?` in a function returning that).
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConsoleError {
     /// The terminal could not be set up, read or drawn (not a TTY, closed, …). The
-    /// terminal is restored before this is returned.
+    /// terminal is restored before this is returned. `source()` is the `io::Error`.
     #[error("console terminal I/O failed: {0}")]
-    Io(#[from] std::io::Error),
+    Io(#[source] crate::SharedIoError),
     /// The actor that receives events from the supervisor's event port could not be
     /// spawned ([`run`] only: a remote console reads events on a task of its own).
     #[error("console could not subscribe to the event port: {0}")]
     Subscribe(String),
+}
+
+impl From<std::io::Error> for ConsoleError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Io(error.into())
+    }
+}
+
+impl ConsoleError {
+    /// The stable label: `console_io` or `console_subscribe` (for metrics and logs; unlike
+    /// the `Display` text, part of the contract).
+    pub const fn as_label(&self) -> &'static str {
+        match self {
+            Self::Io(_) => "console_io",
+            Self::Subscribe(_) => "console_subscribe",
+        }
+    }
 }
 
 /// What one [`refresh`] (or `refresh_remote`) could read.
@@ -125,11 +149,13 @@ async fn refresh_from(
     match source.snapshot().await {
         Ok(tasks) => {
             state.apply_snapshot(now, tasks);
+            // The graceful-stop flag is the stream's to clear (`Reconnected`): a supervisor
+            // that is shutting down still answers snapshots for a moment after it.
             state.set_notice(None);
         }
-        Err(notice) => {
+        Err(missing) => {
             state.advance(now);
-            state.set_notice(Some(notice));
+            state.set_notice(Some(missing.notice(state.remote_stopped())));
             return RefreshReport { snapshot: false };
         }
     }
@@ -167,6 +193,10 @@ pub async fn refresh(
 /// a query on a link that is down fails at once. When the task snapshot does not come,
 /// the other two are not asked for, `state` keeps the last data, and the header notice
 /// says why:
+/// - `supervisor stopped; waiting for it to come back`: the supervisor shut down
+///   gracefully: the event stream said so (`Disconnected { reason: Stopped }`, recorded
+///   with [`ConsoleState::note_remote_stopped`], as [`run_remote`] does) and the node is
+///   gone or serves no such supervisor now;
 /// - `connection lost (session lost); reconnecting`: the node died or the connection
 ///   broke ([`DisconnectReason::SessionLost`](crate::cluster::DisconnectReason));
 /// - `connection lost (no heartbeat answered); reconnecting`: the node is paused or
@@ -179,6 +209,13 @@ pub async fn refresh(
 /// The client reconnects by itself (every
 /// [`reconnect_interval`](crate::cluster::RemoteOptions::reconnect_interval)); the first
 /// snapshot after it did clears the notice.
+///
+/// The queries do not say when the supervisor was served again (a new epoch) or stopped
+/// gracefully; its event stream does. [`run_remote`] passes the stream's
+/// `WatchItem::Restarted { epoch }` to [`ConsoleState::note_restarted`] and its
+/// `Disconnected { reason: Stopped }` / `Reconnected` to
+/// [`ConsoleState::note_remote_stopped`]; a screen of your own that reads
+/// `remote.events()` does the same.
 #[cfg(all(feature = "console", feature = "cluster"))]
 pub async fn refresh_remote(
     state: &mut ConsoleState,
@@ -249,6 +286,12 @@ async fn event_loop(
     loop {
         session.resume_if_suspended()?;
         let drained = feed.drain();
+        if let Some(epoch) = drained.restarted {
+            state.note_restarted(epoch);
+        }
+        if let Some(stopped) = drained.stopped {
+            state.note_remote_stopped(stopped);
+        }
         state.note_console_dropped(drained.dropped);
         if let Some((received, lost)) = drained.stream {
             state.note_stream(received, lost);
@@ -262,6 +305,8 @@ async fn event_loop(
         } else {
             state.advance(start.elapsed());
         }
+        // The cursor stays on its task across snapshots, sorting and filtering.
+        view.follow(&state.visible_ids(&view));
         session
             .terminal
             .draw(|frame| render(frame, &state, &view))?;
@@ -270,8 +315,7 @@ async fn event_loop(
         loop {
             match input {
                 Ok(Some(terminal::Input::Key(code))) => {
-                    let visible = state.visible_rows(&view).len();
-                    view.on_key(code, visible);
+                    view.on_key(code, &state.visible_ids(&view));
                 }
                 Ok(Some(terminal::Input::Interrupt)) | Ok(None) => view.quit = true,
                 Ok(Some(terminal::Input::Resize)) | Err(_) => {}

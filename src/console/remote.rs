@@ -5,9 +5,11 @@
 //!
 //! The task never blocks the serving supervisor: the stream long-polls it for as many
 //! events as fit, and this task empties the stream as fast as they come (the [`Inbox`]
-//! drops the oldest when the screen falls behind). Link notices (`Disconnected`,
-//! `Reconnected`) are not the feed's business: [`refresh_remote`](super::refresh_remote)
-//! reads the link state from its queries and sets the header notice.
+//! drops the oldest when the screen falls behind). Of the link notices it keeps two facts
+//! for the screen: a new epoch (`Restarted`: the supervisor was served again, the console
+//! resets what it knew per task) and whether the latest link notice was a graceful
+//! shutdown (`Disconnected { reason: Stopped }`, cleared by `Reconnected`); the rest of
+//! the link state [`refresh_remote`](super::refresh_remote) reads from its queries.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -18,7 +20,7 @@ use tokio::task::JoinHandle;
 use super::REFRESH;
 use super::tap::Inbox;
 use crate::Event;
-use crate::cluster::{RemoteSupervisor, WatchItem};
+use crate::cluster::{DisconnectReason, RemoteSupervisor, WatchItem};
 
 /// The remote feed's buffer and its stream counters.
 #[derive(Default)]
@@ -28,11 +30,17 @@ pub(super) struct RemoteInbox {
     received: u64,
     /// Events the stream reported lost since the last drain.
     lost: u64,
+    /// The epoch of the latest `Restarted` since the last drain.
+    restarted: Option<u64>,
+    /// The latest link notice since the last drain: `true` for a graceful shutdown,
+    /// `false` for the supervisor reachable again.
+    stopped: Option<bool>,
 }
 
 impl RemoteInbox {
     /// Takes one stream item arrived at `at`: an event into the buffer, a gap (or a merged
-    /// stream's lag) into the loss count; link notices are ignored.
+    /// stream's lag) into the loss count, a restart's epoch and the graceful-shutdown flag
+    /// into their fields; other notices are ignored.
     pub(super) fn absorb(&mut self, at: Instant, item: WatchItem) {
         match item {
             WatchItem::Event(event) => {
@@ -41,6 +49,14 @@ impl RemoteInbox {
             }
             WatchItem::Gap(gap) => self.lost += gap.len(),
             WatchItem::Lagged(n) => self.lost += n,
+            WatchItem::Restarted { epoch } => {
+                self.restarted = Some(epoch);
+                self.stopped = Some(false);
+            }
+            WatchItem::Disconnected { reason } => {
+                self.stopped = Some(reason == DisconnectReason::Stopped);
+            }
+            WatchItem::Reconnected => self.stopped = Some(false),
             _ => {}
         }
     }
@@ -56,6 +72,10 @@ pub(super) struct Drained {
     pub(super) received: u64,
     /// Events the stream reported lost.
     pub(super) lost: u64,
+    /// The epoch of the latest `Restarted`, if one came.
+    pub(super) restarted: Option<u64>,
+    /// The latest graceful-shutdown flag, if a link notice came.
+    pub(super) stopped: Option<bool>,
 }
 
 type Shared = Arc<Mutex<RemoteInbox>>;
@@ -84,6 +104,8 @@ impl RemoteTap {
             dropped,
             received: std::mem::take(&mut shared.received),
             lost: std::mem::take(&mut shared.lost),
+            restarted: shared.restarted.take(),
+            stopped: shared.stopped.take(),
         }
     }
 }
@@ -119,7 +141,7 @@ pub(super) async fn pump(mut stream: impl Stream<Item = WatchItem> + Unpin, inbo
 mod tests {
     use super::*;
     use crate::EventKind;
-    use crate::cluster::{DisconnectReason, Gap, SequencedEvent};
+    use crate::cluster::{Gap, SequencedEvent};
 
     fn sequenced(seq: u64) -> WatchItem {
         let event = Event::new(EventKind::AttemptStarting).with_attempt(seq as u32);
@@ -148,10 +170,36 @@ mod tests {
         let attempts: Vec<_> = drained.events.iter().map(|(_, e)| e.attempt).collect();
         assert_eq!(attempts, [Some(1), Some(7)]);
         assert_eq!((drained.received, drained.lost, drained.dropped), (2, 7, 0));
+        // Reconnected came after the SessionLost notice; no restart.
+        assert_eq!((drained.restarted, drained.stopped), (None, Some(false)));
         // A drain takes the counts: the next one starts from zero.
         let again = tap.drain();
         assert!(again.events.is_empty());
         assert_eq!((again.received, again.lost), (0, 0));
+    }
+
+    #[test]
+    fn the_feed_keeps_a_restart_epoch_and_a_graceful_stop() {
+        let mut inbox = RemoteInbox::default();
+        let at = Instant::now();
+        inbox.absorb(at, sequenced(1));
+        inbox.absorb(
+            at,
+            WatchItem::Disconnected {
+                reason: DisconnectReason::Stopped,
+            },
+        );
+        assert_eq!(inbox.stopped, Some(true));
+        inbox.absorb(at, WatchItem::Reconnected);
+        inbox.absorb(at, WatchItem::Restarted { epoch: 42 });
+        assert_eq!((inbox.restarted, inbox.stopped), (Some(42), Some(false)));
+        inbox.absorb(
+            at,
+            WatchItem::Disconnected {
+                reason: DisconnectReason::Stopped,
+            },
+        );
+        assert_eq!(inbox.stopped, Some(true));
     }
 
     #[test]

@@ -9,8 +9,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Sparkline, Table, TableState, Wrap};
 
-use super::state::{ConsoleState, HISTORY_SECS, ViewState};
-use crate::TaskState;
+use super::state::{ConsoleState, HISTORY_SECS};
+use super::view::ViewState;
+use crate::{BackoffSource, TaskState};
 
 /// The smallest terminal, in columns, the console lays out; narrower shows a message.
 pub const MIN_WIDTH: u16 = 90;
@@ -111,8 +112,12 @@ fn render_footer(frame: &mut Frame, area: Rect, view: &ViewState) {
             " filter by name: {}_   (Enter keep · Esc clear)",
             view.filter
         )
-    } else {
+    } else if view.show_events {
         " q quit · s sort · / filter · ↑↓ select · Enter events · Esc close".to_owned()
+    } else if !view.filter.is_empty() {
+        " q quit · s sort · / filter · ↑↓ select · Enter events · Esc clear filter".to_owned()
+    } else {
+        " q quit · s sort · / filter · ↑↓ select · Enter events".to_owned()
     };
     frame.render_widget(
         Paragraph::new(text).style(Style::default().add_modifier(Modifier::DIM)),
@@ -120,11 +125,25 @@ fn render_footer(frame: &mut Frame, area: Rect, view: &ViewState) {
     );
 }
 
-/// A short state label that fits the table's state column.
-fn state_label(state: TaskState) -> &'static str {
+/// The prefix `TaskError::Fail`'s `Display` puts before every reason; the table's narrow
+/// `last failure` column leaves it out (the events panel keeps the full text).
+const FAIL_PREFIX: &str = "execution failed: ";
+
+/// The `last failure` cell: one line, without [`FAIL_PREFIX`].
+pub(crate) fn failure_cell(text: &str) -> String {
+    text.strip_prefix(FAIL_PREFIX)
+        .unwrap_or(text)
+        .replace('\n', " ")
+}
+
+/// A short state label that fits the table's state column. A `Backoff` whose latest
+/// `BackoffScheduled` came after a success (a periodic task waiting for its next run) is
+/// `waiting`; one after a failure, or whose event the console has not seen, `backoff`.
+pub(crate) fn state_label(state: TaskState, backoff: Option<BackoffSource>) -> &'static str {
     match state {
-        TaskState::WaitingForPermit => "waiting",
+        TaskState::WaitingForPermit => "permit_wait",
         TaskState::Running => "running",
+        TaskState::Backoff if backoff == Some(BackoffSource::Success) => "waiting",
         TaskState::Backoff => "backoff",
         TaskState::Removing => "removing",
         TaskState::GroupRestarting => "group_restart",
@@ -191,15 +210,15 @@ fn render_table(frame: &mut Frame, area: Rect, state: &ConsoleState, view: &View
                 Cell::from(info.name.to_string()),
                 Cell::from(info.id.to_string()),
                 Cell::from(info.group.as_deref().unwrap_or("-").to_owned()),
-                Cell::from(state_label(info.state)).style(state_style(info.state)),
+                Cell::from(state_label(info.state, state.backoff_source(info.id)))
+                    .style(state_style(info.state)),
                 Cell::from(info.attempt.to_string()),
                 Cell::from(info.restarts.to_string()),
                 Cell::from(format_duration(row.time_in_state(now))),
                 Cell::from(
                     info.last_failure
                         .as_deref()
-                        .map(|text| text.replace('\n', " "))
-                        .unwrap_or_else(|| "-".to_owned()),
+                        .map_or_else(|| "-".to_owned(), failure_cell),
                 ),
             ])
         })
@@ -220,7 +239,7 @@ fn render_table(frame: &mut Frame, area: Rect, state: &ConsoleState, view: &View
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
         .highlight_symbol("> ");
     let mut table_state = TableState::default();
-    table_state.select(Some(view.selected.min(rows.len() - 1)));
+    table_state.select(state.selected_index(view));
     frame.render_stateful_widget(table, area, &mut table_state);
 }
 
@@ -378,11 +397,23 @@ fn render_sparkline(frame: &mut Frame, area: Rect, state: &ConsoleState) {
     let shown = &history[history.len() - inner..];
     let max = shown.iter().copied().max().unwrap_or(0);
     let total: u64 = shown.iter().sum();
-    let title = format!(" Restarts/s · {}s: {total} · max {max} ", shown.len());
+    let title = sparkline_title(shown.len(), total, max, area.width.saturating_sub(2));
     let sparkline = Sparkline::default()
         .data(shown)
         .max(max.max(1))
         .style(Style::default().fg(Color::Yellow))
         .block(Block::bordered().title(title));
     frame.render_widget(sparkline, area);
+}
+
+/// The sparkline's title for `seconds` shown (as many of the last [`HISTORY_SECS`] as fit
+/// the panel), with the window's total and peak when that fits in `room` columns:
+/// ` restarts/s · last 36s: 5 · max 2 `, else ` restarts/s · last 36s `.
+pub(crate) fn sparkline_title(seconds: usize, total: u64, max: u64, room: u16) -> String {
+    let full = format!(" restarts/s · last {seconds}s: {total} · max {max} ");
+    if full.chars().count() <= usize::from(room) {
+        full
+    } else {
+        format!(" restarts/s · last {seconds}s ")
+    }
 }

@@ -27,15 +27,61 @@ async fn bounded<T>(future: impl Future<Output = T>) -> Option<T> {
     tokio::time::timeout(QUERY_TIMEOUT, future).await.ok()
 }
 
+/// The header notice after a graceful remote shutdown, until the supervisor is back.
+pub(super) const STOPPED_NOTICE: &str = "supervisor stopped; waiting for it to come back";
+
+/// Why there is no snapshot now.
+pub(super) struct Missing {
+    /// The header notice.
+    pub(super) notice: Arc<str>,
+    /// The remote node is gone or serves no such supervisor now (a graceful shutdown the
+    /// stream reported looks like this from the queries).
+    pub(super) gone: bool,
+}
+
+impl Missing {
+    /// The header notice to show, given whether the remote stream's latest link notice was
+    /// a graceful shutdown ([`ConsoleState::remote_stopped`](super::ConsoleState::remote_stopped)):
+    /// a node that is gone after such a shutdown is [`STOPPED_NOTICE`], not a lost
+    /// connection.
+    pub(super) fn notice(self, remote_stopped: bool) -> Arc<str> {
+        if self.gone && remote_stopped {
+            STOPPED_NOTICE.into()
+        } else {
+            self.notice
+        }
+    }
+}
+
+impl From<&str> for Missing {
+    fn from(notice: &str) -> Self {
+        Missing {
+            notice: notice.into(),
+            gone: false,
+        }
+    }
+}
+
 /// The header notice for a failed remote query.
 #[cfg(feature = "cluster")]
-fn remote_notice(remote: &RemoteSupervisor, error: &RemoteError) -> Arc<str> {
+fn remote_notice(remote: &RemoteSupervisor, error: &RemoteError) -> Missing {
+    let gone = matches!(
+        error,
+        RemoteError::NotFound { .. }
+            | RemoteError::Disconnected {
+                reason: DisconnectReason::SessionLost | DisconnectReason::Stopped,
+                ..
+            }
+    );
     let text = match error {
+        RemoteError::Disconnected {
+            reason: DisconnectReason::Stopped,
+            ..
+        } => STOPPED_NOTICE.to_owned(),
         RemoteError::Disconnected { reason, .. } => {
             let reason = match reason {
-                DisconnectReason::SessionLost => "session lost",
                 DisconnectReason::Silent => "no heartbeat answered",
-                DisconnectReason::Stopped => "supervisor stopped",
+                _ => "session lost",
             };
             format!("connection lost ({reason}); reconnecting")
         }
@@ -47,7 +93,10 @@ fn remote_notice(remote: &RemoteSupervisor, error: &RemoteError) -> Arc<str> {
         RemoteError::Timeout { .. } => "supervisor not answering".to_owned(),
         other => other.to_string(),
     };
-    Arc::from(text)
+    Missing {
+        notice: Arc::from(text),
+        gone,
+    }
 }
 
 impl Source<'_> {
@@ -73,8 +122,8 @@ impl Source<'_> {
         }
     }
 
-    /// The task snapshot, or the header notice saying why there is none now.
-    pub(super) async fn snapshot(&self) -> Result<Vec<TaskInfo>, Arc<str>> {
+    /// The task snapshot, or why there is none now.
+    pub(super) async fn snapshot(&self) -> Result<Vec<TaskInfo>, Missing> {
         match self {
             Source::Local(handle) => {
                 let stopped = matches!(
@@ -126,6 +175,10 @@ pub(super) struct Drained {
     pub(super) dropped: u64,
     /// A remote feed's stream counts: events received, events reported lost (gaps).
     pub(super) stream: Option<(u64, u64)>,
+    /// A remote feed's new epoch, when the supervisor was served again.
+    pub(super) restarted: Option<u64>,
+    /// A remote feed's graceful-shutdown flag, when a link notice came.
+    pub(super) stopped: Option<bool>,
 }
 
 /// The running event feed of a [`Source`].
@@ -147,6 +200,8 @@ impl Feed {
                     events,
                     dropped,
                     stream: None,
+                    restarted: None,
+                    stopped: None,
                 }
             }
             #[cfg(feature = "cluster")]
@@ -156,6 +211,8 @@ impl Feed {
                     events: drained.events,
                     dropped: drained.dropped,
                     stream: Some((drained.received, drained.lost)),
+                    restarted: drained.restarted,
+                    stopped: drained.stopped,
                 }
             }
         }
@@ -168,5 +225,28 @@ impl Feed {
             #[cfg(feature = "cluster")]
             Feed::Remote(tap) => drop(tap),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_gone_after_a_graceful_stop_says_stopped() {
+        let lost = || Missing {
+            notice: "connection lost (session lost); reconnecting".into(),
+            gone: true,
+        };
+        assert_eq!(
+            &*lost().notice(false),
+            "connection lost (session lost); reconnecting"
+        );
+        assert_eq!(&*lost().notice(true), STOPPED_NOTICE);
+        // A timeout (a paused node) is not a stop, whatever the stream said.
+        assert_eq!(
+            &*Missing::from("supervisor not answering").notice(true),
+            "supervisor not answering"
+        );
     }
 }

@@ -6,8 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossterm::event::KeyCode;
-
+use super::view::{SortKey, ViewState};
 #[cfg(feature = "controller")]
 use crate::SlotView;
 use crate::{BackoffSource, Event, EventKind, EventStats, TaskId, TaskInfo, TaskState};
@@ -105,13 +104,18 @@ pub struct RecentEvent {
 pub struct TaskRow {
     /// The task as the latest snapshot reported it.
     pub info: TaskInfo,
-    /// Console time at which the console first saw it in `info.state` (an approximation:
-    /// a state change is noticed at the snapshot that shows it).
+    /// Console time of the first snapshot that showed the task in its current state *and*
+    /// its current attempt (`info.state`, `info.attempt`): a state change or a new attempt
+    /// (a retry, or a periodic task's next run) starts it again, and so does a restart of
+    /// the supervisor ([`ConsoleState::note_restarted`]). An approximation to within one
+    /// refresh: a change is noticed at the snapshot that shows it, so a state entered and
+    /// left between two snapshots is never seen.
     pub since: Duration,
 }
 
 impl TaskRow {
-    /// How long it has been in its state at console time `now`.
+    /// How long, at console time `now`, it has been in its current state and attempt (the
+    /// table's `in state` column): `now - since`, zero if `now` is earlier.
     pub fn time_in_state(&self, now: Duration) -> Duration {
         now.saturating_sub(self.since)
     }
@@ -135,10 +139,17 @@ pub struct ConsoleState {
     restarts: Series,
     events: Series,
     recent: HashMap<TaskId, VecDeque<RecentEvent>>,
+    /// The source of each task's latest `BackoffScheduled` (bounded with `recent`).
+    backoff: HashMap<TaskId, BackoffSource>,
     events_seen: u64,
     console_dropped: u64,
     stream: Option<StreamCounts>,
     notice: Option<Arc<str>>,
+    /// The epoch of the latest [`ConsoleState::note_restarted`].
+    epoch: Option<u64>,
+    /// The remote stream said the supervisor stopped gracefully, and has not said it is
+    /// back since.
+    remote_stopped: bool,
 }
 
 impl ConsoleState {
@@ -172,19 +183,24 @@ impl ConsoleState {
     }
 
     /// Replaces the task table with `tasks` (a `handle.snapshot()`), keeping the time in
-    /// state of each task whose state did not change.
+    /// state ([`TaskRow::since`]) of each task whose state and attempt number did not
+    /// change.
     pub fn apply_snapshot(&mut self, now: Duration, tasks: Vec<TaskInfo>) {
         self.advance(now);
-        let previous: HashMap<TaskId, (TaskState, Duration)> = self
+        let previous: HashMap<TaskId, (TaskState, u32, Duration)> = self
             .tasks
             .iter()
-            .map(|row| (row.info.id, (row.info.state, row.since)))
+            .map(|row| (row.info.id, (row.info.state, row.info.attempt, row.since)))
             .collect();
         self.tasks = tasks
             .into_iter()
             .map(|info| {
                 let since = match previous.get(&info.id) {
-                    Some((state, since)) if *state == info.state => *since,
+                    Some((state, attempt, since))
+                        if *state == info.state && *attempt == info.attempt =>
+                    {
+                        *since
+                    }
                     _ => self.now,
                 };
                 TaskRow { info, since }
@@ -195,6 +211,61 @@ impl ConsoleState {
                 self.tasks.iter().map(|row| row.info.id).collect();
             self.recent.retain(|id, _| live.contains(id));
         }
+        if self.backoff.len() > MAX_TRACKED_TASKS {
+            let live: std::collections::HashSet<TaskId> =
+                self.tasks.iter().map(|row| row.info.id).collect();
+            self.backoff.retain(|id, _| live.contains(id));
+        }
+    }
+
+    /// The supervisor was served again (its node restarted): a remote stream's
+    /// `WatchItem::Restarted { epoch }`. Task ids start again in a new epoch, so what the
+    /// console knew per task is dropped: every row's time in state starts at the latest
+    /// console time, the recent events and backoff sources are forgotten, and the
+    /// console's own counters (the `console` and `stream` rows of the event delivery
+    /// panel) start from zero, as the supervisor's `bus` counters do. The restart and
+    /// event-rate histories are kept (they are the console's own timeline).
+    pub fn note_restarted(&mut self, epoch: u64) {
+        self.epoch = Some(epoch);
+        let now = self.now;
+        for row in &mut self.tasks {
+            row.since = now;
+        }
+        self.recent.clear();
+        self.backoff.clear();
+        self.events_seen = 0;
+        self.console_dropped = 0;
+        if let Some(stream) = &mut self.stream {
+            *stream = StreamCounts::default();
+        }
+    }
+
+    /// The epoch given to the latest [`note_restarted`](Self::note_restarted); `None`
+    /// before any (the supervisor's first epoch as the console met it).
+    pub fn epoch(&self) -> Option<u64> {
+        self.epoch
+    }
+
+    /// Records what a remote stream said about the link: `true` after it reported a
+    /// graceful shutdown (`Disconnected { reason: Stopped }`), `false` once it reported
+    /// the supervisor reachable again. While set, a snapshot that fails because the node
+    /// is gone or serves no such supervisor shows `supervisor stopped; waiting for it to
+    /// come back` instead of `connection lost`.
+    pub fn note_remote_stopped(&mut self, stopped: bool) {
+        self.remote_stopped = stopped;
+    }
+
+    /// Whether the remote stream's latest link notice was a graceful shutdown (see
+    /// [`note_remote_stopped`](Self::note_remote_stopped)).
+    pub fn remote_stopped(&self) -> bool {
+        self.remote_stopped
+    }
+
+    /// The source of task `id`'s latest `BackoffScheduled` event: `Success` while a
+    /// periodic (or `Always`) task waits for its next run, `Failure` for a retry backoff;
+    /// `None` when the console has seen none for it.
+    pub fn backoff_source(&self, id: TaskId) -> Option<BackoffSource> {
+        self.backoff.get(&id).copied()
     }
 
     /// Replaces the slot list with a controller snapshot's slots.
@@ -234,6 +305,12 @@ impl ConsoleState {
             self.restarts.add(second, 1);
         }
         let Some(id) = event.id else { return };
+        if event.kind == EventKind::BackoffScheduled
+            && let Some(source) = event.backoff_source
+            && (self.backoff.contains_key(&id) || self.backoff.len() < MAX_TRACKED_TASKS)
+        {
+            self.backoff.insert(id, source);
+        }
         if !self.recent.contains_key(&id) && self.recent.len() >= MAX_TRACKED_TASKS {
             let live: std::collections::HashSet<TaskId> =
                 self.tasks.iter().map(|row| row.info.id).collect();
@@ -293,7 +370,9 @@ impl ConsoleState {
         self.stream
     }
 
-    /// Events recorded since start.
+    /// Events recorded since the console started, or since the supervisor's last restart
+    /// ([`note_restarted`](Self::note_restarted)): the `console` row, not comparable with
+    /// the `bus` row's count since the supervisor started.
     pub fn events_seen(&self) -> u64 {
         self.events_seen
     }
@@ -377,113 +456,32 @@ impl ConsoleState {
         rows
     }
 
-    /// The task the view's cursor is on, if any row is visible.
+    /// The ids of the rows `view` shows, in its order (what [`ViewState::on_key`] and
+    /// [`ViewState::follow`] take).
+    pub fn visible_ids(&self, view: &ViewState) -> Vec<TaskId> {
+        self.visible_rows(view)
+            .iter()
+            .map(|row| row.info.id)
+            .collect()
+    }
+
+    /// The position of the cursor among the rows `view` shows: the row of
+    /// [`ViewState::selected`] when it is visible, else the row nearest to where the
+    /// cursor was ([`ViewState::cursor`], clamped); `None` when no row is visible.
+    pub fn selected_index(&self, view: &ViewState) -> Option<usize> {
+        let ids = self.visible_ids(view);
+        let last = ids.len().checked_sub(1)?;
+        Some(
+            view.selected
+                .and_then(|id| ids.iter().position(|row| *row == id))
+                .unwrap_or(view.cursor.min(last)),
+        )
+    }
+
+    /// The task the view's cursor is on ([`selected_index`](Self::selected_index)), if
+    /// any row is visible.
     pub fn selected_row(&self, view: &ViewState) -> Option<&TaskRow> {
-        let rows = self.visible_rows(view);
-        let index = view.selected.min(rows.len().checked_sub(1)?);
-        Some(rows[index])
-    }
-}
-
-/// The column the task table is sorted by; `s` cycles through them in this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortKey {
-    /// Ascending task id (registration order).
-    #[default]
-    Id,
-    /// Ascending name.
-    Name,
-    /// Ascending state label.
-    State,
-    /// Most restarts first.
-    Restarts,
-    /// Longest time in its state first.
-    TimeInState,
-}
-
-impl SortKey {
-    /// The next key in the `s` cycle.
-    pub const fn next(self) -> Self {
-        match self {
-            Self::Id => Self::Name,
-            Self::Name => Self::State,
-            Self::State => Self::Restarts,
-            Self::Restarts => Self::TimeInState,
-            Self::TimeInState => Self::Id,
-        }
-    }
-
-    /// The label shown in the header, e.g. `"restarts"`.
-    pub const fn as_label(self) -> &'static str {
-        match self {
-            Self::Id => "id",
-            Self::Name => "name",
-            Self::State => "state",
-            Self::Restarts => "restarts",
-            Self::TimeInState => "time in state",
-        }
-    }
-}
-
-/// What the user chose to see: sort, filter, cursor, the events panel. Changed only by
-/// [`on_key`](Self::on_key).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ViewState {
-    /// The table's sort column.
-    pub sort: SortKey,
-    /// Name filter (case-insensitive substring); empty shows every task.
-    pub filter: String,
-    /// True while the filter is being typed (after `/`, until Enter or Esc).
-    pub editing_filter: bool,
-    /// Index of the cursor among the visible rows (clamped when drawing).
-    pub selected: usize,
-    /// Whether the selected task's recent events are shown.
-    pub show_events: bool,
-    /// Set by `q`: the console should exit.
-    pub quit: bool,
-}
-
-impl ViewState {
-    /// Applies one key press. `visible` is the number of visible rows, to keep the cursor
-    /// in range.
-    ///
-    /// Keys: `q` quit; `s` next sort column; `/` type a filter (characters append,
-    /// Backspace deletes, Enter keeps it, Esc clears it); Up/Down or `k`/`j` move the
-    /// cursor; Enter shows or hides the selected task's events; Esc hides them.
-    pub fn on_key(&mut self, key: KeyCode, visible: usize) {
-        if self.editing_filter {
-            match key {
-                KeyCode::Char(c) => self.filter.push(c),
-                KeyCode::Backspace => {
-                    self.filter.pop();
-                }
-                KeyCode::Enter => self.editing_filter = false,
-                KeyCode::Esc => {
-                    self.filter.clear();
-                    self.editing_filter = false;
-                }
-                _ => {}
-            }
-            self.selected = 0;
-            return;
-        }
-        match key {
-            KeyCode::Char('q') => self.quit = true,
-            KeyCode::Char('s') => self.sort = self.sort.next(),
-            KeyCode::Char('/') => {
-                self.editing_filter = true;
-                self.selected = 0;
-            }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.selected = (self.selected + 1).min(visible.saturating_sub(1));
-            }
-            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Enter => self.show_events = !self.show_events,
-            KeyCode::Esc => self.show_events = false,
-            _ => {}
-        }
-        if visible > 0 && self.selected >= visible {
-            self.selected = visible - 1;
-        }
+        let index = self.selected_index(view)?;
+        Some(self.visible_rows(view)[index])
     }
 }

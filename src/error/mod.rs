@@ -6,7 +6,9 @@
 //! | building a supervisor | [`BuildError`] | `SupervisorBuilder::try_build` |
 //! | running a supervisor | [`RuntimeError`] | `serve`, `run*`, handle operations, `TaskWaiter::wait`, `shutdown` |
 //! | keyed admission | [`ControllerError`] | `submit*`, `prepare_submission` (feature `controller`) |
-//! | any of the last two | [`Error`] | user code that wants one error type |
+//! | the live console | `console::ConsoleError` | `console::run`, `console::run_remote` (feature `console`) |
+//! | a remote supervisor | `cluster::RemoteError` | `RemoteSupervisor` operations (feature `cluster`) |
+//! | any of the last four | [`Error`] | user code that wants one error type (`?` converts) |
 //!
 //! Every enum has `as_label()`: a stable `snake_case` string for metrics and logs, which,
 //! unlike the `Display` text, is part of the contract.
@@ -43,7 +45,9 @@ pub type SharedError = Arc<dyn StdError + Send + Sync + 'static>;
 /// returns [`BuildError::CapacityTooLarge`] above it.
 pub(crate) const MAX_CAPACITY: usize = usize::MAX >> 3;
 
-/// Either a runtime or a controller error, for callers that mix both kinds of operations.
+/// A runtime, controller, console or remote-client error, for callers that mix these kinds
+/// of operations: each converts into it with `From`, so `?` works in a function returning
+/// `Result<_, ractor_taskvisor::Error>`.
 ///
 /// `Display` and `source()` are those of the inner error; [`Error::as_label`] delegates too.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -56,16 +60,29 @@ pub enum Error {
     #[cfg(feature = "controller")]
     #[error(transparent)]
     Controller(#[from] ControllerError),
+    /// The live console stopped with an error (feature `console`).
+    #[cfg(feature = "console")]
+    #[error(transparent)]
+    Console(#[from] crate::console::ConsoleError),
+    /// A remote supervisor operation failed: connect, query, stream or control (feature
+    /// `cluster`).
+    #[cfg(feature = "cluster")]
+    #[error(transparent)]
+    Remote(#[from] crate::cluster::RemoteError),
 }
 
 impl Error {
-    /// The stable label of the inner error, e.g. `runtime_shutting_down` or
-    /// `controller_full`.
+    /// The stable label of the inner error, e.g. `runtime_shutting_down`,
+    /// `controller_full`, `console_io` or `remote_connect`.
     pub const fn as_label(&self) -> &'static str {
         match self {
             Self::Runtime(e) => e.as_label(),
             #[cfg(feature = "controller")]
             Self::Controller(e) => e.as_label(),
+            #[cfg(feature = "console")]
+            Self::Console(e) => e.as_label(),
+            #[cfg(feature = "cluster")]
+            Self::Remote(e) => e.as_label(),
         }
     }
 }
@@ -109,6 +126,40 @@ mod tests {
         assert_eq!(e.as_label(), "controller_full");
         assert_eq!(e.to_string(), "submission queue full");
         assert!(matches!(e, Error::Controller(ControllerError::Full)));
+    }
+
+    #[cfg(feature = "console")]
+    #[test]
+    fn error_is_transparent_over_console_errors() {
+        fn run() -> Result<(), Error> {
+            Err(crate::console::ConsoleError::Subscribe("no actor".into()))?;
+            Ok(())
+        }
+        let e = run().unwrap_err();
+        assert_eq!(e.as_label(), "console_subscribe");
+        assert_eq!(
+            e.to_string(),
+            "console could not subscribe to the event port: no actor"
+        );
+        let io = std::io::Error::from_raw_os_error(1);
+        let e: Error = crate::console::ConsoleError::from(io).into();
+        assert_eq!(e.as_label(), "console_io");
+        let src = StdError::source(&e).expect("io source");
+        assert!(src.downcast_ref::<std::io::Error>().is_some());
+        let copy = e.clone();
+        assert_eq!(copy.to_string(), e.to_string());
+    }
+
+    #[cfg(feature = "cluster")]
+    #[test]
+    fn error_is_transparent_over_remote_errors() {
+        fn run() -> Result<(), Error> {
+            Err(crate::cluster::RemoteError::NodeServer("gone".into()))?;
+            Ok(())
+        }
+        let e = run().unwrap_err();
+        assert_eq!(e.as_label(), "remote_node_server");
+        assert_eq!(e.to_string(), "the local node server is unavailable: gone");
     }
 
     #[test]
