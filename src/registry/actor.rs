@@ -289,7 +289,7 @@ async fn handle_command(
                     requests::announce(state, id, &target, true);
                     let (tx, rx) = oneshot::channel();
                     if let Some(entry) = state.entries.get_mut(&id) {
-                        entry.cancel_waiters.push(CancelWaiter::Handle(tx));
+                        entry.add_cancel_waiter(CancelWaiter::Handle(tx));
                     }
                     let claimed = claim_with_grace(myself, state, id, None).await;
                     CancelTicket {
@@ -304,7 +304,7 @@ async fn handle_command(
         CommandKind::Watch(target, watcher, reply) => {
             let id = state.resolve(&target);
             match id.and_then(|id| state.entries.get_mut(&id)) {
-                Some(entry) => entry.watchers.push(watcher),
+                Some(entry) => entry.add_watcher(watcher),
                 None => drop(watcher),
             }
             let _ = reply.send(id);

@@ -148,9 +148,7 @@ pub(super) async fn cancel(
     announce(state, id, &target, true);
     let claimed = claim_with_grace(myself, state, id, None).await;
     match state.entries.get_mut(&id) {
-        Some(entry) => entry
-            .cancel_waiters
-            .push(CancelWaiter::Message { reply, claimed }),
+        Some(entry) => entry.add_cancel_waiter(CancelWaiter::Message { reply, claimed }),
         // Committed within the claim (it was between attempts).
         None => {
             let _ = reply.send(Ok(claimed));

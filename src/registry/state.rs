@@ -86,14 +86,38 @@ pub(crate) struct Entry {
     /// A group member's current attempt token: a group restart stops the attempt, not the
     /// registration.
     pub(crate) scope: Option<CancellationToken>,
-    /// Cancel callers waiting for the terminal commit, told at commit.
-    pub(crate) cancel_waiters: Vec<CancelWaiter>,
-    /// Watchers added after admission (`watch(target)`); each gets a copy of the outcome.
-    pub(crate) watchers: Vec<OutcomePromise>,
+    /// Cancel callers and later watchers, told at commit; boxed and absent until the first
+    /// one (most registrations never have any).
+    waiters: Option<Box<Waiters>>,
     /// Ownership unit (docs/semantics.md#ownership), returned when the entry is dropped at terminal
     /// commit.
     pub(crate) _unit: Option<OwnedSemaphorePermit>,
     pub(crate) release: Option<ReleaseHook>,
+}
+
+/// Who else waits for a registration's terminal commit.
+#[derive(Default)]
+struct Waiters {
+    /// Cancel callers waiting for the terminal commit, told at commit.
+    cancel: Vec<CancelWaiter>,
+    /// Watchers added after admission (`watch(target)`); each gets a copy of the outcome.
+    watchers: Vec<OutcomePromise>,
+}
+
+impl Entry {
+    fn waiters(&mut self) -> &mut Waiters {
+        self.waiters.get_or_insert_with(Box::default)
+    }
+
+    /// Tells `waiter` of the terminal commit when it comes.
+    pub(crate) fn add_cancel_waiter(&mut self, waiter: CancelWaiter) {
+        self.waiters().cancel.push(waiter);
+    }
+
+    /// Gives `watcher` a copy of the outcome at the terminal commit.
+    pub(crate) fn add_watcher(&mut self, watcher: OutcomePromise) {
+        self.waiters().watchers.push(watcher);
+    }
 }
 
 /// A cancel caller waiting for the terminal commit of its target.
@@ -291,8 +315,7 @@ impl RegistryState {
                 retry_timer: None,
                 removal_timer: None,
                 scope: None,
-                cancel_waiters: Vec::new(),
-                watchers: Vec::new(),
+                waiters: None,
                 _unit: unit,
                 release,
             }),
@@ -415,8 +438,9 @@ impl RegistryState {
         }
         // Later watchers get copies (they share the error source); an outcome nobody
         // receives is dropped here: its error source is user code.
+        let Waiters { cancel, watchers } = entry.waiters.take().map(|w| *w).unwrap_or_default();
         let mut panics = Vec::new();
-        for watcher in entry.watchers.drain(..) {
+        for watcher in watchers {
             if let Err(unsent) = watcher.resolve(outcome.clone()) {
                 panics.extend(drop_contained(unsent));
             }
@@ -430,7 +454,7 @@ impl RegistryState {
             .publish(|| entry.shared.event(EventKind::TaskRemoved));
         // Cancel callers learn of the commit by a value: a channel that merely closes means
         // the registry itself went away before committing.
-        for waiter in entry.cancel_waiters.drain(..) {
+        for waiter in cancel {
             match waiter {
                 CancelWaiter::Handle(tx) => {
                     let _ = tx.send(());
