@@ -837,7 +837,12 @@ fn main() {
                         id == upper || (upper == "W4" && id.starts_with("W4"))
                     })
                     .collect();
-                assert!(!matched.is_empty(), "unknown workload {name:?}");
+                if matched.is_empty() {
+                    eprintln!(
+                        "unknown workload {name:?}: expected W1 … W7, W4q, W4d or W4r (see BENCHMARKS.md)"
+                    );
+                    std::process::exit(2);
+                }
                 selected.extend(matched);
             }
         }
