@@ -10,8 +10,7 @@
 
 mod node_support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
@@ -23,7 +22,6 @@ use ractor_taskvisor::cluster::{
     DisconnectReason, EventStream, RemoteError, RemoteSupervisor, WatchItem,
 };
 use ractor_taskvisor::prelude::*;
-use tokio::sync::mpsc;
 
 const ROLE: &str = "TASKVISOR_CLUSTER_NODE";
 const COOKIE: &str = "cluster-test-cookie";
@@ -120,32 +118,8 @@ struct NodeA {
 impl NodeA {
     /// Starts node A (port 0: a free one) and waits for its `LISTENING` line.
     async fn start(port: u16) -> NodeA {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([TEST, "--exact", "--nocapture", "--test-threads=1"])
-            .env(ROLE, port.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        // Reads (and so drains) the child's stdout until it exits.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(at) = line.find("LISTENING ") {
-                    let _ = tx.send(line[at + "LISTENING ".len()..].trim().to_owned());
-                }
-            }
-        });
-        let line = tokio::time::timeout(Duration::from_secs(30), rx.recv())
-            .await
-            .expect("node A prints LISTENING within 30 s")
-            .expect("node A exited before listening");
-        NodeA {
-            child,
-            port: line.parse().unwrap(),
-        }
+        let (child, port) = node_support::launch(TEST, ROLE, &port.to_string()).await;
+        NodeA { child, port }
     }
 
     fn addr(&self) -> String {

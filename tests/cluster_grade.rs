@@ -17,8 +17,7 @@
 
 mod node_support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use ractor::ActorRef;
@@ -29,7 +28,6 @@ use ractor_taskvisor::cluster::{
     RemoteError, RemoteOptions, RemoteSupervisor, WatchItem, query_name,
 };
 use ractor_taskvisor::prelude::*;
-use tokio::sync::mpsc;
 
 const ROLE: &str = "TASKVISOR_GRADE_NODE";
 const COOKIE: &str = "cluster-grade-cookie";
@@ -169,31 +167,8 @@ struct Served {
 
 impl Served {
     async fn start(test: &str, config: &Config) -> Served {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([test, "--exact", "--nocapture", "--test-threads=1"])
-            .env(ROLE, config.encode())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(at) = line.find("LISTENING ") {
-                    let _ = tx.send(line[at + "LISTENING ".len()..].trim().to_owned());
-                }
-            }
-        });
-        let line = tokio::time::timeout(Duration::from_secs(30), rx.recv())
-            .await
-            .expect("the served node prints LISTENING within 30 s")
-            .expect("the served node exited before listening");
-        Served {
-            child,
-            port: line.parse().unwrap(),
-        }
+        let (child, port) = node_support::launch(test, ROLE, &config.encode()).await;
+        Served { child, port }
     }
 
     fn addr(&self) -> String {

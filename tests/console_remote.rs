@@ -23,7 +23,7 @@
 mod node_support;
 use node_support::LOOPBACK;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -116,31 +116,9 @@ struct Served {
 impl Served {
     /// Re-executes this binary as the served node (only `test` runs in it) on `port` (0: a
     /// free one) and waits for its `LISTENING` line.
-    fn start(test: &str, port: u16) -> Served {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([test, "--exact", "--nocapture", "--test-threads=1"])
-            .env(ROLE, port.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(at) = line.find("LISTENING ") {
-                    let _ = tx.send(line[at + "LISTENING ".len()..].trim().to_owned());
-                }
-            }
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the served node prints LISTENING within 30 s");
-        Served {
-            child,
-            port: line.parse().unwrap(),
-        }
+    async fn start(test: &str, port: u16) -> Served {
+        let (child, port) = node_support::launch(test, ROLE, &port.to_string()).await;
+        Served { child, port }
     }
 
     fn addr(&self) -> String {
@@ -265,7 +243,7 @@ fn names(state: &ConsoleState) -> Vec<String> {
 fn remote_refresh_fills_the_table_from_a_served_node() {
     const TEST: &str = "remote_refresh_fills_the_table_from_a_served_node";
     run(|| async {
-        let served = Served::start(TEST, 0);
+        let served = Served::start(TEST, 0).await;
         let (node, _) = start_node(0, "console-a").await;
         let remote = connect(&node, &served.addr()).await;
         let mut state = ConsoleState::new(format!("{SUPERVISOR} @ {}", served.addr()));
@@ -305,7 +283,7 @@ fn remote_refresh_fills_the_table_from_a_served_node() {
 fn a_lost_node_keeps_the_last_rows_under_a_notice_until_it_is_back() {
     const TEST: &str = "a_lost_node_keeps_the_last_rows_under_a_notice_until_it_is_back";
     run(|| async {
-        let mut served = Served::start(TEST, 0);
+        let mut served = Served::start(TEST, 0).await;
         let port = served.port;
         let (node, _) = start_node(0, "console-b").await;
         let remote = connect(&node, &served.addr()).await;
@@ -357,7 +335,7 @@ fn a_lost_node_keeps_the_last_rows_under_a_notice_until_it_is_back() {
         line_with(&lines, "Tasks (");
 
         // The node comes back on the same port: the client reconnects by itself.
-        let _served = Served::start(TEST, port);
+        let _served = Served::start(TEST, port).await;
         let restarted = Instant::now();
         refresh_until(
             &mut state,
@@ -381,7 +359,7 @@ fn a_lost_node_keeps_the_last_rows_under_a_notice_until_it_is_back() {
 fn a_graceful_shutdown_says_the_supervisor_stopped() {
     const TEST: &str = "a_graceful_shutdown_says_the_supervisor_stopped";
     run(|| async {
-        let mut served = Served::start(TEST, 0);
+        let mut served = Served::start(TEST, 0).await;
         let (node, _) = start_node(0, "console-c").await;
         let remote = connect(&node, &served.addr()).await;
         let mut events = remote.events().await.expect("an event stream");
@@ -510,7 +488,12 @@ fn the_binary_reports_a_node_without_that_supervisor_and_another_cookie() {
     if let Ok(port) = std::env::var(ROLE) {
         return served_node(port.parse().unwrap());
     }
-    let served = Served::start(TEST, 0);
+    // A sync test: a runtime of its own only to wait for the node's `LISTENING` line.
+    let served = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(Served::start(TEST, 0));
     let addr = served.addr();
     let args = [
         "--connect",

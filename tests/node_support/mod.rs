@@ -40,3 +40,39 @@ pub async fn start_node(port: u16, name: &str, cookie: &str) -> (ActorRef<NodeSe
     }
     panic!("no free port for the node server");
 }
+
+/// Re-executes this test binary as a served node: only `test` runs in it, with the
+/// environment variable `role` set to `value` (the child reads it to know it is the node),
+/// stdin piped (closing it asks the node to shut down) and stdout read until the node prints
+/// `LISTENING <port>`. Returns the child and that port.
+///
+/// # Panics
+/// When the child cannot be spawned, exits before listening, or does not print its port
+/// within 30 s (a test setup failure).
+pub async fn launch(test: &str, role: &str, value: &str) -> (std::process::Child, u16) {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(role, value)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    // Reads (and so drains) the child's stdout until it exits.
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(at) = line.find("LISTENING ") {
+                let _ = tx.send(line[at + "LISTENING ".len()..].trim().to_owned());
+            }
+        }
+    });
+    let line = tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv())
+        .await
+        .expect("the served node prints LISTENING within 30 s")
+        .expect("the served node exited before listening");
+    (child, line.parse().unwrap())
+}
