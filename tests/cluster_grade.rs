@@ -186,6 +186,37 @@ impl Served {
             .status()
             .unwrap();
         assert!(status.success(), "kill -{signal}");
+        if signal == "STOP" {
+            self.wait_until_stopped();
+        }
+    }
+
+    /// Waits until every thread of the served process is in the stopped state: `kill`
+    /// returns when the signal is queued, and a thread that is running on the other core
+    /// can still answer a request before it takes the stop.
+    fn wait_until_stopped(&self) {
+        let tasks = format!("/proc/{}/task", self.child.id());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let all_stopped = std::fs::read_dir(&tasks).unwrap().all(|task| {
+                let stat =
+                    std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap_or_default();
+                // The state is the field after the parenthesised command name.
+                let state = stat
+                    .rsplit(')')
+                    .next()
+                    .and_then(|rest| rest.trim().chars().next());
+                matches!(state, Some('T' | 't') | None)
+            });
+            if all_stopped {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the served node stopped within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }
 
