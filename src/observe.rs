@@ -139,7 +139,7 @@ impl Observer {
         }
     }
 
-    /// The registry finished handling a message (see [`registry_changed`]).
+    /// The registry finished handling a message (`RegistryState::observe`).
     #[inline]
     pub(crate) fn registry(&self, registered: usize, running: usize) {
         let _ = (registered, running);
@@ -169,15 +169,6 @@ impl Observer {
             metrics.admission_wait(since.at.elapsed());
         }
     }
-}
-
-/// Sets the registry's gauges from its state after a handled message.
-#[inline]
-pub(crate) fn registry_changed(state: &crate::registry::state::RegistryState) {
-    state.settings.observer.registry(
-        state.entries.len(),
-        state.by_actor.len() + state.reaping.len(),
-    );
 }
 
 impl TaskObserver {

@@ -70,7 +70,7 @@ impl Actor for RegistryActor {
         let handled = std::panic::AssertUnwindSafe(async {
             handle_message(&myself, state, message).await;
             groups::settle(&myself, state).await;
-            crate::observe::registry_changed(state);
+            state.observe();
         })
         .catch_unwind()
         .await;
@@ -86,7 +86,7 @@ impl Actor for RegistryActor {
         let handled = std::panic::AssertUnwindSafe(async {
             handle_supervision(&myself, state, event).await;
             groups::settle(&myself, state).await;
-            crate::observe::registry_changed(state);
+            state.observe();
         })
         .catch_unwind()
         .await;
@@ -168,7 +168,7 @@ async fn handle_message(
         RegistryMessage::ActorOf(target, reply) => {
             let hosted = state
                 .resolve(&target)
-                .and_then(|id| state.entries.get(&id))
+                .and_then(|id| state.entry(id))
                 .and_then(|entry| entry.cell.as_ref().and_then(hosted_actor));
             let _ = reply.send(hosted);
         }
@@ -288,7 +288,7 @@ async fn handle_command(
                 Some(id) => {
                     requests::announce(state, id, &target, true);
                     let (tx, rx) = oneshot::channel();
-                    if let Some(entry) = state.entries.get_mut(&id) {
+                    if let Some(entry) = state.entry_mut(id) {
                         entry.add_cancel_waiter(CancelWaiter::Handle(tx));
                     }
                     let claimed = claim_with_grace(myself, state, id, None).await;
@@ -303,19 +303,13 @@ async fn handle_command(
         }
         CommandKind::Watch(target, watcher, reply) => {
             let id = state.resolve(&target);
-            match id.and_then(|id| state.entries.get_mut(&id)) {
+            match id.and_then(|id| state.entry_mut(id)) {
                 Some(entry) => entry.add_watcher(watcher),
                 None => drop(watcher),
             }
             let _ = reply.send(id);
         }
-        CommandKind::WaitEmpty(reply) => {
-            if state.entries.is_empty() {
-                let _ = reply.send(());
-            } else {
-                state.empty_waiters.push(reply);
-            }
-        }
+        CommandKind::WaitEmpty(reply) => state.wait_empty(reply),
         CommandKind::Shutdown {
             grace,
             verdict,
@@ -324,7 +318,7 @@ async fn handle_command(
         } => begin_drain(myself, state, grace, verdict, window_cap, reply).await,
         CommandKind::DrainDeadline => drain_deadline_passed(myself, state).await,
         CommandKind::ForceAbortAll => {
-            let ids: Vec<TaskId> = state.entries.keys().copied().collect();
+            let ids = state.ids();
             for id in ids {
                 step(myself, state, id, Input::Claim { timer: None }).await;
                 step(myself, state, id, Input::ForceAbort).await;

@@ -52,8 +52,8 @@ fn spec_refusal(
         };
         return Some((RejectionKind::AdmissionFailed, reason, error));
     }
-    let taken = state.actor_names.contains_key(actor_name)
-        || ractor::registry::where_is(actor_name).is_some();
+    let taken =
+        state.actor_name_taken(actor_name) || ractor::registry::where_is(actor_name).is_some();
     taken.then(|| {
         let error = RuntimeError::ActorNameTaken {
             name: actor_name.clone(),
@@ -206,7 +206,7 @@ pub(super) fn admit_batch(
         return Err(RuntimeError::TaskAlreadyExists { name });
     }
     if let Err(limit) = state.check_limit(requests.len()) {
-        let current = state.entries.len() + state.reaping.len();
+        let current = state.charged();
         let reason: Arc<str> = format!(
             "registered task limit reached: {}/{limit}",
             current + requests.len()

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use ractor::actor::messages::BoxedState;
 use ractor::{Actor, ActorId, ActorRef};
 
-use super::lifecycle::{Effect, Ended, Input, Phase};
+use super::lifecycle::{Effect, Ended, Input};
 use super::messages::{CommandKind, RegistryMessage};
 use super::removal::send_later;
 use super::state::RegistryState;
@@ -38,11 +38,11 @@ pub(super) async fn step(
     let mut inputs = VecDeque::new();
     let mut first = None;
     while let Some(input) = next.take().or_else(|| inputs.pop_front()) {
-        let Some(entry) = state.entries.get_mut(&id) else {
+        let Some((entry, intensity, _)) = state.entry_parts(id) else {
             break;
         };
         let now = tokio::time::Instant::now();
-        let effects = entry.life.step(input, &mut state.intensity, now);
+        let effects = entry.life.step(input, intensity, now);
         first.get_or_insert(!effects.is_empty());
         for effect in effects {
             inputs.extend(carry_out(myself, state, id, effect).await);
@@ -59,7 +59,6 @@ async fn carry_out(
     id: TaskId,
     effect: Effect,
 ) -> Option<Input> {
-    let events = &state.settings.events;
     match effect {
         Effect::AcquirePermit => {
             return state.permits.acquire_or_queue(id).then_some(Input::Granted);
@@ -76,19 +75,15 @@ async fn carry_out(
         Effect::Commit { finish, reap } => state.finish(id, finish, reap),
         Effect::Meltdown => {
             if let Some(signal) = state.settings.meltdown.take() {
-                events.publish(|| Event::new(EventKind::RestartIntensityExceeded));
+                state
+                    .events()
+                    .publish(|| Event::new(EventKind::RestartIntensityExceeded));
                 let _ = signal.send(());
             }
         }
-        Effect::Kill => {
-            let entry = state.entries.get(&id)?;
-            entry.cell.as_ref().inspect(|cell| cell.kill());
-            if let Some(drain) = state.drain.as_mut() {
-                drain.stuck.push(entry.shared.name.clone());
-            }
-        }
+        Effect::Kill => state.kill_attempt(id),
         effect => {
-            let entry = state.entries.get_mut(&id)?;
+            let (entry, _, events) = state.entry_parts(id)?;
             match effect {
                 Effect::RetryTimer(delay) => {
                     entry.retry_timer = Some(send_later(myself, delay, CommandKind::Restart(id)));
@@ -146,13 +141,7 @@ async fn carry_out(
 /// Starts the registrations waiting for a permit, oldest first, while permits are free.
 pub(super) async fn start_waiting(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState) {
     loop {
-        let entries = &state.entries;
-        let ready = state.permits.next_ready(|id| {
-            entries
-                .get(&id)
-                .is_some_and(|e| e.life.phase() == Phase::Waiting)
-        });
-        let Some(id) = ready else {
+        let Some(id) = state.next_ready() else {
             return;
         };
         step(myself, state, id, Input::Granted).await;
@@ -169,7 +158,7 @@ async fn spawn(
     id: TaskId,
     attempt: u32,
 ) -> Input {
-    let Some(entry) = state.entries.get_mut(&id) else {
+    let Some(entry) = state.entry_mut(id) else {
         state.permits.release();
         return Input::Spawned;
     };
@@ -188,8 +177,8 @@ async fn spawn(
     match AttemptActor::spawn_linked(None, AttemptActor, args, myself.get_cell()).await {
         Ok((actor, _join)) => {
             let cell = actor.get_cell();
-            state.by_actor.insert(cell.get_id(), id);
-            if let Some(entry) = state.entries.get_mut(&id) {
+            state.attach_attempt(cell.get_id(), id);
+            if let Some(entry) = state.entry_mut(id) {
                 entry.cell = Some(cell);
             }
             if let Some(rx) = started_rx {
@@ -213,12 +202,12 @@ pub(super) async fn on_exit(
     actor: ActorId,
     exit: Exit,
 ) {
-    let Some(id) = state.by_actor.remove(&actor) else {
+    let Some(id) = state.detach_attempt(&actor) else {
         return;
     };
     // The attempt is physically over: its permit is free again.
     state.permits.release();
-    let Some(entry) = state.entries.get_mut(&id) else {
+    let Some(entry) = state.entry_mut(id) else {
         return;
     };
     // What the metrics hooks read: the attempt's final state when it has one.
@@ -240,8 +229,8 @@ pub(super) async fn on_exit(
                 None => Ended::Vanished,
             }
         }
-        // Killed by someone other than the registry (the registry's own kills went to
-        // `reaping` first): the attempt is gone without a verdict.
+        // Killed by someone other than the registry (the registry's own kills were reaped
+        // first, by `RegistryState::reaped`): the attempt is gone without a verdict.
         Exit::Terminated(None) => Ended::Vanished,
         Exit::Failed(message) => Ended::RunnerPanicked(message),
     };

@@ -65,12 +65,12 @@ pub(super) fn admit(
     state.next_group += 1;
     let mut restartable = Vec::with_capacity(ids.len());
     for (index, id) in ids.iter().enumerate() {
-        if let Some(entry) = state.entries.get_mut(id) {
+        if let Some((entry, intensity, _)) = state.entry_parts(*id) {
             let policy = entry.life.policy().restart;
             restartable.push(!matches!(policy, RestartPolicy::Never));
             let join = Input::Join { group: key, index };
             let now = tokio::time::Instant::now();
-            drop(entry.life.step(join, &mut state.intensity, now));
+            drop(entry.life.step(join, intensity, now));
         }
     }
     state.group_names.insert(name.clone(), key);
@@ -112,7 +112,7 @@ pub(super) async fn settle(myself: &ActorRef<RegistryMessage>, state: &mut Regis
 /// The member id at `index` of group `key`, if the member is still registered.
 fn member(state: &RegistryState, key: u64, index: usize) -> Option<TaskId> {
     let id = *state.groups.get(&key)?.members.get(index)?;
-    state.entries.contains_key(&id).then_some(id)
+    state.entry(id).map(|_| id)
 }
 
 async fn apply(
@@ -130,7 +130,7 @@ async fn apply(
             let trigger = member(state, key, trigger);
             state
                 .events()
-                .publish(|| match trigger.and_then(|id| state.entries.get(&id)) {
+                .publish(|| match trigger.and_then(|id| state.entry(id)) {
                     Some(entry) => entry.shared.event(EventKind::GroupRestarting),
                     None => Event::new(EventKind::GroupRestarting).with_group(record.name.clone()),
                 });

@@ -11,6 +11,7 @@
 //! - `queries`: task info, snapshot, alive view, list.
 //! - `requests`: `Add`, `Remove` and `Cancel` sent as messages by other actors.
 //! - `state`: indexes, claims and the terminal commit (synchronous).
+//! - `names`: task names registered and reserved by reaping attempts, a pure index.
 //! - `decision`: the restart decision, a pure function.
 //! - `intensity`: the restart intensity windows (task, group, supervisor), pure.
 //! - `group`: the group restart decision (OTP strategies), a pure machine.
@@ -29,6 +30,7 @@ mod intensity;
 pub(crate) mod life;
 mod lifecycle;
 pub(crate) mod messages;
+mod names;
 mod pause;
 pub(crate) mod permits;
 mod queries;

@@ -15,7 +15,7 @@ use crate::identity::TaskId;
 impl RegistryState {
     /// Point-in-time record of one entry.
     pub(crate) fn info(&self, id: TaskId) -> Option<TaskInfo> {
-        let entry = self.entries.get(&id)?;
+        let entry = self.entry(id)?;
         let (restarts, last_failure) = entry.life.restarts();
         Some(TaskInfo {
             id,
@@ -36,37 +36,31 @@ impl RegistryState {
     /// Visits only the registrations that have an attempt actor, never the whole registry:
     /// a million registrations waiting for a permit or in backoff cost nothing here.
     pub(crate) fn alive_unsorted(&self) -> Vec<Arc<str>> {
-        self.by_actor
-            .values()
-            .filter_map(|id| self.entries.get(id))
+        self.with_attempt()
             .filter(|e| e.shared.running.load(Ordering::Acquire))
             .map(|e| e.shared.name.clone())
-            .chain(self.reaping.values().map(|r| r.name.clone()))
+            .chain(self.names().reaping_names().cloned())
             .collect()
     }
 
     pub(crate) fn is_alive(&self, name: &str) -> bool {
         let running = self
-            .names
-            .get(name)
-            .and_then(|id| self.entries.get(id))
+            .names()
+            .id(name)
+            .and_then(|id| self.entry(id))
             .is_some_and(|e| e.shared.running.load(Ordering::Acquire));
-        running || self.reserved.contains_key(name)
+        running || self.names().reserved(name)
     }
 
     /// A record of every registration, in no particular order: callers sort.
     pub(crate) fn snapshot_unsorted(&self) -> Vec<TaskInfo> {
-        self.entries
-            .keys()
-            .filter_map(|id| self.info(*id))
-            .collect()
+        self.entries().filter_map(|(id, _)| self.info(id)).collect()
     }
 
     /// Every registration as `(id, name)`, in no particular order: callers sort.
     pub(crate) fn list_unsorted(&self) -> Vec<(TaskId, Arc<str>)> {
-        self.entries
-            .iter()
-            .map(|(id, e)| (*id, e.shared.name.clone()))
+        self.entries()
+            .map(|(id, e)| (id, e.shared.name.clone()))
             .collect()
     }
 }

@@ -56,12 +56,11 @@ pub(super) async fn begin_drain(
     // One cancellation of the runtime token reaches every registration's token at once;
     // the claims below then find their tokens already cancelled.
     state.settings.root_token.cancel();
-    let ids: Vec<TaskId> = state.entries.keys().copied().collect();
+    let ids = state.ids();
     for id in ids {
         // A task's own stop window replaces the grace for it (OTP child `shutdown`).
         let own = state
-            .entries
-            .get(&id)
+            .entry(id)
             .and_then(|e| e.life.policy().shutdown_timeout)
             .map(|own| window_cap.map_or(own, |cap| own.min(cap)));
         step(myself, state, id, Input::Claim { timer: own }).await;
@@ -72,7 +71,7 @@ pub(super) async fn begin_drain(
         deadline: None,
         verdict,
     };
-    if state.entries.is_empty() {
+    if state.is_empty() {
         state.complete_drain(drain);
         return;
     }
@@ -94,10 +93,9 @@ pub(super) async fn drain_deadline_passed(
         drain.deadline = None;
     }
     let ids: Vec<TaskId> = state
-        .entries
-        .iter()
+        .entries()
         .filter(|(_, e)| e.life.policy().shutdown_timeout.is_none())
-        .map(|(id, _)| *id)
+        .map(|(id, _)| id)
         .collect();
     for id in ids {
         step(myself, state, id, Input::ForceAbort).await;

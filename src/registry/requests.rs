@@ -147,7 +147,7 @@ pub(super) async fn cancel(
     };
     announce(state, id, &target, true);
     let claimed = claim_with_grace(myself, state, id, None).await;
-    match state.entries.get_mut(&id) {
+    match state.entry_mut(id) {
         Some(entry) => entry.add_cancel_waiter(CancelWaiter::Message { reply, claimed }),
         // Committed within the claim (it was between attempts).
         None => {

@@ -1,16 +1,20 @@
-//! The registry's bookkeeping: membership indexes, reaping reservations and the terminal
-//! commit (each registration's life cycle is its [`Life`] machine).
+//! The registry's bookkeeping: membership indexes, the terminal commit and the reaping of
+//! force-aborted attempts (each registration's life cycle is its [`Life`] machine, its name
+//! is in the [`Names`] index).
 //!
 //! Everything here is synchronous and O(1) per operation (hash maps, no scans on the
 //! per-task paths); the actor in [`super::actor`] wires it to messages and spawns attempts.
+//! The indexes are private: the other registry modules read and change them through the
+//! methods below.
 //!
 //! Invariants:
 //! 1. A registration is in `entries` from acceptance until its terminal commit, and its name
 //!    maps to its id in `names` for exactly that time.
 //! 2. Exactly one terminal commit per registration: `finish` removes the entry first, so a
 //!    second path finds nothing.
-//! 3. A force-aborted attempt that has not physically exited stays in `reaping`: its name
-//!    remains reserved and it is charged against `max_registered_tasks` and shown as alive.
+//! 3. A force-aborted attempt that has not physically exited stays reserved in `names`
+//!    (`Names::reserve` until `Names::reaped`): it is charged against `max_registered_tasks`
+//!    and shown as alive.
 //! 4. Events are published in the order of docs/semantics.md#events: `TaskFinished`, then the
 //!    watched outcome, then `TaskRemoved`.
 
@@ -28,6 +32,7 @@ use super::decision::Finish;
 use super::intensity::Meltdown;
 use super::life::LifeGuard;
 use super::lifecycle::Life;
+use super::names::Names;
 use super::permits::Permits;
 use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
@@ -143,46 +148,44 @@ pub(crate) struct Drain {
 
 /// The registry actor's state (opaque).
 pub(crate) struct RegistryState {
-    pub(crate) settings: RegistrySettings,
-    pub(crate) permits: Permits,
+    pub(super) settings: RegistrySettings,
+    pub(super) permits: Permits,
     /// Boxed: the map's slots stay 16 bytes, so its spare capacity (up to half of it after
     /// a growth) costs pointers, not whole entries (W6 in BENCHMARKS.md).
-    pub(crate) entries: HashMap<TaskId, Box<Entry>>,
-    pub(crate) names: HashMap<Arc<str>, TaskId>,
-    pub(crate) by_actor: HashMap<ActorId, TaskId>,
-    /// Force-aborted attempts still physically running, by actor id, with their names.
-    pub(crate) reaping: HashMap<ActorId, Reaping>,
-    /// How many reaping attempts hold each name.
-    pub(crate) reserved: HashMap<Arc<str>, u32>,
+    entries: HashMap<TaskId, Box<Entry>>,
+    /// Registered names and the reservations of reaping attempts.
+    names: Names<Reaping>,
+    /// The registration of every attempt actor that exists and is not reaping.
+    by_actor: HashMap<ActorId, TaskId>,
     /// Ractor names claimed by registrations (`with_actor_name`), so two registrations
     /// cannot take turns holding one name.
-    pub(crate) actor_names: HashMap<Arc<str>, TaskId>,
+    actor_names: HashMap<Arc<str>, TaskId>,
     /// Significant registrations admitted and ended since start (`AutoShutdown`).
     significant_admitted: usize,
     significant_ended: usize,
-    pub(crate) empty_waiters: Vec<RpcReplyPort<()>>,
-    pub(crate) drain: Option<Drain>,
+    empty_waiters: Vec<RpcReplyPort<()>>,
+    pub(super) drain: Option<Drain>,
     /// Set by the first `Shutdown` command: later adds are refused.
-    pub(crate) closed: bool,
+    pub(super) closed: bool,
     /// The supervisor-wide restart intensity, stepped by every registration's machine.
-    pub(crate) intensity: Meltdown,
+    intensity: Meltdown,
     /// Groups with at least one member registered, by key.
-    pub(crate) groups: HashMap<u64, super::groups::GroupRecord>,
+    pub(super) groups: HashMap<u64, super::groups::GroupRecord>,
     /// Group names in use, to their keys.
-    pub(crate) group_names: HashMap<Arc<str>, u64>,
-    pub(crate) next_group: u64,
+    pub(super) group_names: HashMap<Arc<str>, u64>,
+    pub(super) next_group: u64,
     /// What happened to group members during the current handler, applied by
     /// [`super::groups::settle`] at its end.
-    pub(crate) group_inputs: std::collections::VecDeque<(u64, super::group::Input)>,
+    pub(super) group_inputs: std::collections::VecDeque<(u64, super::group::Input)>,
 }
 
-/// A force-aborted attempt that has not physically exited yet.
-pub(crate) struct Reaping {
-    pub(crate) name: Arc<str>,
-    pub(crate) release: Option<ReleaseHook>,
+/// What a force-aborted attempt that has not physically exited yet keeps (its name is in
+/// [`Names`]).
+pub(super) struct Reaping {
+    release: Option<ReleaseHook>,
     /// The ownership unit stays taken while the attempt (and the task object it uses)
     /// is physically alive (docs/semantics.md#ownership).
-    pub(crate) _unit: Option<OwnedSemaphorePermit>,
+    _unit: Option<OwnedSemaphorePermit>,
 }
 
 /// What a [`ReleaseHook`] is told about its registration.
@@ -213,10 +216,8 @@ impl RegistryState {
             intensity: Meltdown::new(settings.intensity),
             settings,
             entries: HashMap::new(),
-            names: HashMap::new(),
+            names: Names::new(),
             by_actor: HashMap::new(),
-            reaping: HashMap::new(),
-            reserved: HashMap::new(),
             actor_names: HashMap::new(),
             significant_admitted: 0,
             significant_ended: 0,
@@ -242,9 +243,123 @@ impl RegistryState {
         &self.settings.events
     }
 
+    /// The entry of registration `id`, while it is registered.
+    #[inline]
+    pub(super) fn entry(&self, id: TaskId) -> Option<&Entry> {
+        self.entries.get(&id).map(|entry| &**entry)
+    }
+
+    /// The entry of registration `id`, mutably, while it is registered.
+    #[inline]
+    pub(super) fn entry_mut(&mut self, id: TaskId) -> Option<&mut Entry> {
+        self.entries.get_mut(&id).map(|entry| &mut **entry)
+    }
+
+    /// The entry of `id` with what stepping its machine and carrying out its effects use
+    /// besides: the supervisor-wide intensity and the event sink.
+    #[inline]
+    pub(super) fn entry_parts(
+        &mut self,
+        id: TaskId,
+    ) -> Option<(&mut Entry, &mut Meltdown, &EventSink)> {
+        let entry = self.entries.get_mut(&id)?;
+        Some((entry, &mut self.intensity, &self.settings.events))
+    }
+
+    /// Kills the attempt actor of `id` for a removal; during the shutdown wait its name is
+    /// recorded as stuck.
+    pub(super) fn kill_attempt(&mut self, id: TaskId) {
+        let Some(entry) = self.entries.get(&id) else {
+            return;
+        };
+        entry.cell.as_ref().inspect(|cell| cell.kill());
+        if let Some(drain) = self.drain.as_mut() {
+            drain.stuck.push(entry.shared.name.clone());
+        }
+    }
+
+    /// Every registration, in no particular order.
+    pub(super) fn entries(&self) -> impl Iterator<Item = (TaskId, &Entry)> {
+        self.entries.iter().map(|(id, entry)| (*id, &**entry))
+    }
+
+    /// The ids of every registration, in no particular order.
+    pub(super) fn ids(&self) -> Vec<TaskId> {
+        self.entries.keys().copied().collect()
+    }
+
+    /// True when nothing is registered (reaping attempts aside).
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The name index, read-only (written by admission, commit and reaping here).
+    #[inline]
+    pub(super) fn names(&self) -> &Names<Reaping> {
+        &self.names
+    }
+
+    /// True when a registration claimed the ractor name `name`.
+    #[inline]
+    pub(super) fn actor_name_taken(&self, name: &str) -> bool {
+        self.actor_names.contains_key(name)
+    }
+
+    /// Records that attempt actor `actor` of registration `id` exists.
+    #[inline]
+    pub(super) fn attach_attempt(&mut self, actor: ActorId, id: TaskId) {
+        self.by_actor.insert(actor, id);
+    }
+
+    /// Forgets attempt actor `actor` at its exit; returns its registration, or `None` for
+    /// an actor not (or no longer) attached.
+    #[inline]
+    pub(super) fn detach_attempt(&mut self, actor: &ActorId) -> Option<TaskId> {
+        self.by_actor.remove(actor)
+    }
+
+    /// The registrations that have an attempt actor, in no particular order.
+    pub(super) fn with_attempt(&self) -> impl Iterator<Item = &Entry> {
+        self.by_actor.values().filter_map(|id| self.entry(*id))
+    }
+
+    /// The next registration waiting for a permit that may take a free one, oldest first.
+    pub(super) fn next_ready(&mut self) -> Option<TaskId> {
+        let entries = &self.entries;
+        self.permits.next_ready(|id| {
+            entries
+                .get(&id)
+                .is_some_and(|e| e.life.phase() == super::lifecycle::Phase::Waiting)
+        })
+    }
+
+    /// Replies to `reply` once nothing is registered (at once when nothing is).
+    pub(super) fn wait_empty(&mut self, reply: RpcReplyPort<()>) {
+        if self.entries.is_empty() {
+            let _ = reply.send(());
+        } else {
+            self.empty_waiters.push(reply);
+        }
+    }
+
+    /// Sets the registry's gauges after a handled message: registrations, and attempt
+    /// actors physically alive (reaping ones included).
+    #[inline]
+    pub(super) fn observe(&self) {
+        let alive = self.by_actor.len() + self.names.reaping_len();
+        self.settings.observer.registry(self.entries.len(), alive);
+    }
+
+    /// What `max_registered_tasks` charges: registrations plus reaping attempts.
+    #[inline]
+    pub(super) fn charged(&self) -> usize {
+        self.entries.len() + self.names.reaping_len()
+    }
+
     /// True when `name` is registered or reserved by a force-aborted attempt.
     pub(crate) fn name_taken(&self, name: &str) -> bool {
-        self.names.contains_key(name) || self.reserved.contains_key(name)
+        self.names.taken(name)
     }
 
     /// Checks whether `extra` more registrations fit under `max_registered_tasks`, counting
@@ -254,8 +369,7 @@ impl RegistryState {
             .settings
             .max_registered
             .map_or(usize::MAX, NonZeroUsize::get);
-        let used = self.entries.len() + self.reaping.len();
-        if used + extra > limit {
+        if self.charged() + extra > limit {
             Err(limit)
         } else {
             Ok(())
@@ -265,7 +379,7 @@ impl RegistryState {
     pub(crate) fn resolve(&self, target: &TaskTarget) -> Option<TaskId> {
         match target {
             TaskTarget::Id(id) => self.entries.contains_key(id).then_some(*id),
-            TaskTarget::Name(name) => self.names.get(name).copied(),
+            TaskTarget::Name(name) => self.names.id(name),
         }
     }
 
@@ -301,7 +415,7 @@ impl RegistryState {
             running: Default::default(),
             observe: self.settings.observer.task(&spec),
         });
-        self.names.insert(name.clone(), id);
+        self.names.register(name.clone(), id);
         if let Some(actor_name) = spec.actor_name_arc() {
             self.actor_names.insert(actor_name.clone(), id);
         }
@@ -363,9 +477,7 @@ impl RegistryState {
         };
         let name = entry.shared.name.clone();
         let significant = entry.life.policy().significant;
-        if self.names.get(&name) == Some(&id) {
-            self.names.remove(&name);
-        }
+        self.names.release(&name, id);
         if let Some(actor_name) = &entry.shared.actor_name
             && self.actor_names.get(actor_name) == Some(&id)
         {
@@ -389,12 +501,10 @@ impl RegistryState {
                 hook(Stage::Committed);
             }
             let reaping = Reaping {
-                name: name.clone(),
                 release,
                 _unit: entry._unit.take(),
             };
-            self.reaping.insert(cell.get_id(), reaping);
-            *self.reserved.entry(name.clone()).or_insert(0) += 1;
+            self.names.reserve(cell.get_id(), name.clone(), reaping);
         }
         let Finish {
             outcome,
@@ -432,7 +542,7 @@ impl RegistryState {
         // A controller slot is freed before the outcome is sent: its `Released` is then in
         // the controller's mailbox before the watcher can learn the outcome and submit to
         // the same slot again. (A force-aborted attempt that is still running moved its hook
-        // to `reaping` above: the slot waits for the physical exit.)
+        // to its reservation above: the slot waits for the physical exit.)
         if let Some(mut release) = entry.release.take() {
             release(Stage::Exited);
         }
@@ -493,19 +603,13 @@ impl RegistryState {
 
     /// Releases the reservation of a force-aborted attempt that has physically exited.
     pub(crate) fn reaped(&mut self, actor: ActorId) -> bool {
-        let Some(Reaping { name, release, .. }) = self.reaping.remove(&actor) else {
+        let Some(Reaping { release, .. }) = self.names.reaped(&actor) else {
             return false;
         };
         // Its permit, held until now (every attempt actor holds one under a limit).
         self.permits.release();
         if let Some(mut release) = release {
             release(Stage::Exited);
-        }
-        if let Some(count) = self.reserved.get_mut(&name) {
-            *count -= 1;
-            if *count == 0 {
-                self.reserved.remove(&name);
-            }
         }
         self.after_membership_change();
         true
