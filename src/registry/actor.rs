@@ -8,7 +8,7 @@
 //! [`super::requests`].
 //!
 //! Takes: [`RegistryMessage`] — queries from anyone, commands from the handle, its own
-//! timer messages (`Restart`, `ForceAbort`, `DrainDeadline`), and the supervision events of
+//! timer messages (`Restart`, `ForceAbort`, `ShutdownDeadline`), and the supervision events of
 //! its task actors.
 //!
 //! Sends: the watched outcome on each registration's one-shot channel; lifecycle events to
@@ -30,7 +30,7 @@ use super::attempts::{Exit, on_exit, start_waiting, step};
 use super::groups;
 use super::lifecycle::Input;
 use super::messages::{CancelTicket, Command, CommandKind, RegistryMessage};
-use super::removal::{begin_drain, claim_with_grace, drain_deadline_passed};
+use super::removal::{begin_shutdown, claim_with_grace, shutdown_deadline_passed};
 use super::state::{CancelWaiter, RegistrySettings, RegistryState};
 use super::{pause, requests};
 use crate::identity::{TaskId, TaskTarget};
@@ -315,8 +315,8 @@ async fn handle_command(
             verdict,
             window_cap,
             reply,
-        } => begin_drain(myself, state, grace, verdict, window_cap, reply).await,
-        CommandKind::DrainDeadline => drain_deadline_passed(myself, state).await,
+        } => begin_shutdown(myself, state, grace, verdict, window_cap, reply).await,
+        CommandKind::ShutdownDeadline => shutdown_deadline_passed(myself, state).await,
         CommandKind::ForceAbortAll => {
             let ids = state.ids();
             for id in ids {

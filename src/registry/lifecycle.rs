@@ -104,7 +104,7 @@ pub(crate) enum Input {
     ErrorDropped { panic: Option<String> },
     /// Remove, cancel or shutdown claims it; `timer`: force-abort after this (wall time).
     Claim { timer: Option<Duration> },
-    /// The stop window ended (removal timer, drain deadline, force-abort-all).
+    /// The stop window ended (removal timer, shutdown deadline, force-abort-all).
     ForceAbort,
     /// `handle.pause`.
     Pause,
@@ -152,7 +152,7 @@ pub(crate) enum Effect {
     CancelRegistration,
     /// Answer `ForceAbort` after this delay (wall time).
     ForceAbortTimer(Duration),
-    /// Kill the attempt actor for a removal (a drain records the name as stuck).
+    /// Kill the attempt actor for a removal (the shutdown wait records the name as stuck).
     Kill,
     /// Cancel the current attempt's own token (a group stop).
     CancelAttempt,

@@ -102,8 +102,8 @@ pub(crate) enum CommandKind {
     Watch(TaskTarget, OutcomePromise, RpcReplyPort<Option<TaskId>>),
     /// Reply once the registry holds no registration and no physically running attempt.
     WaitEmpty(RpcReplyPort<()>),
-    /// Begin the grace drain of docs/semantics.md#shutdown; reply with the stuck names. `verdict`
-    /// says whether the drain ends with an `AllStoppedWithinGrace`/`GraceExceeded` event (not
+    /// Begin the shutdown wait of docs/semantics.md#shutdown; reply with the stuck names. `verdict`
+    /// says whether the wait ends with an `AllStoppedWithinGrace`/`GraceExceeded` event (not
     /// for the signal-setup-failure workflow).
     Shutdown {
         grace: Duration,
@@ -136,7 +136,7 @@ pub(crate) enum CommandKind {
     /// The removal grace of registration `id` ended.
     ForceAbort(TaskId),
     /// The shared shutdown deadline passed.
-    DrainDeadline,
+    ShutdownDeadline,
 }
 
 impl From<CommandKind> for RegistryMessage {

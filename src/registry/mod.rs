@@ -6,7 +6,7 @@
 //! - `lifecycle`: one registration's life cycle (phase, claim, pause, restart decision,
 //!   intensity), a pure machine.
 //! - `attempts`: carrying out the machine's effects (spawns, permits, timers, commit).
-//! - `removal`: claims, stop windows, force-abort, the shutdown drain.
+//! - `removal`: claims, stop windows, force-abort, the shutdown wait.
 //! - `pause`: pause and resume of one registration.
 //! - `queries`: task info, snapshot, alive view, list.
 //! - `requests`: `Add`, `Remove` and `Cancel` sent as messages by other actors.

@@ -1,4 +1,4 @@
-//! Removal: claims (exactly one winner), stop windows, force-abort, and the shutdown drain
+//! Removal: claims (exactly one winner), stop windows, force-abort, and the shutdown wait
 //! with its one shared deadline (docs/semantics.md#removal, docs/semantics.md#shutdown). The timers
 //! are ractor `send_after` casts back to the registry, cancelled through their abort handles.
 
@@ -11,7 +11,7 @@ use tokio::task::AbortHandle;
 use super::attempts::step;
 use super::lifecycle::Input;
 use super::messages::{CommandKind, RegistryMessage};
-use super::state::{Drain, RegistryState};
+use super::state::{RegistryState, ShutdownWait};
 use crate::identity::TaskId;
 
 /// A claim by remove or cancel (the machine's `Claim`: exactly one winner; between
@@ -37,9 +37,9 @@ pub(super) async fn claim_with_grace(
     claimed
 }
 
-/// Starts the shutdown grace drain (docs/semantics.md#shutdown): one shared deadline for every
+/// Starts the shutdown wait (docs/semantics.md#shutdown): one shared deadline for every
 /// entry.
-pub(super) async fn begin_drain(
+pub(super) async fn begin_shutdown(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     grace: Duration,
@@ -48,7 +48,7 @@ pub(super) async fn begin_drain(
     reply: ractor::RpcReplyPort<Vec<Arc<str>>>,
 ) {
     state.closed = true;
-    if state.drain.is_some() {
+    if state.shutdown.is_some() {
         // One shared shutdown operation sends this once; answer a stray duplicate at once.
         let _ = reply.send(Vec::new());
         return;
@@ -65,32 +65,32 @@ pub(super) async fn begin_drain(
             .map(|own| window_cap.map_or(own, |cap| own.min(cap)));
         step(myself, state, id, Input::Claim { timer: own }).await;
     }
-    let drain = Drain {
+    let wait = ShutdownWait {
         reply,
         stuck: Vec::new(),
         deadline: None,
         verdict,
     };
     if state.is_empty() {
-        state.complete_drain(drain);
+        state.complete_shutdown(wait);
         return;
     }
-    state.drain = Some(drain);
+    state.shutdown = Some(wait);
     if grace.is_zero() {
-        drain_deadline_passed(myself, state).await;
-    } else if let Some(drain) = state.drain.as_mut() {
-        drain.deadline = Some(send_later(myself, grace, CommandKind::DrainDeadline));
+        shutdown_deadline_passed(myself, state).await;
+    } else if let Some(wait) = state.shutdown.as_mut() {
+        wait.deadline = Some(send_later(myself, grace, CommandKind::ShutdownDeadline));
     }
 }
 
-/// The shared shutdown deadline passed: force-abort every task still draining, except those
+/// The shared shutdown deadline passed: force-abort every task still registered, except those
 /// with their own stop window (their own timer does it).
-pub(super) async fn drain_deadline_passed(
+pub(super) async fn shutdown_deadline_passed(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
 ) {
-    if let Some(drain) = state.drain.as_mut() {
-        drain.deadline = None;
+    if let Some(wait) = state.shutdown.as_mut() {
+        wait.deadline = None;
     }
     let ids: Vec<TaskId> = state
         .entries()

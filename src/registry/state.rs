@@ -137,12 +137,13 @@ pub(crate) enum CancelWaiter {
     },
 }
 
-/// The shutdown drain in progress (docs/semantics.md#shutdown).
-pub(crate) struct Drain {
+/// The shutdown wait in progress (docs/semantics.md#shutdown): every registration is
+/// claimed, and the `Shutdown` caller is answered once none is left.
+pub(crate) struct ShutdownWait {
     pub(crate) reply: RpcReplyPort<Vec<Arc<str>>>,
     pub(crate) stuck: Vec<Arc<str>>,
     pub(crate) deadline: Option<AbortHandle>,
-    /// Whether to publish the verdict event when the drain completes.
+    /// Whether to publish the verdict event when the wait completes.
     pub(crate) verdict: bool,
 }
 
@@ -164,7 +165,8 @@ pub(crate) struct RegistryState {
     significant_admitted: usize,
     significant_ended: usize,
     empty_waiters: Vec<RpcReplyPort<()>>,
-    pub(super) drain: Option<Drain>,
+    /// Set while the shutdown waits for the registrations to end.
+    pub(super) shutdown: Option<ShutdownWait>,
     /// Set by the first `Shutdown` command: later adds are refused.
     pub(super) closed: bool,
     /// The supervisor-wide restart intensity, stepped by every registration's machine.
@@ -222,7 +224,7 @@ impl RegistryState {
             significant_admitted: 0,
             significant_ended: 0,
             empty_waiters: Vec::new(),
-            drain: None,
+            shutdown: None,
             closed: false,
             groups: HashMap::new(),
             group_names: HashMap::new(),
@@ -273,8 +275,8 @@ impl RegistryState {
             return;
         };
         entry.cell.as_ref().inspect(|cell| cell.kill());
-        if let Some(drain) = self.drain.as_mut() {
-            drain.stuck.push(entry.shared.name.clone());
+        if let Some(wait) = self.shutdown.as_mut() {
+            wait.stuck.push(entry.shared.name.clone());
         }
     }
 
@@ -615,7 +617,7 @@ impl RegistryState {
         true
     }
 
-    /// Wakes empty-waiters and completes a drain once nothing is registered.
+    /// Wakes empty-waiters and completes the shutdown wait once nothing is registered.
     fn after_membership_change(&mut self) {
         if !self.entries.is_empty() {
             return;
@@ -623,28 +625,28 @@ impl RegistryState {
         for waiter in self.empty_waiters.drain(..) {
             let _ = waiter.send(());
         }
-        if let Some(drain) = self.drain.take() {
-            self.complete_drain(drain);
+        if let Some(wait) = self.shutdown.take() {
+            self.complete_shutdown(wait);
         }
     }
 
-    /// Publishes the shutdown verdict after every drained task's `TaskRemoved` and replies
+    /// Publishes the shutdown verdict after every claimed task's `TaskRemoved` and replies
     /// with the stuck names (docs/semantics.md#shutdown).
-    pub(crate) fn complete_drain(&mut self, drain: Drain) {
-        if let Some(timer) = drain.deadline {
+    pub(crate) fn complete_shutdown(&mut self, wait: ShutdownWait) {
+        if let Some(timer) = wait.deadline {
             timer.abort();
         }
-        if drain.verdict {
-            let kind = if drain.stuck.is_empty() {
+        if wait.verdict {
+            let kind = if wait.stuck.is_empty() {
                 EventKind::AllStoppedWithinGrace
             } else {
                 EventKind::GraceExceeded
             };
             self.events().publish(|| Event::new(kind));
         }
-        let mut stuck = drain.stuck;
+        let mut stuck = wait.stuck;
         stuck.sort();
         stuck.dedup();
-        let _ = drain.reply.send(stuck);
+        let _ = wait.reply.send(stuck);
     }
 }

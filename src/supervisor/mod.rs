@@ -213,7 +213,7 @@ impl Supervisor {
     ///
     /// # Errors
     /// As [`run`](Self::run), plus [`RuntimeError::SignalSetupFailed`] when the listeners
-    /// cannot be installed (the supervisor then shuts down without a grace drain).
+    /// cannot be installed (the supervisor then shuts down without a grace wait).
     pub async fn run_with_os_signals(&self, tasks: Vec<TaskSpec>) -> Result<(), RuntimeError> {
         signals::run_with_os_signals(self, tasks).await
     }

@@ -3,7 +3,7 @@
 //! docs/semantics.md#shutdown: if no shutdown operation is installed and the supervisor has no
 //! parent actor (`with_parent`, whose stop owns its shutdown), the last owner's drop closes
 //! admission, fires the shutdown-started signal and cancels every task; with a Tokio runtime
-//! around, it also runs the shutdown workflow detached, so nothing is leaked. Its drain gives tasks
+//! around, it also runs the shutdown workflow detached, so nothing is leaked. Its shutdown wait gives tasks
 //! at most [`OWNER_DROP_STOP_WINDOW`](super::shutdown::OWNER_DROP_STOP_WINDOW) to stop
 //! (nobody is left to wait for a longer grace), then force-aborts the rest, so every
 //! watched task resolves `Canceled` or `ForceAborted` promptly. It cannot wait or report,

@@ -32,10 +32,10 @@ pub(crate) enum Trigger {
     /// The last `Supervisor`/handle was dropped without a shutdown: like `Natural`, with
     /// the stop window cut to [`OWNER_DROP_STOP_WINDOW`].
     OwnerDropped,
-    /// The registry actor died (killed or panicked): no drain is possible; the tail still
+    /// The registry actor died (killed or panicked): no shutdown wait is possible; the tail still
     /// runs and the result is `RegistryFailed`.
     RegistryFailed { reason: Arc<str> },
-    /// `run_with_os_signals` could not install its listeners: no grace drain, no verdict.
+    /// `run_with_os_signals` could not install its listeners: no grace wait, no verdict.
     SignalSetupFailed(std::io::Error),
     /// The restart intensity of the supervisor was exceeded (OTP `intensity`/`period`).
     RestartIntensity { max_restarts: u32, period: Duration },
@@ -91,7 +91,7 @@ pub(crate) fn install(runtime: &Arc<Runtime>, trigger: Trigger) -> watch::Receiv
     receiver
 }
 
-/// The workflow of docs/semantics.md#shutdown: close admission, drain with one shared grace
+/// The workflow of docs/semantics.md#shutdown: close admission, wait for the tasks with one shared grace
 /// deadline, publish the verdict (the registry does, after the last `TaskRemoved`), then the common
 /// tail.
 async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
@@ -118,7 +118,7 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             .publish(|| Event::runtime_failure("registry", reason.clone()));
         None
     } else {
-        let drained = runtime
+        let waited = runtime
             .registry
             .call(
                 |reply| {
@@ -133,7 +133,7 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
                 None,
             )
             .await;
-        match drained {
+        match waited {
             Ok(CallResult::Success(stuck)) => Some(stuck),
             _ => None,
         }
@@ -161,7 +161,7 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
 
     let result = match (trigger, stuck) {
         (Trigger::RegistryFailed { reason }, _) => Err(RuntimeError::RegistryFailed { reason }),
-        // The registry died while draining: report why.
+        // The registry died during the shutdown wait: report why.
         (_, None) => Err(match runtime.registry_life.failure() {
             Some(reason) => RuntimeError::RegistryFailed { reason },
             None => RuntimeError::ShuttingDown,

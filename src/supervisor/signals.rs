@@ -22,7 +22,7 @@ pub(super) async fn run_with_os_signals(
     let mut listeners = match Listeners::install() {
         Ok(listeners) => listeners,
         Err(source) => {
-            // No grace drain: remaining tasks are force-aborted promptly
+            // No grace wait: remaining tasks are force-aborted promptly
             // (docs/semantics.md#shutdown).
             return shutdown::join(&runtime, Trigger::SignalSetupFailed(source)).await;
         }

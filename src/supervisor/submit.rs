@@ -346,7 +346,7 @@ pub(crate) async fn route_identity(
 /// (docs/semantics.md#slots): intake closes, queued and capacity-waiting work
 /// resolves `Rejected { ControllerShuttingDown }`, nothing queued starts. Returns once the
 /// controller has done so; its adds already sent reach the registry before the registry's
-/// drain command, which the caller sends afterwards.
+/// shutdown command, which the caller sends afterwards.
 ///
 /// The controller never waits on the registry or on tasks, so this cannot deadlock with a
 /// task that submits from its own cancellation path (docs/semantics.md#shutdown): such a submit
