@@ -1,6 +1,9 @@
 use ractor::Message;
+use ractor::message::SerializedMessage;
+use tokio::sync::oneshot;
 
 use super::*;
+use crate::cluster::wire;
 
 /// Serializes `message` as a remote send would and returns what the wire carries.
 fn wire_call(message: QueryMessage) -> (String, Vec<u8>, RpcReplyPort<Vec<u8>>) {
