@@ -1,3 +1,4 @@
+use super::values::{OUTCOMES, REJECTIONS, outcome_index, outcome_label, rejection_index};
 use super::*;
 
 #[test]
