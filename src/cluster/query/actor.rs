@@ -1,0 +1,172 @@
+//! The query actor itself: its arguments, its spawn, and the forwarding of each query to
+//! the registry, controller, relay or replay buffer on a task of its own.
+//! Its name, discovery and lifetime are described in the parent module (`query.rs`).
+
+use std::sync::Arc;
+
+use ractor::rpc::CallResult;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
+
+use super::control::control;
+use super::{DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult, query_name};
+use crate::cluster::stream::Serving;
+#[cfg(feature = "controller")]
+use crate::controller::ControllerMessage;
+use crate::events::{EventSink, RelayMessage};
+use crate::registry::RegistryMessage;
+
+/// The query actor. See the module documentation.
+pub(crate) struct QueryActor;
+
+/// What the query actor forwards to (opaque).
+pub(crate) struct QueryArgs {
+    pub(super) serving: Arc<Serving>,
+    pub(super) events: EventSink,
+    pub(super) registry: ActorRef<RegistryMessage>,
+    relay: ActorRef<RelayMessage>,
+    #[cfg(feature = "controller")]
+    controller: Option<ActorRef<ControllerMessage>>,
+    group: String,
+}
+
+/// Spawns the query actor of `supervisor` without awaiting (`serve` is synchronous).
+///
+/// # Errors
+/// [`SpawnErr::ActorAlreadyRegistered`] when the name is taken (another live supervisor
+/// with the same name).
+pub(crate) fn spawn(
+    supervisor: &str,
+    serving: &Arc<Serving>,
+    events: &EventSink,
+    registry: &ActorRef<RegistryMessage>,
+    relay: &ActorRef<RelayMessage>,
+    #[cfg(feature = "controller")] controller: Option<ActorRef<ControllerMessage>>,
+) -> Result<ActorRef<QueryMessage>, SpawnErr> {
+    let name = query_name(supervisor);
+    let args = QueryArgs {
+        serving: serving.clone(),
+        events: events.clone(),
+        registry: registry.clone(),
+        relay: relay.clone(),
+        #[cfg(feature = "controller")]
+        controller,
+        group: name.clone(),
+    };
+    // Not linked under the registry: the registry's children are its task actors (and the
+    // controller), and tests and tools reason about them.
+    let (actor, _) =
+        ractor::ActorRuntime::<QueryActor>::spawn_instant(Some(name), QueryActor, args)?;
+    Ok(actor)
+}
+
+/// Calls `target` with the caller's timeout and answers `reply` on a task of its own.
+fn forward<M, T, U>(
+    target: &ActorRef<M>,
+    request: impl FnOnce(RpcReplyPort<T>) -> M + Send + 'static,
+    reply: RpcReplyPort<QueryResult<U>>,
+    convert: impl FnOnce(T) -> U + Send + 'static,
+) where
+    M: ractor::Message,
+    T: Send + 'static,
+    U: Send + 'static,
+{
+    if reply.is_closed() {
+        return;
+    }
+    let target = target.clone();
+    let timeout = reply.get_timeout().unwrap_or(DEFAULT_LOCAL_TIMEOUT);
+    tokio::spawn(async move {
+        let answer = match target.call(request, Some(timeout)).await {
+            Ok(CallResult::Success(value)) => Ok(convert(value)),
+            _ => Err(QueryError::Unavailable),
+        };
+        let _ = reply.send(answer);
+    });
+}
+
+impl Actor for QueryActor {
+    type Msg = QueryMessage;
+    type State = QueryArgs;
+    type Arguments = QueryArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(args)
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // Joining announces the actor to connected nodes (and to nodes connecting later).
+        ractor::pg::join(state.group.clone(), vec![myself.get_cell()]);
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            QueryMessage::List(reply) => {
+                forward(&state.registry, RegistryMessage::List, reply, |v| v);
+            }
+            QueryMessage::Snapshot(reply) => {
+                forward(&state.registry, RegistryMessage::Snapshot, reply, |v| v);
+            }
+            QueryMessage::AliveSnapshot(reply) => {
+                forward(
+                    &state.registry,
+                    RegistryMessage::AliveSnapshot,
+                    reply,
+                    |v| v,
+                );
+            }
+            QueryMessage::IsAlive(name, reply) => forward(
+                &state.registry,
+                move |port| RegistryMessage::IsAlive(name, port),
+                reply,
+                |v| v,
+            ),
+            QueryMessage::TaskInfo(target, reply) => forward(
+                &state.registry,
+                move |port| RegistryMessage::TaskInfo(target, port),
+                reply,
+                |v| v,
+            ),
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSnapshot(reply) => match &state.controller {
+                None => {
+                    let _ = reply.send(Ok(None));
+                }
+                Some(controller) => {
+                    forward(controller, ControllerMessage::Snapshot, reply, Some);
+                }
+            },
+            QueryMessage::EventStats(reply) => {
+                forward(&state.relay, RelayMessage::Stats, reply, |v| v);
+            }
+            QueryMessage::Heartbeat(reply) => {
+                let _ = reply.send(Ok(state.serving.epoch()));
+            }
+            QueryMessage::Fetch(request, reply) => {
+                let serving = state.serving.clone();
+                tokio::spawn(async move {
+                    let answer = serving.fetch(request).await;
+                    let _ = reply.send(answer);
+                });
+            }
+            QueryMessage::StreamStats(reply) => {
+                let _ = reply.send(Ok(state.serving.stats()));
+            }
+            QueryMessage::Control(request, reply) => control(state, request, reply),
+        }
+        Ok(())
+    }
+}

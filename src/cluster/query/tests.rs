@@ -1,0 +1,79 @@
+use ractor::Message;
+use ractor::message::SerializedMessage;
+use tokio::sync::oneshot;
+
+use super::*;
+use crate::cluster::wire;
+
+/// Serializes `message` as a remote send would and returns what the wire carries.
+fn wire_call(message: QueryMessage) -> (String, Vec<u8>, RpcReplyPort<Vec<u8>>) {
+    match message.serialize() {
+        Ok(SerializedMessage::Call {
+            variant,
+            args,
+            reply,
+            ..
+        }) => (variant, args, reply),
+        other => panic!("expected a call, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_serialized_call_round_trips_to_a_typed_reply() {
+    let (tx, rx) = oneshot::channel();
+    let target = TaskTarget::from("job");
+    let (variant, args, bytes_port) = wire_call(QueryMessage::TaskInfo(
+        target.clone(),
+        RpcReplyPort::from(tx),
+    ));
+    assert_eq!(variant, "task_info");
+
+    // The serving node decodes the same bytes into a typed message and answers it.
+    let decoded = QueryMessage::deserialize(SerializedMessage::Call {
+        variant,
+        args,
+        reply: bytes_port,
+        metadata: None,
+    })
+    .unwrap_or_else(|_| panic!("decodes"));
+    let QueryMessage::TaskInfo(got, reply) = decoded else {
+        panic!("wrong variant");
+    };
+    assert_eq!(got, target);
+    reply.send(Ok(None)).unwrap();
+    assert_eq!(rx.await.unwrap(), Ok(None));
+}
+
+#[tokio::test]
+async fn an_unknown_query_is_refused_at_once() {
+    let (tx, rx) = oneshot::channel::<Vec<u8>>();
+    let result = QueryMessage::deserialize(SerializedMessage::Call {
+        variant: "from_the_future".into(),
+        args: wire::encode(&()),
+        reply: RpcReplyPort::from(tx),
+        metadata: None,
+    });
+    assert!(result.is_err());
+    let bytes = rx.await.unwrap();
+    let answer: QueryResult<Vec<u32>> = wire::decode(&bytes).unwrap();
+    assert_eq!(
+        answer,
+        Err(QueryError::Unsupported {
+            query: "from_the_future".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn an_undecodable_reply_becomes_a_wire_error() {
+    let (tx, rx) = oneshot::channel();
+    let (_, _, bytes_port) = wire_call(QueryMessage::EventStats(RpcReplyPort::from(tx)));
+    bytes_port.send(b"tv\x07{}".to_vec()).unwrap();
+    assert_eq!(
+        rx.await.unwrap(),
+        Err(QueryError::Wire(WireError::UnsupportedVersion {
+            found: 7,
+            supported: 1
+        }))
+    );
+}
