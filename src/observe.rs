@@ -151,6 +151,7 @@ impl Observer {
 
     /// The controller finished handling a message: `pending` work, `queued` items, and the
     /// queue depth of a slot by key.
+    #[cfg(feature = "controller")]
     #[inline]
     pub(crate) fn controller(&self, pending: usize, queued: usize, depth: impl Fn(&str) -> usize) {
         let _ = (pending, queued, &depth);
@@ -161,6 +162,7 @@ impl Observer {
     }
 
     /// A controller submission stamped at `since` became its slot's owner.
+    #[cfg(feature = "controller")]
     #[inline]
     pub(crate) fn admitted(&self, since: &Stamp) {
         let _ = since;
@@ -250,6 +252,7 @@ pub(crate) fn in_attempt_span<F: std::future::Future>(
 
 /// `spec` as the controller hands it to the registry for slot `slot`: the slot becomes a
 /// field of its attempt spans (feature `tracing`; `spec` unchanged without it).
+#[cfg(feature = "controller")]
 #[inline]
 pub(crate) fn in_slot(
     spec: crate::task::TaskSpec,

@@ -27,9 +27,15 @@ struct Inner {
     rejections: [Counter; 9],
     registered: Gauge,
     running: Gauge,
+    // The controller's series: registered in every build, set only
+    // with feature `controller`.
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
     pending: Gauge,
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
     slots: Vec<(Arc<str>, Gauge)>,
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
     other_slots: Gauge,
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
     admission_wait: Histogram,
     bus_dropped: Counter,
     /// One counter per distinct subscriber name.
@@ -185,6 +191,7 @@ impl SupervisorMetrics {
 
     /// The controller's counts after a handled message: `pending` work, `queued` items
     /// over all slots, and `depth(slot)` for a listed slot.
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
     pub(crate) fn controller(&self, pending: usize, queued: usize, depth: impl Fn(&str) -> usize) {
         let inner = &self.inner;
         inner.guarded(|| {
@@ -217,6 +224,7 @@ impl SupervisorMetrics {
     }
 
     /// A controller submission waited `wait` from submit to handoff.
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
     pub(crate) fn admission_wait(&self, wait: Duration) {
         let histogram = &self.inner.admission_wait;
         self.inner.guarded(|| histogram.record(wait.as_secs_f64()));
