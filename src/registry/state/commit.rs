@@ -1,0 +1,199 @@
+//! The terminal commit of a registration and what follows from it: the order of outcome
+//! delivery (docs/semantics.md#outcomes), the name reservation a force-aborted attempt
+//! leaves behind until it physically exits, the auto-shutdown rule, and the end of the
+//! shutdown wait once nothing is registered.
+
+use std::sync::Arc;
+
+use ractor::ActorId;
+
+use super::{
+    CancelWaiter, FORCE_ABORT_REASON, Reaping, RegistryState, ShutdownWait, Stage, Waiters,
+};
+use crate::events::{Event, EventKind};
+use crate::identity::TaskId;
+use crate::outcome::TaskOutcome;
+use crate::panic_guard::drop_contained;
+use crate::registry::decision::Finish;
+
+impl RegistryState {
+    /// The terminal commit of docs/semantics.md#outcomes (the machine's `Commit`): membership
+    /// ends, `TaskFinished`, watched outcome, `TaskRemoved`, cancel callers released,
+    /// empty-waiters woken. `reap`: the killed attempt actor still exists and stays reserved.
+    pub(crate) fn finish(&mut self, id: TaskId, finish: Finish, reap: bool) {
+        let Some(mut entry) = self.entries.remove(&id) else {
+            return;
+        };
+        let name = entry.shared.name.clone();
+        let significant = entry.life.policy().significant;
+        self.names.release(&name, id);
+        if let Some(actor_name) = &entry.shared.actor_name
+            && self.actor_names.get(actor_name) == Some(&id)
+        {
+            self.actor_names.remove(actor_name);
+        }
+        for timer in [entry.removal_timer.take(), entry.retry_timer.take()]
+            .into_iter()
+            .flatten()
+        {
+            timer.abort();
+        }
+        // Only a force-abort finishes while the actor still exists: it stays reserved until
+        // its termination event arrives (invariant 3).
+        if reap
+            && let Some(cell) = entry.cell.take()
+            && self.by_actor.remove(&cell.get_id()).is_some()
+        {
+            entry.shared.observe.attempt_aborted();
+            let mut release = entry.release.take();
+            if let Some(hook) = release.as_mut() {
+                hook(Stage::Committed);
+            }
+            let reaping = Reaping {
+                release,
+                _unit: entry._unit.take(),
+            };
+            self.names.reserve(cell.get_id(), name.clone(), reaping);
+        }
+        let Finish {
+            outcome,
+            event_reason,
+        } = finish;
+        self.settings.observer.outcome(outcome.kind());
+        self.events().publish(|| {
+            let mut event = entry
+                .shared
+                .event(EventKind::TaskFinished)
+                .with_outcome_kind(outcome.kind());
+            let reason: Option<Arc<str>> = match &outcome {
+                TaskOutcome::Failed { reason, .. } | TaskOutcome::Fatal { reason, .. } => {
+                    Some(reason.clone())
+                }
+                TaskOutcome::ForceAborted => Some(FORCE_ABORT_REASON.into()),
+                _ => event_reason.clone(),
+            };
+            if let Some(reason) = reason {
+                event = event.with_reason(reason);
+            }
+            if let TaskOutcome::Failed {
+                exit_code: Some(code),
+                ..
+            }
+            | TaskOutcome::Fatal {
+                exit_code: Some(code),
+                ..
+            } = &outcome
+            {
+                event = event.with_exit_code(*code);
+            }
+            event
+        });
+        // A controller slot is freed before the outcome is sent: its `Released` is then in
+        // the controller's mailbox before the watcher can learn the outcome and submit to
+        // the same slot again. (A force-aborted attempt that is still running moved its hook
+        // to its reservation above: the slot waits for the physical exit.)
+        if let Some(mut release) = entry.release.take() {
+            release(Stage::Exited);
+        }
+        // Later watchers get copies (they share the error source); an outcome nobody
+        // receives is dropped here: its error source is user code.
+        let Waiters { cancel, watchers } = entry.waiters.take().map(|w| *w).unwrap_or_default();
+        let mut panics = Vec::new();
+        for watcher in watchers {
+            if let Err(unsent) = watcher.resolve(outcome.clone()) {
+                panics.extend(drop_contained(unsent));
+            }
+        }
+        let undelivered = match entry.outcome.take() {
+            Some(tx) => tx.resolve(outcome).err(),
+            None => Some(outcome),
+        };
+        panics.extend(undelivered.and_then(drop_contained));
+        self.events()
+            .publish(|| entry.shared.event(EventKind::TaskRemoved));
+        // Cancel callers learn of the commit by a value: a channel that merely closes means
+        // the registry itself went away before committing.
+        for waiter in cancel {
+            match waiter {
+                CancelWaiter::Handle(tx) => {
+                    let _ = tx.send(());
+                }
+                CancelWaiter::Message { reply, claimed } => {
+                    let _ = reply.send(Ok(claimed));
+                }
+            }
+        }
+        if significant {
+            self.significant_ended += 1;
+            self.check_auto_shutdown();
+        }
+        // The entry may hold the last reference to the user's task object.
+        panics.extend(drop_contained(entry));
+        for panic in panics {
+            self.events().publish(|| {
+                Event::runtime_failure("task_destructor", format!("task_drop_panicked: {panic}"))
+                    .with_id(id)
+                    .with_task(name.clone())
+            });
+        }
+        self.after_membership_change();
+    }
+
+    /// Fires the auto-shutdown signal once its rule holds (never during a shutdown).
+    fn check_auto_shutdown(&mut self) {
+        let rule = self.settings.auto_shutdown;
+        if !self.closed
+            && rule.triggered(self.significant_ended, self.significant_admitted)
+            && let Some(signal) = self.settings.auto_signal.take()
+        {
+            let _ = signal.send(());
+        }
+    }
+
+    /// Releases the reservation of a force-aborted attempt that has physically exited.
+    pub(crate) fn reaped(&mut self, actor: ActorId) -> bool {
+        let Some(Reaping { release, .. }) = self.names.reaped(&actor) else {
+            return false;
+        };
+        // Its permit, held until now (every attempt actor holds one under a limit).
+        self.permits.release();
+        if let Some(mut release) = release {
+            release(Stage::Exited);
+        }
+        self.after_membership_change();
+        true
+    }
+
+    /// Wakes empty-waiters and completes the shutdown wait once nothing is registered.
+    fn after_membership_change(&mut self) {
+        if !self.entries.is_empty() {
+            return;
+        }
+        for waiter in self.empty_waiters.drain(..) {
+            let _ = waiter.send(());
+        }
+        if let Some(wait) = self.shutdown.take() {
+            self.complete_shutdown(wait);
+        }
+    }
+
+    /// Publishes the shutdown verdict after every claimed task's `TaskRemoved` and replies
+    /// with the stuck names (docs/semantics.md#shutdown).
+    pub(crate) fn complete_shutdown(&mut self, wait: ShutdownWait) {
+        if let Some(timer) = wait.deadline {
+            timer.abort();
+        }
+        if wait.verdict {
+            let kind = if wait.stuck.is_empty() {
+                EventKind::AllStoppedWithinGrace
+            } else {
+                EventKind::GraceExceeded
+            };
+            self.events().publish(|| Event::new(kind));
+        }
+        let mut stuck = wait.stuck;
+        stuck.sort();
+        stuck.dedup();
+        let _ = wait.reply.send(stuck);
+    }
+}
