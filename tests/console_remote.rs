@@ -299,6 +299,11 @@ fn a_lost_node_keeps_the_last_rows_under_a_notice_until_it_is_back() {
         )
         .await;
         let before = names(&state);
+        let first_epoch = state.epoch();
+        assert!(
+            first_epoch.is_some(),
+            "refresh_remote records the epoch it meets"
+        );
 
         let killed = Instant::now();
         served.kill();
@@ -347,6 +352,13 @@ fn a_lost_node_keeps_the_last_rows_under_a_notice_until_it_is_back() {
         )
         .await;
         eprintln!("live again {:?} after the restart", restarted.elapsed());
+        // refresh_remote alone (no stream items fed in) saw that the supervisor was served
+        // again.
+        assert!(
+            state.epoch().is_some() && state.epoch() != first_epoch,
+            "a new epoch: {:?} after {first_epoch:?}",
+            state.epoch()
+        );
         let lines = screen(&state);
         assert!(!lines.iter().any(|line| line.contains("connection lost")));
         line_with(&lines, "steady-c");

@@ -152,6 +152,9 @@ async fn refresh_from(
             // The graceful-stop flag is the stream's to clear (`Reconnected`): a supervisor
             // that is shutting down still answers snapshots for a moment after it.
             state.set_notice(None);
+            if let Some(epoch) = source.epoch().await {
+                state.note_epoch(epoch);
+            }
         }
         Err(missing) => {
             state.advance(now);
@@ -210,12 +213,15 @@ pub async fn refresh(
 /// [`reconnect_interval`](crate::cluster::RemoteOptions::reconnect_interval)); the first
 /// snapshot after it did clears the notice.
 ///
-/// The queries do not say when the supervisor was served again (a new epoch) or stopped
-/// gracefully; its event stream does. [`run_remote`] passes the stream's
-/// `WatchItem::Restarted { epoch }` to [`ConsoleState::note_restarted`] and its
-/// `Disconnected { reason: Stopped }` / `Reconnected` to
-/// [`ConsoleState::note_remote_stopped`]; a screen of your own that reads
-/// `remote.events()` does the same.
+/// After each snapshot it also asks the supervisor's stream epoch (`stream_stats`, within
+/// the same bound) and passes it to [`ConsoleState::note_epoch`]: when the supervisor was
+/// served again since (its node restarted), the state is reset as a restart
+/// ([`ConsoleState::note_restarted`]), so a screen of your own that only refreshes shows
+/// the new epoch's times correctly. Whether the supervisor stopped *gracefully* is told
+/// only by its event stream: [`run_remote`] passes the stream's `Disconnected { reason:
+/// Stopped }` / `Reconnected` to [`ConsoleState::note_remote_stopped`] (and its
+/// `Restarted { epoch }` to `note_restarted`, which is a no-op for an epoch already
+/// noted); a screen of your own that reads `remote.events()` does the same.
 #[cfg(all(feature = "console", feature = "cluster"))]
 pub async fn refresh_remote(
     state: &mut ConsoleState,

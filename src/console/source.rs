@@ -157,6 +157,19 @@ impl Source<'_> {
         snapshot.map(|snapshot| snapshot.slots)
     }
 
+    /// The epoch of a remote supervisor's stream sequence; `None` for a local one and when
+    /// the answer did not come in time.
+    pub(super) async fn epoch(&self) -> Option<u64> {
+        match self {
+            Source::Local(_) => None,
+            #[cfg(feature = "cluster")]
+            Source::Remote(remote) => bounded(remote.stream_stats())
+                .await?
+                .ok()
+                .map(|stats| stats.epoch),
+        }
+    }
+
     /// The event counters; `None` when they did not come in time.
     pub(super) async fn event_stats(&self) -> Option<EventStats> {
         match self {

@@ -145,7 +145,8 @@ pub struct ConsoleState {
     console_dropped: u64,
     stream: Option<StreamCounts>,
     notice: Option<Arc<str>>,
-    /// The epoch of the latest [`ConsoleState::note_restarted`].
+    /// The epoch of the latest [`ConsoleState::note_restarted`] or
+    /// [`ConsoleState::note_epoch`].
     epoch: Option<u64>,
     /// The remote stream said the supervisor stopped gracefully, and has not said it is
     /// back since.
@@ -224,8 +225,13 @@ impl ConsoleState {
     /// console time, the recent events and backoff sources are forgotten, and the
     /// console's own counters (the `console` and `stream` rows of the event delivery
     /// panel) start from zero, as the supervisor's `bus` counters do. The restart and
-    /// event-rate histories are kept (they are the console's own timeline).
+    /// event-rate histories are kept (they are the console's own timeline). The epoch
+    /// already noted is a no-op: the stream and [`note_epoch`](Self::note_epoch) may both
+    /// report one restart.
     pub fn note_restarted(&mut self, epoch: u64) {
+        if self.epoch == Some(epoch) {
+            return;
+        }
         self.epoch = Some(epoch);
         let now = self.now;
         for row in &mut self.tasks {
@@ -240,8 +246,20 @@ impl ConsoleState {
         }
     }
 
-    /// The epoch given to the latest [`note_restarted`](Self::note_restarted); `None`
-    /// before any (the supervisor's first epoch as the console met it).
+    /// The epoch the supervisor's stream sequence has now, as a query answered it (the
+    /// remote `stream_stats`, which [`refresh_remote`](super::refresh_remote) asks after
+    /// each snapshot): the first one is recorded as it is; another one is a restart, as
+    /// [`note_restarted`](Self::note_restarted).
+    pub fn note_epoch(&mut self, epoch: u64) {
+        match self.epoch {
+            None => self.epoch = Some(epoch),
+            Some(_) => self.note_restarted(epoch),
+        }
+    }
+
+    /// The supervisor's epoch as the console knows it: from the latest
+    /// [`note_restarted`](Self::note_restarted) or [`note_epoch`](Self::note_epoch);
+    /// `None` before any (a local supervisor has none).
     pub fn epoch(&self) -> Option<u64> {
         self.epoch
     }

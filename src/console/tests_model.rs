@@ -55,6 +55,26 @@ fn a_restarted_supervisor_resets_times_events_and_counters() {
 }
 
 #[test]
+fn a_queried_epoch_is_recorded_first_and_resets_the_state_only_when_it_changes() {
+    let mut state = sample_state();
+    state.note_console_dropped(5);
+    // The first epoch a refresh meets is recorded without forgetting anything.
+    state.note_epoch(7);
+    assert_eq!(state.epoch(), Some(7));
+    assert_eq!(state.console_dropped(), 5);
+    // The same epoch again, from a refresh or from the stream's `Restarted`, is no restart.
+    state.note_epoch(7);
+    state.note_restarted(7);
+    assert_eq!(state.console_dropped(), 5);
+    // Another epoch is a restart, whoever reports it first; the other report is a no-op.
+    state.note_epoch(8);
+    assert_eq!((state.epoch(), state.console_dropped()), (Some(8), 0));
+    state.note_console_dropped(2);
+    state.note_restarted(8);
+    assert_eq!(state.console_dropped(), 2);
+}
+
+#[test]
 fn the_cursor_stays_on_its_task_across_churn_and_sorting() {
     let mut state = sample_state();
     let mut view = ViewState::default();
