@@ -32,9 +32,9 @@ use tokio_util::sync::CancellationToken;
 use crate::events::{Event, EventKind, EventSink};
 use crate::identity::TaskId;
 use crate::panic_guard::{dispose, drop_quietly, panic_message, try_drop};
-use crate::task::{AttemptIdentity, TaskContext, TaskError, TaskRef};
+use crate::task::{AttemptIdentity, Heartbeat, TaskContext, TaskError, TaskRef};
 
-use super::watchdog::{Heartbeat, StallWatch, stall_reason};
+use super::watchdog::{StallWatch, stall_reason};
 
 /// What stays the same for every attempt of one registration.
 ///

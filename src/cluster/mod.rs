@@ -72,11 +72,11 @@ pub use query::{
     ControlCommand, ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult,
     TaskList, query_name,
 };
-pub(crate) use stream::Serving;
 pub use stream::{
     DEFAULT_REPLAY_CAPACITY, EventBatch, FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT,
     RemoteControl, SequencedEvent, StreamStats,
 };
+pub(crate) use stream::{Serving, ShutdownHook};
 pub use view::{
     ClusterView, DISCOVERY_PERIOD, FLEET_CAPACITY, FleetEntry, FleetItem, FleetStream,
     MAX_SUPERVISORS,
@@ -157,31 +157,4 @@ impl ClusterPresence {
 /// [`SupervisorHandle::event_group`](crate::SupervisorHandle::event_group).
 pub fn event_group(supervisor: &str) -> String {
     format!("taskvisor.{supervisor}.events")
-}
-
-impl crate::SupervisorHandle {
-    /// Sets what peers may do to this supervisor through
-    /// [`RemoteSupervisor::cancel`], [`remove`](RemoteSupervisor::remove),
-    /// [`pause`](RemoteSupervisor::pause), [`resume`](RemoteSupervisor::resume) and
-    /// [`shutdown`](RemoteSupervisor::shutdown) (feature `cluster`). Off by default: every
-    /// remote command is refused with [`QueryError::ControlDisabled`]. Takes effect for
-    /// commands that arrive from now on. Only nodes whose session passed ractor_cluster's
-    /// cookie authentication can send commands at all; every command, carried out or
-    /// refused, is published as an `EventKind::RemoteCommand` event naming the peer.
-    pub fn set_remote_control(&self, control: RemoteControl) {
-        self.runtime().cluster.serving_side().set_control(control);
-    }
-
-    /// What peers may do now (see [`set_remote_control`](Self::set_remote_control)).
-    pub fn remote_control(&self) -> RemoteControl {
-        self.runtime().cluster.serving_side().control()
-    }
-
-    /// Sets the capacity of the replay buffer remote streams are served from, in events
-    /// (default [`DEFAULT_REPLAY_CAPACITY`]; 0 keeps none, so a reconnecting watcher only
-    /// learns the [`Gap`]). Shrinking drops the oldest events at once. Memory is about the
-    /// size of an event (a few hundred bytes) per slot in use.
-    pub fn set_replay_capacity(&self, capacity: usize) {
-        self.runtime().cluster.serving_side().set_capacity(capacity);
-    }
 }

@@ -26,7 +26,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -34,7 +34,6 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::query::QueryError;
 use crate::events::{Event, EventSink, EventTap};
-use crate::supervisor::runtime::Runtime;
 
 /// Default capacity of a supervisor's replay buffer, in events.
 pub const DEFAULT_REPLAY_CAPACITY: usize = 10_000;
@@ -374,7 +373,28 @@ pub(crate) struct Serving {
     readers: Mutex<HashMap<u64, ReaderSeen>>,
     control: Mutex<RemoteControl>,
     events: OnceLock<EventSink>,
-    runtime: OnceLock<Weak<Runtime>>,
+    shutdown: OnceLock<ShutdownHook>,
+}
+
+/// How the serving side asks its supervisor for a graceful shutdown (a remote
+/// [`ControlCommand::Shutdown`](super::ControlCommand::Shutdown)), handed in by the
+/// supervisor at [`Serving::attach`]. The supervisor builds it over a weak reference to its
+/// runtime, so the serving side (which the runtime owns) never keeps the runtime alive.
+#[derive(Clone)]
+pub(crate) struct ShutdownHook(Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl ShutdownHook {
+    /// A hook that runs `request`: it requests a graceful shutdown and answers false when
+    /// the supervisor is gone.
+    pub(crate) fn new(request: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        ShutdownHook(Arc::new(request))
+    }
+
+    /// Requests a graceful shutdown (without waiting for it); false when the supervisor is
+    /// gone.
+    fn request(&self) -> bool {
+        (self.0)()
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -396,18 +416,21 @@ impl Serving {
             readers: Mutex::new(HashMap::new()),
             control: Mutex::new(RemoteControl::off()),
             events: OnceLock::new(),
-            runtime: OnceLock::new(),
+            shutdown: OnceLock::new(),
         })
     }
 
-    /// Called by the runtime once it is built.
-    pub(crate) fn attach(&self, runtime: &Arc<Runtime>) {
-        let _ = self.events.set(runtime.events.clone());
-        let _ = self.runtime.set(Arc::downgrade(runtime));
+    /// Called by the supervisor once its runtime is built: the runtime's event sink and
+    /// the hook a remote `Shutdown` command runs.
+    pub(crate) fn attach(&self, events: EventSink, shutdown: ShutdownHook) {
+        let _ = self.events.set(events);
+        let _ = self.shutdown.set(shutdown);
     }
 
-    pub(crate) fn runtime(&self) -> Option<Arc<Runtime>> {
-        self.runtime.get().and_then(Weak::upgrade)
+    /// Requests a graceful shutdown of the supervisor through the hook handed in at
+    /// [`attach`](Self::attach); false when the supervisor is gone (or never attached).
+    pub(crate) fn request_shutdown(&self) -> bool {
+        self.shutdown.get().is_some_and(ShutdownHook::request)
     }
 
     pub(crate) fn control(&self) -> RemoteControl {

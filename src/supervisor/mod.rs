@@ -10,8 +10,12 @@
 //! - `shutdown`: the one shared shutdown operation.
 //! - `lifecycle`: the single-shot static `run*` lifecycle.
 //! - `owner`: the last-owner drop fallback.
+//! - `cluster` (feature `cluster`): the handle's remote control and replay settings, and
+//!   the serving side's shutdown hook.
 
 pub(crate) mod builder;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod groups;
 pub(crate) mod handle;
 mod lifecycle;

@@ -256,7 +256,7 @@ impl Runtime {
         });
         let _ = link_runtime.set(Arc::downgrade(&runtime));
         #[cfg(feature = "cluster")]
-        runtime.cluster.serving_side().attach(&runtime);
+        super::cluster::attach(&runtime);
         if let Some((_, gone)) = parent_link {
             // The parent stopped (or was killed): shut down gracefully, as if asked to. The
             // task ends when the link goes away, which at the latest is the end of shutdown.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::error::TaskError;
-use crate::attempt::watchdog::Heartbeat;
+use super::heartbeat::Heartbeat;
 use crate::identity::TaskId;
 
 /// Cancellation scope of one attempt (docs/semantics.md#cancellation).

@@ -4,6 +4,7 @@
 mod context;
 mod defaults;
 mod error;
+mod heartbeat;
 mod hosted_actor;
 mod spec;
 // The file name `task.rs` is fixed by the crate layout; the trait lives
@@ -15,6 +16,7 @@ pub(crate) use context::AttemptIdentity;
 pub use context::TaskContext;
 pub use defaults::TaskDefaults;
 pub use error::TaskError;
+pub(crate) use heartbeat::Heartbeat;
 pub(crate) use hosted_actor::hosted_actor;
 pub use hosted_actor::{FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX};
 pub(crate) use spec::ResolvedPolicy;

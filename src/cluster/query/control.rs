@@ -47,16 +47,13 @@ pub(super) fn control(
     let serving = state.serving.clone();
     tokio::spawn(async move {
         let answer = match request.command {
-            ControlCommand::Shutdown => match serving.runtime() {
-                Some(runtime) => {
-                    drop(crate::supervisor::shutdown::install(
-                        &runtime,
-                        crate::supervisor::shutdown::Trigger::Requested,
-                    ));
+            ControlCommand::Shutdown => {
+                if serving.request_shutdown() {
                     Ok(true)
+                } else {
+                    Err(QueryError::Unavailable)
                 }
-                None => Err(QueryError::Unavailable),
-            },
+            }
             ControlCommand::Cancel(target)
             | ControlCommand::Remove(target)
             | ControlCommand::Pause(target)

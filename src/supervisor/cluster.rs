@@ -1,0 +1,58 @@
+//! The supervisor's side of the cluster feature (feature `cluster`): the handle's remote
+//! control and replay settings, and the hook a remote `Shutdown` command runs. The
+//! dependency goes one way: the supervisor knows `cluster`, `cluster` never the supervisor.
+
+use std::sync::Arc;
+
+use super::handle::SupervisorHandle;
+use super::runtime::Runtime;
+use super::shutdown::{self, Trigger};
+use crate::cluster::{RemoteControl, ShutdownHook};
+// Named only by the handle methods' doc links.
+#[cfg(doc)]
+use crate::cluster::{DEFAULT_REPLAY_CAPACITY, Gap, QueryError, RemoteSupervisor};
+
+/// Hands the serving side what it needs of the just-built `runtime`: its event sink and a
+/// shutdown hook over a weak reference (the runtime owns the serving side, so a strong one
+/// would keep the runtime alive forever).
+pub(super) fn attach(runtime: &Arc<Runtime>) {
+    let weak = Arc::downgrade(runtime);
+    let hook = ShutdownHook::new(move || match weak.upgrade() {
+        Some(runtime) => {
+            drop(shutdown::install(&runtime, Trigger::Requested));
+            true
+        }
+        None => false,
+    });
+    runtime
+        .cluster
+        .serving_side()
+        .attach(runtime.events.clone(), hook);
+}
+
+impl SupervisorHandle {
+    /// Sets what peers may do to this supervisor through
+    /// [`RemoteSupervisor::cancel`], [`remove`](RemoteSupervisor::remove),
+    /// [`pause`](RemoteSupervisor::pause), [`resume`](RemoteSupervisor::resume) and
+    /// [`shutdown`](RemoteSupervisor::shutdown) (feature `cluster`). Off by default: every
+    /// remote command is refused with [`QueryError::ControlDisabled`]. Takes effect for
+    /// commands that arrive from now on. Only nodes whose session passed ractor_cluster's
+    /// cookie authentication can send commands at all; every command, carried out or
+    /// refused, is published as an `EventKind::RemoteCommand` event naming the peer.
+    pub fn set_remote_control(&self, control: RemoteControl) {
+        self.runtime().cluster.serving_side().set_control(control);
+    }
+
+    /// What peers may do now (see [`set_remote_control`](Self::set_remote_control)).
+    pub fn remote_control(&self) -> RemoteControl {
+        self.runtime().cluster.serving_side().control()
+    }
+
+    /// Sets the capacity of the replay buffer remote streams are served from, in events
+    /// (default [`DEFAULT_REPLAY_CAPACITY`]; 0 keeps none, so a reconnecting watcher only
+    /// learns the [`Gap`]). Shrinking drops the oldest events at once. Memory is about the
+    /// size of an event (a few hundred bytes) per slot in use.
+    pub fn set_replay_capacity(&self, capacity: usize) {
+        self.runtime().cluster.serving_side().set_capacity(capacity);
+    }
+}
