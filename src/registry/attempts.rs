@@ -32,8 +32,11 @@ pub(super) async fn step(
     id: TaskId,
     input: Input,
 ) -> bool {
-    // The input in hand first, then the answers effects asked for, in order; the queue
-    // only allocates when an answer is queued behind another one.
+    // The input in hand first, then the answers effects asked for, in order: the first
+    // answer waits in `next` while nothing is queued, so the queue only allocates when an
+    // answer comes behind another one. One clock reading serves every step of the chain
+    // (it is one reaction to `input`; the intensity windows count in ms and s).
+    let now = tokio::time::Instant::now();
     let mut next = Some(input);
     let mut inputs = VecDeque::new();
     let mut first = None;
@@ -41,11 +44,14 @@ pub(super) async fn step(
         let Some((entry, intensity, _)) = state.entry_parts(id) else {
             break;
         };
-        let now = tokio::time::Instant::now();
         let effects = entry.life.step(input, intensity, now);
         first.get_or_insert(!effects.is_empty());
         for effect in effects {
-            inputs.extend(carry_out(myself, state, id, effect).await);
+            match carry_out(myself, state, id, effect).await {
+                Some(answer) if next.is_none() && inputs.is_empty() => next = Some(answer),
+                Some(answer) => inputs.push_back(answer),
+                None => {}
+            }
         }
     }
     first.unwrap_or(false)

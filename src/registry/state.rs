@@ -41,6 +41,12 @@ use crate::task::TaskDefaults;
 
 mod commit;
 
+/// A map keyed by the runtime's own ids ([`TaskId`], [`ActorId`]: counters, never user
+/// input), hashed with `foldhash` rather than SipHash: these are looked up several times
+/// per attempt on the registry's thread. Maps keyed by user-given names keep `std`'s
+/// DoS-resistant hasher.
+type IdMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Reason text of a force-aborted registration's `TaskFinished` event (docs/semantics.md#outcomes).
 pub(crate) const FORCE_ABORT_REASON: &str = "task did not stop within grace; force-aborted";
 
@@ -153,11 +159,11 @@ pub(crate) struct RegistryState {
     pub(super) permits: Permits,
     /// Boxed: the map's slots stay 16 bytes, so its spare capacity (up to half of it after
     /// a growth) costs pointers, not whole entries (W6 in BENCHMARKS.md).
-    entries: HashMap<TaskId, Box<Entry>>,
+    entries: IdMap<TaskId, Box<Entry>>,
     /// Registered names and the reservations of reaping attempts.
     names: Names<Reaping>,
     /// The registration of every attempt actor that exists and is not reaping.
-    by_actor: HashMap<ActorId, TaskId>,
+    by_actor: IdMap<ActorId, TaskId>,
     /// Ractor names claimed by registrations (`with_actor_name`), so two registrations
     /// cannot take turns holding one name.
     actor_names: HashMap<Arc<str>, TaskId>,
@@ -217,9 +223,9 @@ impl RegistryState {
             permits: Permits::new(settings.max_concurrent),
             intensity: Meltdown::new(settings.intensity),
             settings,
-            entries: HashMap::new(),
+            entries: IdMap::default(),
             names: Names::new(),
-            by_actor: HashMap::new(),
+            by_actor: IdMap::default(),
             actor_names: HashMap::new(),
             significant_admitted: 0,
             significant_ended: 0,
