@@ -222,6 +222,13 @@ pub async fn refresh(
 /// Stopped }` / `Reconnected` to [`ConsoleState::note_remote_stopped`] (and its
 /// `Restarted { epoch }` to `note_restarted`, which is a no-op for an epoch already
 /// noted); a screen of your own that reads `remote.events()` does the same.
+///
+/// So a screen of your own calls this on a timer and feeds the stream in itself: each
+/// `WatchItem::Event` to [`ConsoleState::record_event`], the counts to
+/// [`ConsoleState::note_stream`] (the increments), `Disconnected { reason: Stopped }` /
+/// `Reconnected` to [`ConsoleState::note_remote_stopped`] (`true` / `false`), `Restarted
+/// { epoch }` to [`ConsoleState::note_restarted`], and what its own buffer dropped to
+/// [`ConsoleState::note_console_dropped`]; `examples/remote_screen.rs` is such a loop.
 #[cfg(all(feature = "console", feature = "cluster"))]
 pub async fn refresh_remote(
     state: &mut ConsoleState,

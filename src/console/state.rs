@@ -155,6 +155,10 @@ pub struct ConsoleState {
 
 impl ConsoleState {
     /// An empty state whose header shows `title` (e.g. the supervisor's name).
+    ///
+    /// The console clock, the `now` of every method that takes one, is any monotonic
+    /// `Duration` of the caller's choice, e.g. the time since the screen started; a value
+    /// earlier than one already given is treated as that one.
     pub fn new(title: impl Into<Arc<str>>) -> Self {
         Self {
             title: title.into(),
@@ -373,9 +377,10 @@ impl ConsoleState {
         self.console_dropped
     }
 
-    /// Counts `received` events that arrived over a remote event stream and `lost` events
-    /// it reported lost (gaps). The first call, even with zeros, adds the `stream` row to
-    /// the event delivery panel; a local console never makes it.
+    /// Adds `received` events that arrived over a remote event stream and `lost` events it
+    /// reported lost (gaps) to the totals: pass what came since the last call, not running
+    /// totals. The first call, even with zeros, adds the `stream` row to the event
+    /// delivery panel; a local console never makes it.
     pub fn note_stream(&mut self, received: u64, lost: u64) {
         let counts = self.stream.get_or_insert_with(StreamCounts::default);
         counts.received += received;
