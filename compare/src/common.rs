@@ -175,6 +175,40 @@ pub fn proc_status_kb() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
+/// Re-executes this binary with `args` (a hidden child mode), waits for it, and returns the
+/// line of its stdout that starts with `prefix`: the child's result line of `key=value`
+/// fields (read with [`field`]). Panics, naming `what`, when the child fails or prints no
+/// such line.
+pub fn child_line(what: &str, args: &[&str], prefix: &str) -> String {
+    let exe = std::env::current_exe().expect("current_exe");
+    let output = std::process::Command::new(exe)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{what} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("{what} printed no `{prefix}` line"))
+        .to_owned()
+}
+
+/// The value of the `name=value` field of a child's result line; panics when it is missing.
+pub fn field<'a>(line: &'a str, name: &str) -> &'a str {
+    line.split_whitespace()
+        .find_map(|kv| {
+            kv.split_once('=')
+                .filter(|(k, _)| *k == name)
+                .map(|(_, v)| v)
+        })
+        .unwrap_or_else(|| panic!("no field `{name}` in the child's line {line:?}"))
+}
+
 /// Counts outcomes by label, for the details line ("completed=9990 rejected=10").
 #[derive(Default)]
 pub struct Mix(std::collections::BTreeMap<&'static str, usize>);

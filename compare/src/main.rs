@@ -40,7 +40,6 @@ mod scale;
 mod sup;
 
 use std::future::Future;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{Imp, K, MemReading, N, Sample, W6_TASKS, median};
@@ -240,32 +239,19 @@ fn ours_w4(_rt: &tokio::runtime::Runtime, _policy: Policy) -> Option<Sample> {
 
 /// W6: re-executes this binary to measure `imp` in a fresh process.
 fn w6_in_child(imp: Imp) -> Sample {
-    let exe = std::env::current_exe().expect("current_exe");
-    let output = Command::new(exe)
-        .args([
+    let line = common::child_line(
+        &format!("W6 child for {}", imp.label()),
+        &[
             "--w6-child",
             imp.label(),
             &W6_TASKS.to_string(),
             &workers().to_string(),
-        ])
-        .output()
-        .expect("spawn W6 child");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "W6 child for {} failed: {}\n{}",
-        imp.label(),
-        stdout,
-        String::from_utf8_lossy(&output.stderr)
+        ],
+        "mem ",
     );
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("mem "))
-        .expect("W6 child printed no reading");
     let field = |name: &str| -> u64 {
-        line.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
-            .and_then(|v| v.parse().ok())
+        common::field(&line, name)
+            .parse()
             .expect("W6 reading field")
     };
     let mem = MemReading {

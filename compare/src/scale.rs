@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::common::{Imp, Sample, median, proc_status_kb, reset_peak_rss};
+use crate::common::{Imp, Sample, child_line, median, proc_status_kb, reset_peak_rss};
 use crate::floor::{self, Policy};
 use crate::peers::{kameo_impl, rsup};
 use crate::raw;
@@ -241,34 +241,18 @@ struct ChildResult {
 
 /// Runs `kind` on `imp` at `n` in a fresh process and parses its result line.
 fn in_child(kind: Kind, imp: Imp, n: usize) -> ChildResult {
-    let exe = std::env::current_exe().expect("current_exe");
-    let output = std::process::Command::new(exe)
-        .args([
+    let line = child_line(
+        &format!("scale child {} {} {n}", kind.id(), imp.label()),
+        &[
             "--scale-child",
             kind.id(),
             imp.label(),
             &n.to_string(),
             &crate::workers().to_string(),
-        ])
-        .output()
-        .expect("spawn scale child");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "scale child {} {} {n} failed: {stdout}\n{}",
-        kind.id(),
-        imp.label(),
-        String::from_utf8_lossy(&output.stderr)
+        ],
+        "scale ",
     );
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("scale "))
-        .expect("scale child printed no result");
-    let field = |name: &str| -> &str {
-        line.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
-            .expect("scale child field")
-    };
+    let field = |name: &str| -> &str { crate::common::field(&line, name) };
     let num = |name: &str| -> u64 { field(name).parse().expect("scale child number") };
     let rss_samples = field("samples")
         .split(',')
