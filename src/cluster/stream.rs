@@ -380,14 +380,13 @@ pub(crate) struct Serving {
 /// [`ControlCommand::Shutdown`](super::ControlCommand::Shutdown)), handed in by the
 /// supervisor at [`Serving::attach`]. The supervisor builds it over a weak reference to its
 /// runtime, so the serving side (which the runtime owns) never keeps the runtime alive.
-#[derive(Clone)]
-pub(crate) struct ShutdownHook(Arc<dyn Fn() -> bool + Send + Sync>);
+pub(crate) struct ShutdownHook(Box<dyn Fn() -> bool + Send + Sync>);
 
 impl ShutdownHook {
     /// A hook that runs `request`: it requests a graceful shutdown and answers false when
     /// the supervisor is gone.
     pub(crate) fn new(request: impl Fn() -> bool + Send + Sync + 'static) -> Self {
-        ShutdownHook(Arc::new(request))
+        ShutdownHook(Box::new(request))
     }
 
     /// Requests a graceful shutdown (without waiting for it); false when the supervisor is
