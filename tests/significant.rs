@@ -106,3 +106,43 @@ async fn a_non_significant_end_does_not_trigger_any_significant() {
     assert!(handle.is_running());
     handle.shutdown().await.unwrap();
 }
+
+/// OTP: a significant child that the supervisor terminates on request (`terminate_child`)
+/// does not trigger `auto_shutdown`; only its own exit does (issue 22 item 10).
+#[tokio::test(start_paused = true)]
+async fn a_significant_task_cancelled_or_removed_by_the_caller_does_not_shut_down() {
+    for rule in [AutoShutdown::AnySignificant, AutoShutdown::AllSignificant] {
+        let (_sup, handle) = serve(SupervisorConfig::default().with_auto_shutdown(rule));
+        let (cancelled, cancelled_waiter) = handle
+            .add_and_watch(TaskSpec::once("cancelled", cooperative()).significant())
+            .await
+            .unwrap();
+        let (removed, removed_waiter) = handle
+            .add_and_watch(TaskSpec::once("removed", cooperative()).significant())
+            .await
+            .unwrap();
+        let (_, own) = handle
+            .add_and_watch(TaskSpec::once("own", finishes_after(ms(500), Ok(()))).significant())
+            .await
+            .unwrap();
+        assert!(handle.cancel(cancelled).await.unwrap());
+        assert!(handle.remove(removed).await.unwrap());
+        assert!(matches!(
+            cancelled_waiter.wait().await.unwrap(),
+            TaskOutcome::Canceled
+        ));
+        assert!(matches!(
+            removed_waiter.wait().await.unwrap(),
+            TaskOutcome::Canceled
+        ));
+        tokio::time::sleep(ms(100)).await;
+        assert!(
+            handle.is_running(),
+            "{rule:?}: ends on request do not trigger auto-shutdown"
+        );
+        // The last significant task's own end still does (for AllSignificant it is the last
+        // one still active, as in OTP).
+        assert!(own.wait().await.unwrap().is_success());
+        stopped(&handle).await;
+    }
+}

@@ -195,6 +195,9 @@ pub(crate) struct Life {
     phase: Phase,
     /// A remove, cancel or shutdown claimed it.
     claimed: bool,
+    /// The claim came from a caller's remove or cancel (or the shutdown), not from its
+    /// group: its end is not one "of its own" for auto-shutdown (OTP `terminate_child`).
+    requested: bool,
     paused: bool,
     /// Number of the latest attempt started (0 before the first).
     attempt: u32,
@@ -218,6 +221,7 @@ impl Life {
             policy,
             phase: Phase::Pending,
             claimed: false,
+            requested: false,
             paused: false,
             attempt: 0,
             retry_count: 0,
@@ -236,6 +240,13 @@ impl Life {
     /// Where it is.
     pub(crate) fn phase(&self) -> Phase {
         self.phase
+    }
+
+    /// Whether a caller's remove or cancel (or the shutdown) ended it: OTP's
+    /// `auto_shutdown` counts only a significant child's own exit, never one the
+    /// supervisor made on request.
+    pub(crate) fn ended_on_request(&self) -> bool {
+        self.requested
     }
 
     /// Number of the latest attempt started.
@@ -298,7 +309,10 @@ impl Life {
                 self.exited(ended, cancelled, meltdown, now, &mut fx)
             }
             Input::ErrorDropped { panic } => self.step_pending(panic, meltdown, now, &mut fx),
-            Input::Claim { timer } => self.claim(timer, &mut fx),
+            Input::Claim { timer } => {
+                self.requested |= !self.claimed;
+                self.claim(timer, &mut fx);
+            }
             Input::ForceAbort => {
                 let outcome = if phase == Phase::Attempt {
                     fx.push(Effect::Kill);

@@ -308,6 +308,8 @@ impl TaskSpec {
     /// [`auto_shutdown`](crate::SupervisorConfig::with_auto_shutdown) rule decides whether
     /// the supervisor shuts down (`AnySignificant`: at once; `AllSignificant`: once every
     /// significant task has ended). Without an auto-shutdown rule it changes nothing.
+    /// An end on request (`cancel`, `remove`) does not trigger the rule, as OTP's
+    /// `terminate_child` does not (docs/semantics.md, "Auto shutdown").
     pub fn significant(mut self) -> Self {
         self.significant = true;
         self

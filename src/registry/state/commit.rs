@@ -26,6 +26,7 @@ impl RegistryState {
         };
         let name = entry.shared.name.clone();
         let significant = entry.life.policy().significant;
+        let on_request = entry.life.ended_on_request();
         self.names.release(&name, id);
         if let Some(actor_name) = &entry.shared.actor_name
             && self.actor_names.get(actor_name) == Some(&id)
@@ -124,8 +125,13 @@ impl RegistryState {
             }
         }
         if significant {
+            // Ended on request it is no longer active, but only an end of its own triggers
+            // the rule (OTP: `terminate_child` never triggers `auto_shutdown`): with
+            // `AllSignificant`, the last significant task still active ending by itself does.
             self.significant_ended += 1;
-            self.check_auto_shutdown();
+            if !on_request {
+                self.check_auto_shutdown();
+            }
         }
         // The entry may hold the last reference to the user's task object.
         panics.extend(drop_contained(entry));
