@@ -323,6 +323,51 @@ async fn a_per_task_shutdown_timeout_replaces_the_grace_for_that_task() {
     assert_eq!(stuck, vec!["patient", "plain", "quick"]);
 }
 
+/// OTP `brutal_kill`: a zero shutdown timeout force-aborts the task at once at the
+/// supervisor's shutdown, as `cancel` and `remove` do, even when it would stop on request;
+/// it is the configured way to stop that task, not an overrun, so `shutdown()` is `Ok`
+/// (issue 22 item 9).
+#[tokio::test(start_paused = true)]
+async fn a_zero_shutdown_timeout_force_aborts_at_shutdown_as_brutal_kill() {
+    let (_sup, handle) = serve(SupervisorConfig::default().with_grace(ms(100)));
+    let (_, brutal) = handle
+        .add_and_watch(
+            TaskSpec::once("brutal", cooperative()).with_shutdown_timeout(Duration::ZERO),
+        )
+        .await
+        .unwrap();
+    let (_, polite) = handle
+        .add_and_watch(TaskSpec::once("polite", cooperative()))
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(5)).await;
+    let shutdown = handle.clone().shutdown().await;
+    let brutal = brutal.wait().await.unwrap();
+    assert!(matches!(brutal, TaskOutcome::ForceAborted), "{brutal:?}");
+    let polite = polite.wait().await.unwrap();
+    assert!(matches!(polite, TaskOutcome::Canceled), "{polite:?}");
+    assert!(shutdown.is_ok(), "{shutdown:?}");
+}
+
+/// The same rule for cancel and remove (the stop window is one rule).
+#[tokio::test(start_paused = true)]
+async fn a_zero_shutdown_timeout_force_aborts_on_cancel_and_remove() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    for cancel in [true, false] {
+        let spec = TaskSpec::once("brutal", cooperative()).with_shutdown_timeout(Duration::ZERO);
+        let (id, waiter) = handle.add_and_watch(spec).await.unwrap();
+        tokio::time::sleep(ms(5)).await;
+        let claimed = if cancel {
+            handle.cancel(id).await
+        } else {
+            handle.remove(id).await
+        };
+        assert!(claimed.unwrap());
+        let outcome = waiter.wait().await.unwrap();
+        assert!(matches!(outcome, TaskOutcome::ForceAborted), "{outcome:?}");
+    }
+}
+
 mod parent {
     use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
     use tokio::sync::mpsc::UnboundedSender;

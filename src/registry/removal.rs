@@ -61,8 +61,15 @@ pub(super) async fn begin_shutdown(
         // A task's own stop window replaces the grace for it (OTP child `shutdown`).
         let own = state
             .entry(id)
-            .and_then(|e| e.life.policy().shutdown_timeout)
-            .map(|own| window_cap.map_or(own, |cap| own.min(cap)));
+            .and_then(|e| e.life.policy().shutdown_timeout);
+        if own == Some(Duration::ZERO) {
+            // OTP `brutal_kill`, the rule of `claim_with_grace`: killed at once, before the
+            // shutdown wait exists, so it is not reported stuck (it had no window to overrun).
+            step(myself, state, id, Input::Claim { timer: None }).await;
+            step(myself, state, id, Input::ForceAbort).await;
+            continue;
+        }
+        let own = own.map(|own| window_cap.map_or(own, |cap| own.min(cap)));
         step(myself, state, id, Input::Claim { timer: own }).await;
     }
     let wait = ShutdownWait {

@@ -207,8 +207,10 @@ impl TaskSpec {
     /// cancel and shutdown: after cancellation it has `timeout` to finish before it is
     /// force-aborted (Erlang/OTP child spec `shutdown`, a timeout in ms there). It may be
     /// shorter or longer than the grace; a shutdown waits for the longest stop window of its
-    /// tasks, and `GraceExceeded` still lists every task force-aborted on the way. Zero
-    /// force-aborts at once unless the task has already finished.
+    /// tasks, and `GraceExceeded` still lists every task force-aborted on the way. Zero is
+    /// OTP's `brutal_kill`: remove, cancel and shutdown force-abort it at once (outcome
+    /// `ForceAborted`) unless it has already finished, even when it would stop on request;
+    /// being its configured stop, such a kill is not listed by `GraceExceeded`.
     pub fn with_shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = Some(timeout);
         self
