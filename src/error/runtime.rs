@@ -188,6 +188,23 @@ pub enum RuntimeError {
         reason: Arc<str>,
     },
 
+    /// A component actor of the supervisor other than the registry died (killed, or its
+    /// handler panicked) while the supervisor ran: `component` is `"controller"` (the
+    /// keyed-admission controller) or `"relay"` (the event relay). A supervisor never keeps
+    /// running half-alive (docs/semantics.md#component-failure): admission closes at once
+    /// ([`is_running`](crate::SupervisorHandle::is_running) turns false, operations return
+    /// [`ShuttingDown`](Self::ShuttingDown), submissions `Closed`), the tasks get the graceful
+    /// shutdown (grace, then force-abort), every waiter resolves, and `shutdown`/`run*`
+    /// return this error; a parent (`with_parent`) sees `ActorFailed` with its text.
+    #[error("supervisor component '{component}' failed: {reason}")]
+    #[non_exhaustive]
+    ComponentFailed {
+        /// Which actor died: `"controller"` or `"relay"`.
+        component: &'static str,
+        /// What ended it (`"killed or failed"` when ractor gives no reason).
+        reason: Arc<str>,
+    },
+
     /// `serve` found another live supervisor in this process using the name given to
     /// `SupervisorBuilder::with_name`. Names must be unique because they name the
     /// supervisor's actors and event group in ractor's process-global registry.
@@ -218,6 +235,7 @@ impl RuntimeError {
             Self::RestartIntensityExceeded { .. } => "runtime_restart_intensity_exceeded",
             Self::SupervisorNameTaken { .. } => "runtime_supervisor_name_taken",
             Self::RegistryFailed { .. } => "runtime_registry_failed",
+            Self::ComponentFailed { .. } => "runtime_component_failed",
             Self::TaskNotFound { .. } => "runtime_task_not_found",
             Self::InvalidTaskSpec { .. } => "runtime_invalid_task_spec",
             Self::ActorNameTaken { .. } => "runtime_actor_name_taken",

@@ -128,7 +128,8 @@ pub(crate) fn report(link: &ActorRef<ParentLinkMessage>, result: &Result<(), Run
     match result {
         Err(
             error @ (RuntimeError::RestartIntensityExceeded { .. }
-            | RuntimeError::RegistryFailed { .. }),
+            | RuntimeError::RegistryFailed { .. }
+            | RuntimeError::ComponentFailed { .. }),
         ) => {
             let text = format!("supervisor failed: {error}");
             if link.cast(ParentLinkMessage::Fail(text)).is_err() {

@@ -68,6 +68,28 @@ fn shutdown_when(
     });
 }
 
+/// Reason of a component that ended without being stopped by the shutdown (ractor reports
+/// no reason for a kill, and a panic reaches only a supervisor these actors do not have).
+const COMPONENT_GONE: &str = "actor stopped while the supervisor ran (killed or failed)";
+
+/// Fails the supervisor when component `cell` ends on its own: once the shutdown has
+/// started, its end is the shutdown's doing; a dead registry (the controller is linked under
+/// it) is reported by the registry's own watcher.
+fn fail_when_gone(runtime: &Arc<Runtime>, cell: ractor::ActorCell, component: &'static str) {
+    let weak = Arc::downgrade(runtime);
+    shutdown_when(runtime, async move {
+        let _ = cell.wait(None).await;
+        let runtime = weak.upgrade()?;
+        let ours = runtime.shutdown_started.is_cancelled()
+            || runtime.registry_life.is_gone()
+            || runtime.registry.get_status() >= ractor::ActorStatus::Stopping;
+        (!ours).then(|| Trigger::ComponentFailed {
+            component,
+            reason: COMPONENT_GONE.into(),
+        })
+    });
+}
+
 /// Everything a handle needs to reach the running supervisor.
 pub(crate) struct Runtime {
     pub(crate) name: Arc<str>,
@@ -274,6 +296,14 @@ impl Runtime {
             life.failure()
                 .map(|reason| Trigger::RegistryFailed { reason })
         });
+        // The relay and the controller are not restarted: their state (subscriber lanes and
+        // their counters; slots, queues and owners) cannot be rebuilt without loss, so their
+        // death fails the supervisor (docs/semantics.md#component-failure).
+        fail_when_gone(&runtime, runtime.relay.get_cell(), "relay");
+        #[cfg(feature = "controller")]
+        if let Some(link) = &runtime.controller {
+            fail_when_gone(&runtime, link.actor.get_cell(), "controller");
+        }
         if runtime.config.auto_shutdown() != crate::policy::AutoShutdown::Never {
             // Significant tasks ended (OTP `auto_shutdown`): the graceful shutdown of
             // `shutdown()`. The sender lives in the registry's state.

@@ -35,6 +35,12 @@ pub(crate) enum Trigger {
     /// The registry actor died (killed or panicked): no shutdown wait is possible; the tail still
     /// runs and the result is `RegistryFailed`.
     RegistryFailed { reason: Arc<str> },
+    /// The controller or the event relay died while the supervisor ran: the graceful wait
+    /// runs (the registry still works), the result is `ComponentFailed`.
+    ComponentFailed {
+        component: &'static str,
+        reason: Arc<str>,
+    },
     /// `run_with_os_signals` could not install its listeners: no grace wait, no verdict.
     SignalSetupFailed(std::io::Error),
     /// The restart intensity of the supervisor was exceeded (OTP `intensity`/`period`).
@@ -112,6 +118,11 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
         }
         _ => (runtime.config.grace(), true, None),
     };
+    if let Trigger::ComponentFailed { component, reason } = &trigger {
+        runtime
+            .events
+            .publish(|| Event::runtime_failure(*component, reason.clone()));
+    }
     let stuck = if let Trigger::RegistryFailed { reason } = &trigger {
         runtime
             .events
@@ -161,6 +172,9 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
 
     let result = match (trigger, stuck) {
         (Trigger::RegistryFailed { reason }, _) => Err(RuntimeError::RegistryFailed { reason }),
+        (Trigger::ComponentFailed { component, reason }, Some(_)) => {
+            Err(RuntimeError::ComponentFailed { component, reason })
+        }
         // The registry died during the shutdown wait: report why.
         (_, None) => Err(match runtime.registry_life.failure() {
             Some(reason) => RuntimeError::RegistryFailed { reason },
