@@ -286,6 +286,11 @@ impl OutcomePromise {
         self.0.send(outcome)
     }
 
+    /// True once its waiter was dropped: nobody can read the outcome any more.
+    pub(crate) fn is_abandoned(&self) -> bool {
+        self.0.is_closed()
+    }
+
     /// Resolves with `Rejected { kind, reason }` (a rejection holds no user value, so one
     /// nobody receives is simply dropped).
     pub(crate) fn reject(self, kind: RejectionKind, reason: Arc<str>) {

@@ -113,6 +113,27 @@ struct Waiters {
     cancel: Vec<CancelWaiter>,
     /// Watchers added after admission (`watch(target)`); each gets a copy of the outcome.
     watchers: Vec<OutcomePromise>,
+    /// Length of `watchers` after its last pruning: the next one is due at twice that.
+    pruned_at: usize,
+}
+
+/// Watchers kept before the first pruning.
+const WATCHERS_BEFORE_PRUNING: usize = 16;
+
+impl Waiters {
+    /// Adds `watcher`. A watcher whose `TaskWaiter` was dropped costs nothing: the list is
+    /// pruned of abandoned ones whenever it doubles since the last pruning, so it holds at
+    /// most about twice the live watchers (plus 16), at O(1) amortized cost per watch.
+    fn add_watcher(&mut self, watcher: OutcomePromise) {
+        if self.watchers.len() >= self.pruned_at.max(WATCHERS_BEFORE_PRUNING / 2) * 2 {
+            self.watchers.retain(|w| !w.is_abandoned());
+            if self.watchers.capacity() > 4 * self.watchers.len().max(WATCHERS_BEFORE_PRUNING) {
+                self.watchers.shrink_to(2 * self.watchers.len());
+            }
+            self.pruned_at = self.watchers.len();
+        }
+        self.watchers.push(watcher);
+    }
 }
 
 impl Entry {
@@ -127,7 +148,7 @@ impl Entry {
 
     /// Gives `watcher` a copy of the outcome at the terminal commit.
     pub(crate) fn add_watcher(&mut self, watcher: OutcomePromise) {
-        self.waiters().watchers.push(watcher);
+        self.waiters().add_watcher(watcher);
     }
 }
 
@@ -474,5 +495,41 @@ impl RegistryState {
         if let Some(tx) = outcome {
             tx.reject(kind, reason);
         }
+    }
+}
+
+#[cfg(test)]
+mod waiter_tests {
+    use super::Waiters;
+    use crate::identity::TaskId;
+    use crate::outcome::OutcomePromise;
+
+    /// Issue 22 item 3: a million `watch()` + drop on one running task must not keep a
+    /// million promises.
+    #[test]
+    fn abandoned_watchers_are_pruned_while_live_ones_stay() {
+        let id = TaskId::next();
+        let mut waiters = Waiters::default();
+        let mut live = Vec::new();
+        for i in 0..100_000 {
+            let (promise, waiter) = OutcomePromise::pair(id);
+            waiters.add_watcher(promise);
+            if i % 1_000 == 0 {
+                live.push(waiter);
+            }
+        }
+        assert!(
+            waiters.watchers.len() <= 2 * live.len() + 32,
+            "{} watchers kept for {} live",
+            waiters.watchers.len(),
+            live.len()
+        );
+        assert!(waiters.watchers.capacity() <= 8 * (live.len() + 32));
+        let kept_live = waiters
+            .watchers
+            .iter()
+            .filter(|w| !w.is_abandoned())
+            .count();
+        assert_eq!(kept_live, live.len(), "no live watcher is lost");
     }
 }

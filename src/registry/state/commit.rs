@@ -98,7 +98,9 @@ impl RegistryState {
         }
         // Later watchers get copies (they share the error source); an outcome nobody
         // receives is dropped here: its error source is user code.
-        let Waiters { cancel, watchers } = entry.waiters.take().map(|w| *w).unwrap_or_default();
+        let Waiters {
+            cancel, watchers, ..
+        } = entry.waiters.take().map(|w| *w).unwrap_or_default();
         let mut panics = Vec::new();
         for watcher in watchers {
             if let Err(unsent) = watcher.resolve(outcome.clone()) {
