@@ -448,6 +448,46 @@ mod join_existing {
         handle.shutdown().await.unwrap();
     }
 
+    /// Issue 22 item 4: watched joins of one live owner are bounded by `max_slot_queue`
+    /// (abandoned ones do not count); beyond it a join is rejected `QueueFull`.
+    #[tokio::test(start_paused = true)]
+    async fn watched_joins_of_one_owner_are_bounded_by_the_slot_queue() {
+        let supervisor = Supervisor::builder(SupervisorConfig::default().with_grace(secs(1)))
+            .with_controller(ControllerConfig::new(nzu(64), 2))
+            .build();
+        let handle = supervisor.serve().unwrap();
+        let gate = Arc::new(Semaphore::new(0));
+        let (started_tx, mut started) = mpsc::unbounded_channel();
+        let owner =
+            ControllerSpec::queue(TaskSpec::once("deploy", gated(gate.clone(), started_tx)))
+                .with_slot("lane");
+        let (_, owner_waiter) = handle.submit_and_watch(owner).await.unwrap();
+        started.recv().await.unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        let join = || {
+            ControllerSpec::join_existing(TaskSpec::once("deploy-2", must_not_run(ran.clone())))
+                .with_slot("lane")
+        };
+        let (_, first) = handle.submit_and_watch(join()).await.unwrap();
+        let (_, abandoned) = handle.submit_and_watch(join()).await.unwrap();
+        let (_, refused) = handle.submit_and_watch(join()).await.unwrap();
+        match refused.wait().await.unwrap() {
+            TaskOutcome::Rejected { kind, .. } => assert_eq!(kind, RejectionKind::QueueFull),
+            other => panic!("expected QueueFull, got {other:?}"),
+        }
+        drop(abandoned);
+        let (_, second) = handle.submit_and_watch(join()).await.unwrap();
+        gate.add_permits(1);
+        for waiter in [owner_waiter, first, second] {
+            assert_eq!(
+                failed_reason(&waiter.wait().await.unwrap()),
+                "execution failed: deploy failed"
+            );
+        }
+        assert!(!ran.load(Ordering::SeqCst));
+        handle.shutdown().await.unwrap();
+    }
+
     #[tokio::test(start_paused = true)]
     async fn on_a_busy_slot_it_resolves_with_the_owners_outcome_and_id_without_running() {
         let (_sup, handle, recorder) = serve_controlled();

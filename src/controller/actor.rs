@@ -355,6 +355,17 @@ impl ControllerState {
         else {
             return;
         };
+        if let Some(waiter) = submission.outcome.take()
+            && let Err(waiter) = joined.join(waiter, self.limits.max_slot_queue)
+        {
+            // Bounded as the slot's queue is (docs/semantics.md#join-existing).
+            submission.outcome = Some(waiter);
+            let reason = format!(
+                "owner {owner} already has {} joined waiters (max_slot_queue)",
+                self.limits.max_slot_queue
+            );
+            return self.reject(submission, key, RejectionKind::QueueFull, &reason);
+        }
         let id = submission.id;
         self.publish(|| {
             Event::new(EventKind::ControllerJoined)
@@ -364,9 +375,6 @@ impl ControllerState {
         });
         if let Some(placed) = placed {
             let _ = placed.send(owner);
-        }
-        if let Some(waiter) = submission.outcome.take() {
-            joined.join(waiter);
         }
         // The joined spec never runs; it may hold the last reference to the task object.
         crate::panic_guard::drop_quietly(submission);

@@ -16,7 +16,7 @@ const DEFAULT_MAX_SLOT_QUEUE: usize = 100;
 /// | [`queue_capacity`](Self::queue_capacity) | 1024 | submissions and by-id remove/cancel commands sent to the controller and not yet taken in | waiting forms wait; `try_*` forms return `ControllerError::Full` (`RuntimeError::CommandQueueFull` for fail-fast remove/cancel) |
 /// | [`admission_capacity`](Self::admission_capacity) | 1024 | handoffs waiting for registry command capacity | the handoff is `Rejected { ResourceLimit }` |
 /// | [`identity_operation_capacity`](Self::identity_operation_capacity) | 1024 | by-id remove/cancel operations forwarded to the registry at once | `RuntimeError::ResourceLimitReached { resource: "controller_identity_operations", .. }` |
-/// | [`max_slot_queue`](Self::max_slot_queue) | 100 | pending items of one slot for `Queue` submissions (owner excluded, replacement head included); 0 rejects every `Queue` submission to a busy slot | `Rejected { QueueFull }` |
+/// | [`max_slot_queue`](Self::max_slot_queue) | 100 | pending items of one slot for `Queue` submissions (owner excluded, replacement head included); 0 rejects every `Queue` submission to a busy slot; also the most watched `JoinExisting` waiters one live owner holds | `Rejected { QueueFull }` |
 /// | [`max_controller_slots`](Self::max_controller_slots) | `Some(1024)` | distinct slots tracked at once (idle slots with empty queues are not tracked) | `Rejected { ResourceLimit }` |
 /// | [`max_total_pending`](Self::max_total_pending) | `Some(1024)` | queued items of all slots plus handoffs waiting for registry capacity | `Rejected { ResourceLimit }` |
 ///

@@ -92,10 +92,21 @@ impl Joined {
 
     /// Attaches `waiter` to the owner's outcome: it resolves with a copy of it (at once if
     /// the outcome is already known; its channel closes if the outcome can never come).
-    pub(crate) fn join(&self, waiter: OutcomePromise) {
+    /// While the outcome is pending at most `limit` live waiters are held (abandoned ones,
+    /// whose `TaskWaiter` was dropped, are pruned first): beyond that the waiter comes back
+    /// as `Err` and the caller rejects the join.
+    pub(crate) fn join(&self, waiter: OutcomePromise, limit: usize) -> Result<(), OutcomePromise> {
         let mut state = self.lock();
         match &mut *state {
-            JoinState::Open(waiters) => waiters.push(waiter),
+            JoinState::Open(waiters) => {
+                if waiters.len() >= limit {
+                    waiters.retain(|w| !w.is_abandoned());
+                }
+                if waiters.len() >= limit {
+                    return Err(waiter);
+                }
+                waiters.push(waiter);
+            }
             JoinState::Done(outcome) => {
                 let copy = outcome.clone();
                 drop(state);
@@ -105,6 +116,7 @@ impl Joined {
             }
             JoinState::Gone => drop(waiter),
         }
+        Ok(())
     }
 }
 
@@ -125,18 +137,41 @@ impl Drop for Joined {
 mod tests {
     use super::*;
 
+    /// Issue 22 item 4: joins of one running owner are bounded; abandoned ones make room.
+    #[tokio::test]
+    async fn live_joined_waiters_are_bounded_and_abandoned_ones_make_room() {
+        let (joined, _tx) = Joined::relay(None);
+        let mut live = Vec::new();
+        for _ in 0..3 {
+            let (waiter, rx) = OutcomePromise::channel();
+            assert!(joined.join(waiter, 3).is_ok());
+            live.push(rx);
+        }
+        let (refused, _rx) = OutcomePromise::channel();
+        assert!(
+            joined.join(refused, 3).is_err(),
+            "a fourth live join is refused"
+        );
+        drop(live.pop());
+        let (admitted, _rx) = OutcomePromise::channel();
+        assert!(
+            joined.join(admitted, 3).is_ok(),
+            "an abandoned join makes room"
+        );
+    }
+
     #[tokio::test]
     async fn owner_and_joined_waiters_get_the_same_outcome_whenever_they_join() {
         let (own_tx, own_rx) = OutcomePromise::channel();
         let (joined, tx) = Joined::relay(Some(own_tx));
         let (early_tx, early_rx) = OutcomePromise::channel();
-        joined.join(early_tx);
+        assert!(joined.join(early_tx, 8).is_ok());
         tx.resolve(TaskOutcome::ForceAborted).expect("relay alive");
         assert!(matches!(own_rx.await, Ok(TaskOutcome::ForceAborted)));
         assert!(matches!(early_rx.await, Ok(TaskOutcome::ForceAborted)));
         // After the outcome: a copy at once.
         let (late_tx, late_rx) = OutcomePromise::channel();
-        joined.join(late_tx);
+        assert!(joined.join(late_tx, 8).is_ok());
         assert!(matches!(late_rx.await, Ok(TaskOutcome::ForceAborted)));
     }
 
@@ -144,11 +179,11 @@ mod tests {
     async fn a_dropped_outcome_channel_closes_every_joined_waiter() {
         let (joined, tx) = Joined::relay(None);
         let (early_tx, early_rx) = OutcomePromise::channel();
-        joined.join(early_tx);
+        assert!(joined.join(early_tx, 8).is_ok());
         drop(tx);
         assert!(early_rx.await.is_err());
         let (late_tx, late_rx) = OutcomePromise::channel();
-        joined.join(late_tx);
+        assert!(joined.join(late_tx, 8).is_ok());
         assert!(late_rx.await.is_err());
     }
 }
