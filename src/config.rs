@@ -6,24 +6,11 @@ use std::time::Duration;
 use crate::error::{BuildError, ConfigError, MAX_CAPACITY, check_capacity};
 use crate::policy::AutoShutdown;
 
-/// The longest duration a setting keeps: 30 years of 365 days. Longer values are
-/// clamped to it so that `Instant + duration` can never overflow anywhere in the runtime;
-/// 30 years already means "never" for a process.
-pub(crate) const MAX_DURATION: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
+use crate::duration::clamp as clamp_duration;
 
 const DEFAULT_GRACE: Duration = Duration::from_secs(60);
 const DEFAULT_SUBSCRIBER_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 const DEFAULT_CAPACITY: NonZeroUsize = NonZeroUsize::new(1024).expect("1024 is not zero");
-
-/// `min(d, MAX_DURATION)`, usable in `const fn` (where `Ord` on `Duration` is not).
-const fn clamp_duration(d: Duration) -> Duration {
-    let max_secs = MAX_DURATION.as_secs();
-    if d.as_secs() > max_secs || (d.as_secs() == max_secs && d.subsec_nanos() > 0) {
-        MAX_DURATION
-    } else {
-        d
-    }
-}
 
 /// Runtime settings of one supervisor.
 ///

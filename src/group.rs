@@ -100,7 +100,7 @@ impl TaskGroup {
     /// ([`RuntimeError::InvalidGroup`](crate::RuntimeError::InvalidGroup)). Off by default.
     #[must_use]
     pub fn with_restart_intensity(mut self, max_restarts: u32, period: Duration) -> Self {
-        self.intensity = Some((max_restarts, period));
+        self.intensity = Some((max_restarts, crate::duration::clamp(period)));
         self
     }
 

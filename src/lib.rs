@@ -69,6 +69,7 @@ mod config;
 pub mod console;
 #[cfg(feature = "controller")]
 mod controller;
+mod duration;
 mod error;
 mod events;
 mod group;

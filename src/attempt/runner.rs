@@ -285,7 +285,9 @@ async fn watch<F: Future + Unpin>(
     let stall = heartbeat.stalled(stall_timeout);
     let timeout = async move {
         match limit {
-            Some(limit) => tokio::time::sleep_until(started + limit).await,
+            Some(limit) => {
+                tokio::time::sleep_until(crate::duration::deadline(started, limit)).await
+            }
             None => std::future::pending::<()>().await,
         }
     };

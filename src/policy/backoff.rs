@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::jitter::{JitterPolicy, duration_from_nanos};
+use crate::duration::clamp;
 
 /// Cap used by [`BackoffPolicy::constant`] and [`BackoffPolicy::exponential`]
 /// when the given delay is smaller (docs/semantics.md#retries): 30 s.
@@ -103,6 +104,7 @@ impl BackoffPolicy {
         if first > max {
             return Err(BackoffError::FirstExceedsMax { first, max });
         }
+        let (first, max) = (clamp(first), clamp(max));
         Ok(Self {
             first,
             max,
@@ -116,6 +118,7 @@ impl BackoffPolicy {
     /// `max = max(delay, 30 s)` so a long constant delay is not cut (docs/semantics.md#retries).
     #[must_use]
     pub fn constant(delay: Duration) -> Self {
+        let delay = clamp(delay);
         Self {
             first: delay,
             max: delay.max(DEFAULT_MAX),
@@ -129,6 +132,7 @@ impl BackoffPolicy {
     /// `max = max(first, 30 s)` (docs/semantics.md#retries).
     #[must_use]
     pub fn exponential(first: Duration) -> Self {
+        let first = clamp(first);
         Self {
             first,
             max: first.max(DEFAULT_MAX),
@@ -142,6 +146,7 @@ impl BackoffPolicy {
     /// if they exceed it, so the invariants hold (docs/semantics.md#retries).
     #[must_use]
     pub fn with_max(mut self, max: Duration) -> Self {
+        let max = clamp(max);
         self.max = max;
         self.first = self.first.min(max);
         self.floor = self.floor.min(max);

@@ -112,7 +112,7 @@ fn decide_success(policy: &ResolvedPolicy, elapsed: Duration, cancelled: bool) -
             let floor = SUCCESS_FLOOR.saturating_sub(elapsed);
             match interval {
                 Some(every) => Decision::Again {
-                    delay: every.max(floor),
+                    delay: crate::duration::clamp(every).max(floor),
                     announce: Some(BackoffSource::Success),
                     reason: None,
                     next_retry_count: 0,

@@ -387,7 +387,7 @@ impl CancelOperation {
     /// `timeout`; on expiry the call returns [`RuntimeError::TaskTerminationTimeout`] and
     /// the removal goes on (docs/semantics.md#removal).
     pub fn termination_timeout(mut self, timeout: Duration) -> Self {
-        self.termination_timeout = Some(timeout);
+        self.termination_timeout = Some(crate::duration::clamp(timeout));
         self
     }
 

@@ -70,7 +70,7 @@ impl TaskDefaults {
     /// ([`RuntimeError::InvalidTaskSpec`](crate::RuntimeError::InvalidTaskSpec)); use
     /// [`try_with_stall_timeout`](Self::try_with_stall_timeout) to catch it here.
     pub fn with_stall_timeout(mut self, stall_timeout: impl Into<Option<Duration>>) -> Self {
-        self.stall_timeout = stall_timeout.into();
+        self.stall_timeout = stall_timeout.into().map(crate::duration::clamp);
         self
     }
 
@@ -97,7 +97,10 @@ impl TaskDefaults {
     /// Sets the inherited per-attempt timeout; `None` or zero means no timeout
     /// (a zero timeout would fail every attempt at once).
     pub fn with_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
-        self.timeout = timeout.into().filter(|d| !d.is_zero());
+        self.timeout = timeout
+            .into()
+            .filter(|d| !d.is_zero())
+            .map(crate::duration::clamp);
         self
     }
 

@@ -39,7 +39,7 @@ impl Heartbeat {
     /// When the attempt counts as stalled if no further beat comes.
     fn deadline(&self, timeout: Duration) -> Instant {
         let last = Duration::from_nanos(self.last.load(Ordering::Relaxed));
-        self.origin + last + timeout
+        crate::duration::deadline(self.origin + last, timeout)
     }
 
     /// Whether more than `timeout` has passed since the latest beat (or the start): a

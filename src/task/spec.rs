@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::defaults::TaskDefaults;
 use super::task::TaskRef;
+use crate::duration::clamp;
 use crate::error::ConfigError;
 use crate::policy::{BackoffPolicy, RestartPolicy};
 
@@ -44,7 +45,7 @@ impl<T> TaskSetting<T> {
 
 /// A zero timeout would fail every attempt at once; it means "no timeout".
 fn normalize_timeout(timeout: Option<Duration>) -> Option<Duration> {
-    timeout.filter(|d| !d.is_zero())
+    timeout.filter(|d| !d.is_zero()).map(clamp)
 }
 
 /// A named task with its restart, backoff, timeout and retry settings.
@@ -126,6 +127,7 @@ impl TaskSpec {
     /// `every` means `interval: None` (repeat at once, subject to the
     /// runtime's 1 ms floor). Backoff, timeout and retry limit inherit.
     pub fn periodic(name: impl Into<Arc<str>>, task: TaskRef, every: Duration) -> Self {
+        let every = clamp(every);
         let interval = (!every.is_zero()).then_some(every);
         Self::inheriting(name, task).with_restart(RestartPolicy::Always { interval })
     }
@@ -212,7 +214,7 @@ impl TaskSpec {
     /// `ForceAborted`) unless it has already finished, even when it would stop on request;
     /// being its configured stop, such a kill is not listed by `GraceExceeded`.
     pub fn with_shutdown_timeout(mut self, timeout: Duration) -> Self {
-        self.shutdown_timeout = Some(timeout);
+        self.shutdown_timeout = Some(clamp(timeout));
         self
     }
 
@@ -229,7 +231,7 @@ impl TaskSpec {
     /// and `period`, applied to one child). Successful `Always` repeats do not count. The
     /// retry limit (`max_retries`) still applies too. `period` is clamped to at least 1 ms.
     pub fn with_restart_intensity(mut self, max_restarts: u32, period: Duration) -> Self {
-        self.restart_intensity = Some((max_restarts, period.max(Duration::from_millis(1))));
+        self.restart_intensity = Some((max_restarts, clamp(period).max(Duration::from_millis(1))));
         self
     }
 
@@ -260,7 +262,7 @@ impl TaskSpec {
     /// at once. [`try_with_stall_timeout`](Self::try_with_stall_timeout) reports a zero at
     /// once instead.
     pub fn with_stall_timeout(mut self, stall_timeout: impl Into<Option<Duration>>) -> Self {
-        self.stall_timeout = TaskSetting::Explicit(stall_timeout.into());
+        self.stall_timeout = TaskSetting::Explicit(stall_timeout.into().map(clamp));
         self
     }
 
@@ -301,7 +303,7 @@ impl TaskSpec {
     /// (see [`with_timeout`](Self::with_timeout)). `Duration::ZERO` resets after every
     /// failure (the retry limit then never applies).
     pub fn with_reset_after(mut self, healthy: Duration) -> Self {
-        self.reset_after = Some(healthy);
+        self.reset_after = Some(clamp(healthy));
         self
     }
 

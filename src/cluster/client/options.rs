@@ -53,21 +53,21 @@ impl RemoteOptions {
     /// Sets [`connect_timeout`](Self::connect_timeout).
     #[must_use]
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.connect_timeout = crate::duration::clamp(timeout);
         self
     }
 
     /// Sets [`query_timeout`](Self::query_timeout).
     #[must_use]
     pub fn with_query_timeout(mut self, timeout: Duration) -> Self {
-        self.query_timeout = timeout;
+        self.query_timeout = crate::duration::clamp(timeout);
         self
     }
 
     /// Sets [`reconnect_interval`](Self::reconnect_interval).
     #[must_use]
     pub fn with_reconnect_interval(mut self, interval: Duration) -> Self {
-        self.reconnect_interval = interval;
+        self.reconnect_interval = crate::duration::clamp(interval);
         self
     }
 
@@ -81,14 +81,14 @@ impl RemoteOptions {
     /// Sets [`suspect_after`](Self::suspect_after) (at least 100 ms).
     #[must_use]
     pub fn with_suspect_after(mut self, after: Duration) -> Self {
-        self.suspect_after = after.max(Duration::from_millis(100));
+        self.suspect_after = crate::duration::clamp(after).max(Duration::from_millis(100));
         self
     }
 
     /// Sets [`fetch_wait`](Self::fetch_wait) (at least 10 ms).
     #[must_use]
     pub fn with_fetch_wait(mut self, wait: Duration) -> Self {
-        self.fetch_wait = wait.max(Duration::from_millis(10));
+        self.fetch_wait = crate::duration::clamp(wait).max(Duration::from_millis(10));
         self
     }
 
