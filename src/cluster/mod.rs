@@ -27,6 +27,8 @@
 //!   ([`SequencedEvent`]), with every loss made visible and counted (`Gap`,
 //!   `Disconnected { reason }`/`Reconnected`, `Restarted`, `Undecodable`).
 //! - [`ClusterView`]: the fleet view.
+//! - [`LocalEvent`]: a consumer of this node's events that no peer can send to (the trust
+//!   model, `docs/semantics.md#trust-model`).
 //!
 //! # What the feature changes for the whole program
 //! `cluster` turns on `ractor/cluster`, which removes ractor's blanket `Message` impl: every
@@ -59,6 +61,7 @@ mod link;
 mod local;
 mod query;
 mod stream;
+mod trust;
 mod view;
 mod watch;
 pub mod wire;
@@ -77,6 +80,7 @@ pub use stream::{
     RemoteControl, SequencedEvent, StreamStats,
 };
 pub(crate) use stream::{Serving, ShutdownHook};
+pub use trust::LocalEvent;
 pub use view::{
     ClusterView, DISCOVERY_PERIOD, FLEET_CAPACITY, FleetEntry, FleetItem, FleetStream,
     MAX_SUPERVISORS,
