@@ -76,8 +76,8 @@ pub use query::{
     TaskList, query_name,
 };
 pub use stream::{
-    DEFAULT_REPLAY_CAPACITY, EventBatch, FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT,
-    RemoteControl, SequencedEvent, StreamStats,
+    BUSY_RETRY_AFTER, DEFAULT_REPLAY_CAPACITY, EventBatch, FetchLimits, FetchLimitsError,
+    FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT, RemoteControl, SequencedEvent, StreamStats,
 };
 pub(crate) use stream::{Serving, ShutdownHook};
 pub use trust::LocalEvent;

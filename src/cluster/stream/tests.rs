@@ -141,3 +141,150 @@ fn shrinking_keeps_the_newest() {
     assert_eq!(batch.gap, Some(Gap { from: 1, to: 8 }));
     assert_eq!(seqs(&batch), [9, 10]);
 }
+
+/// An event of about `bytes` encoded bytes (its reason).
+fn big(bytes: usize) -> Arc<Event> {
+    Arc::new(Event::new(EventKind::TaskFinished).with_reason("x".repeat(bytes)))
+}
+
+#[test]
+fn a_read_is_bounded_by_bytes_but_always_carries_one_event() {
+    let mut b = ReplayBuffer::new(7, 100);
+    for _ in 0..10 {
+        b.push(big(1_000));
+    }
+    let one = buffer::wire_size(&big(1_000));
+    let (batch, bytes) = b
+        .read_bounded(Some(7), Some(0), 100, buffer::REPLY_OVERHEAD + 3 * one)
+        .unwrap();
+    assert_eq!(seqs(&batch), [1, 2, 3]);
+    assert_eq!(bytes, buffer::REPLY_OVERHEAD + 3 * one);
+    // The bound covers the real encoding of the reply.
+    assert!(crate::cluster::wire::encode(&Ok::<_, QueryError>(batch)).len() <= bytes);
+    // Smaller than one event: that one event, alone.
+    let (batch, _) = b.read_bounded(Some(7), Some(4), 100, 10).unwrap();
+    assert_eq!(seqs(&batch), [5]);
+}
+
+#[test]
+fn replies_share_the_buffered_events() {
+    let b = buffer(10, 3);
+    let first = b.read(Some(7), Some(0), 10).unwrap();
+    let second = b.read(Some(7), Some(0), 10).unwrap();
+    assert!(Arc::ptr_eq(&first.events[0].event, &second.events[0].event));
+}
+
+fn limits() -> FetchLimits {
+    FetchLimits::default()
+        .with_replies_in_flight(3)
+        .with_replies_in_flight_per_reader(2)
+        .with_reply_bytes(100)
+        .with_bytes_in_flight(250)
+        .with_bytes_in_flight_per_reader(200)
+}
+
+#[test]
+fn the_budget_admits_within_every_bound_and_counts_the_rest_busy() {
+    let mut budget = budget::Budget::new(limits());
+    // Per reader: two replies.
+    assert_eq!(budget.admit(1), Some(100));
+    assert_eq!(budget.admit(1), Some(100));
+    assert_eq!(budget.admit(1), None);
+    // Global bytes: 200 reserved, another 100 would pass 250.
+    assert_eq!(budget.admit(2), None);
+    // A reply that turned out small frees its reservation's rest.
+    budget.resize(1, 100, 10);
+    assert_eq!(budget.admit(2), Some(100));
+    assert_eq!(budget.in_flight(), (3, 210));
+    // Global replies: three.
+    assert_eq!(budget.admit(3), None);
+    assert_eq!(budget.busy, 3);
+    assert_eq!(budget.peak_bytes, 210);
+    budget.release(1, 10);
+    budget.release(1, 100);
+    budget.release(2, 100);
+    assert_eq!(budget.in_flight(), (0, 0));
+    assert_eq!(
+        budget.readers(),
+        0,
+        "no reader is remembered without a reply"
+    );
+}
+
+#[test]
+fn fetch_limits_are_validated() {
+    assert_eq!(FetchLimits::default().validate(), Ok(()));
+    assert_eq!(limits().validate(), Ok(()));
+    assert_eq!(
+        FetchLimits::default().with_reply_bytes(0).validate(),
+        Err(FetchLimitsError::Zero {
+            limit: "reply_bytes"
+        })
+    );
+    assert!(matches!(
+        FetchLimits::default().with_replies_in_flight(2).validate(),
+        Err(FetchLimitsError::Exceeds {
+            limit: "replies_in_flight_per_reader",
+            ..
+        })
+    ));
+    assert!(matches!(
+        FetchLimits::default()
+            .with_bytes_in_flight_per_reader(100)
+            .validate(),
+        Err(FetchLimitsError::Exceeds {
+            limit: "reply_bytes",
+            ..
+        })
+    ));
+    let serving = Serving::new();
+    assert!(
+        serving
+            .set_fetch_limits(FetchLimits::default().with_bytes_in_flight(1))
+            .is_err()
+    );
+    assert_eq!(serving.fetch_limits(), FetchLimits::default());
+}
+
+#[tokio::test]
+async fn a_fetch_beyond_the_budget_is_busy_and_a_dropped_reply_frees_it() {
+    let serving = Serving::new();
+    let one = buffer::wire_size(&big(1_000));
+    // Room for two events (their `seq` and `at` may differ in length by a few bytes).
+    let reply = buffer::REPLY_OVERHEAD + 2 * one + 100;
+    serving
+        .set_fetch_limits(
+            FetchLimits::default()
+                .with_replies_in_flight(4)
+                .with_replies_in_flight_per_reader(1)
+                .with_reply_bytes(reply)
+                .with_bytes_in_flight(2 * reply)
+                .with_bytes_in_flight_per_reader(reply),
+        )
+        .unwrap();
+    serving
+        .fetch(FetchRequest::new(1, None, None, 1, Duration::ZERO))
+        .await
+        .unwrap();
+    let events: Vec<_> = (0..10).map(|_| big(1_000)).collect();
+    serving.deliver(&events);
+    let from_start = |reader| FetchRequest::new(reader, None, Some(0), 100, Duration::ZERO);
+    let held = serving.fetch(from_start(1)).await.unwrap();
+    assert_eq!(seqs(&held), [1, 2], "bounded by reply_bytes");
+    let busy = QueryError::Busy {
+        retry_after_ms: BUSY_RETRY_AFTER.as_millis() as u64,
+    };
+    assert_eq!(serving.fetch(from_start(1)).await.unwrap_err(), busy);
+    let other = serving.fetch(from_start(2)).await.unwrap();
+    assert_eq!(serving.fetch(from_start(3)).await.unwrap_err(), busy);
+    let stats = serving.stats();
+    assert_eq!((stats.replies_in_flight, stats.busy), (2, 2));
+    let in_flight = stats.bytes_in_flight;
+    assert!(in_flight > 2 * one as u64 && in_flight <= 2 * reply as u64);
+    drop((held, other));
+    let stats = serving.stats();
+    assert_eq!((stats.replies_in_flight, stats.bytes_in_flight), (0, 0));
+    assert!(stats.peak_bytes_in_flight >= in_flight);
+    assert!(stats.peak_bytes_in_flight <= 2 * reply as u64);
+    assert!(serving.fetch(from_start(3)).await.is_ok());
+}
