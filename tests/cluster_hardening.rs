@@ -22,13 +22,15 @@ use std::time::{Duration, Instant};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use ractor_cluster::NodeServerMessage;
 use ractor_taskvisor::cluster::{
-    LocalEvent, QueryError, RemoteControl, RemoteError, RemoteOptions, RemoteSupervisor, WatchItem,
-    event_group,
+    FetchLimits, LocalEvent, QueryError, QueryMessage, RemoteControl, RemoteError, RemoteOptions,
+    RemoteSupervisor, WatchItem, event_group,
 };
 use ractor_taskvisor::prelude::*;
 
 const ROLE: &str = "TASKVISOR_HARDENING_NODE";
 const COOKIE: &str = "cluster-hardening-cookie";
+/// The environment variable that makes this binary the flooding peer: `<addr>;<fetches>`.
+const ATTACKER: &str = "TASKVISOR_HARDENING_ATTACKER";
 
 /// One scenario at a time (`pg` groups are process-global).
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -41,6 +43,9 @@ where
 {
     if let Ok(mode) = std::env::var(ROLE) {
         return served_node(&mode);
+    }
+    if let Ok(task) = std::env::var(ATTACKER) {
+        return attacker_node(&task);
     }
     let _serial = SERIAL
         .lock()
@@ -416,6 +421,495 @@ fn the_remote_command_event_carries_the_real_result_after_the_command_ran() {
     });
 }
 
-async fn flood_node(_mode: &str) -> Vec<SupervisorHandle> {
-    Vec::new()
+/// The flood scenario's settings, passed as `flood;capacity;event_bytes;limits`.
+struct FloodConfig {
+    /// Replay capacity, in events.
+    capacity: usize,
+    /// Size of each filling event's task name, in bytes.
+    event_bytes: usize,
+    /// `small` ([`small_limits`]), `hold` (the same, and the node itself holds the whole
+    /// budget for 3 s once the buffer is full, see [`hold_budget`]), `default`, or `none`
+    /// (every budget lifted, as before the budgets existed).
+    limits: String,
+}
+
+impl FloodConfig {
+    fn encode(&self) -> String {
+        format!(
+            "flood;{};{};{}",
+            self.capacity, self.event_bytes, self.limits
+        )
+    }
+
+    fn decode(text: &str) -> Self {
+        let parts: Vec<&str> = text.split(';').collect();
+        FloodConfig {
+            capacity: parts[1].parse().unwrap(),
+            event_bytes: parts[2].parse().unwrap(),
+            limits: parts[3].to_owned(),
+        }
+    }
+
+    fn limits(&self) -> FetchLimits {
+        match self.limits.as_str() {
+            "small" | "hold" => small_limits(),
+            "default" => FetchLimits::default(),
+            "none" => FetchLimits::default()
+                .with_replies_in_flight(usize::MAX)
+                .with_replies_in_flight_per_reader(usize::MAX)
+                .with_reply_bytes(1 << 40)
+                .with_bytes_in_flight(usize::MAX)
+                .with_bytes_in_flight_per_reader(usize::MAX),
+            other => panic!("unknown limits {other}"),
+        }
+    }
+}
+
+/// The budgets of the regular flood test: 64 KiB per reply, 256 KiB in flight.
+fn small_limits() -> FetchLimits {
+    FetchLimits::default()
+        .with_replies_in_flight(8)
+        .with_replies_in_flight_per_reader(2)
+        .with_reply_bytes(64 << 10)
+        .with_bytes_in_flight(256 << 10)
+        .with_bytes_in_flight_per_reader(128 << 10)
+}
+
+/// Supervisor `flood`: once a remote reader starts recording, fills its replay buffer with
+/// `capacity` events whose task names are `event_bytes` long, then adds a short job every
+/// 50 ms (so watchers keep getting new events).
+async fn flood_node(mode: &str) -> Vec<SupervisorHandle> {
+    let config = FloodConfig::decode(mode);
+    let handle = Supervisor::builder(SupervisorConfig::default())
+        .with_name("flood")
+        .build()
+        .serve()
+        .unwrap();
+    handle.set_replay_capacity(config.capacity);
+    handle.set_fetch_limits(config.limits()).unwrap();
+    let filler = handle.clone();
+    tokio::spawn(async move {
+        let query = filler.query_actor();
+        loop {
+            let stats = ractor::call_t!(query, QueryMessage::StreamStats, 5_000)
+                .unwrap()
+                .unwrap();
+            if stats.recording {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut n = 0_u64;
+        loop {
+            let stats = ractor::call_t!(query, QueryMessage::StreamStats, 5_000)
+                .unwrap()
+                .unwrap();
+            if stats.buffered >= config.capacity as u64 {
+                break;
+            }
+            for _ in 0..50 {
+                n += 1;
+                let mut name = format!("fill-{n}-");
+                name.push_str(&"x".repeat(config.event_bytes.saturating_sub(name.len())));
+                let job = TaskFn::arc(|_ctx| async { Ok(()) });
+                let _ = filler.add(TaskSpec::once(name, job)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        if config.limits == "hold" {
+            hold_budget(&filler).await;
+        }
+        loop {
+            n += 1;
+            let job = TaskFn::arc(|_ctx| async { Ok(()) });
+            let _ = filler.add(TaskSpec::once(format!("tick-{n}"), job)).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    vec![handle]
+}
+
+/// Takes the whole fetch budget with local fetches of the full buffer (a local caller's
+/// reply holds its budget until dropped), marks it by adding the task `holding`, keeps it
+/// for 3 s, then lets it go and adds the task `released`.
+async fn hold_budget(handle: &SupervisorHandle) {
+    use ractor_taskvisor::cluster::{FetchRequest, MAX_BATCH};
+    let query = handle.query_actor();
+    let mut held = Vec::new();
+    for reader in 1_000_000_u64.. {
+        let request = FetchRequest::new(reader, None, Some(0), MAX_BATCH, Duration::ZERO);
+        match ractor::call_t!(query, |reply| QueryMessage::Fetch(request, reply), 5_000) {
+            Ok(Ok(batch)) => held.push(batch),
+            Ok(Err(QueryError::Busy { .. })) => break,
+            other => panic!("a local fetch: {other:?}"),
+        }
+    }
+    stuck(handle, "holding").await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    drop(held);
+    stuck(handle, "released").await;
+}
+
+/// The served `flood` supervisor's query actor (its shim on this node).
+fn flood_query() -> ActorRef<QueryMessage> {
+    ractor::pg::get_members(&ractor_taskvisor::cluster::query_name("flood"))
+        .into_iter()
+        .find(|cell| !cell.get_id().is_local())
+        .expect("the served query actor is known")
+        .into()
+}
+
+/// What a flood of fetches got.
+#[derive(Debug, Default)]
+struct FloodResult {
+    /// Replies with events (or none), and the largest one's encoded size.
+    served: u64,
+    largest_reply: usize,
+    /// `Busy` answers.
+    busy: u64,
+    /// Other errors (timeouts, ...).
+    failed: u64,
+}
+
+/// Sends `fetches` fetches of the whole buffer at once to the served `flood` supervisor's
+/// query actor, each with a reader id of its own (a peer that rotates ids, so only the
+/// global budgets hold it), as a misbehaving peer would; waits for every answer.
+async fn flood(fetches: usize) -> FloodResult {
+    use ractor_taskvisor::cluster::{FetchRequest, MAX_BATCH, wire};
+    let query = flood_query();
+    let calls: Vec<_> = (0..fetches)
+        .map(|n| {
+            let query = query.clone();
+            tokio::spawn(async move {
+                let request = FetchRequest::new(n as u64, None, Some(0), MAX_BATCH, Duration::ZERO);
+                let answer = query
+                    .call(
+                        |reply| QueryMessage::Fetch(request, reply),
+                        Some(Duration::from_secs(60)),
+                    )
+                    .await;
+                match answer {
+                    Ok(ractor::rpc::CallResult::Success(Ok(batch))) => {
+                        Ok(wire::encode(&Ok::<_, QueryError>(batch)).len())
+                    }
+                    Ok(ractor::rpc::CallResult::Success(Err(QueryError::Busy { .. }))) => Err(true),
+                    _ => Err(false),
+                }
+            })
+        })
+        .collect();
+    let mut result = FloodResult::default();
+    for call in calls {
+        match call.await.unwrap() {
+            Ok(size) => {
+                result.served += 1;
+                result.largest_reply = result.largest_reply.max(size);
+            }
+            Err(true) => result.busy += 1,
+            Err(false) => result.failed += 1,
+        }
+    }
+    result
+}
+
+/// The misbehaving peer, a process (and node) of its own: connects to the served `flood`
+/// supervisor at `addr`, sends `fetches` fetches at once (see [`flood`]) and prints
+/// `RESULT <served> <busy> <failed> <largest reply>`.
+fn attacker_node(task: &str) {
+    let (addr, fetches) = task.split_once(';').unwrap();
+    let fetches: usize = fetches.parse().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let (node, _) = node_support::start_node(0, "attacker", COOKIE).await;
+        let options = RemoteOptions::default().with_connect_timeout(Duration::from_secs(20));
+        let _remote = RemoteSupervisor::connect_with(&node, addr, "flood", options)
+            .await
+            .expect("the attacker connects");
+        let result = flood(fetches).await;
+        println!(
+            "RESULT {} {} {} {}",
+            result.served, result.busy, result.failed, result.largest_reply
+        );
+    });
+    runtime.shutdown_timeout(Duration::from_millis(100));
+}
+
+/// Runs the attacker (`test` re-executed with [`ATTACKER`]) against `served` and returns
+/// what its flood got. Panics when it gives no result within 120 s.
+async fn attack(test: &str, served: &Served, fetches: usize) -> FloodResult {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let test = test.to_owned();
+    let task = format!("{};{fetches}", served.addr());
+    let line = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([test.as_str(), "--exact", "--nocapture", "--test-threads=1"])
+            .env(ATTACKER, task)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let line = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| line.find("RESULT ").map(|at| line[at + 7..].to_owned()));
+        let _ = child.kill();
+        let _ = child.wait();
+        line
+    });
+    let line = tokio::time::timeout(Duration::from_secs(120), line)
+        .await
+        .expect("the attacker finishes within 120 s")
+        .unwrap()
+        .expect("the attacker prints its result");
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .map(|field| field.parse().unwrap())
+        .collect();
+    FloodResult {
+        served: fields[0],
+        busy: fields[1],
+        failed: fields[2],
+        largest_reply: fields[3] as usize,
+    }
+}
+
+/// Samples `remote.is_silent()` every 10 ms until stopped; returns how long it was silent
+/// in all.
+fn watch_silence(remote: RemoteSupervisor) -> (Arc<AtomicBool>, tokio::task::JoinHandle<Duration>) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let task = tokio::spawn(async move {
+        let mut silent = Duration::ZERO;
+        while !stopped.load(Ordering::Acquire) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            if remote.is_silent() {
+                silent += Duration::from_millis(10);
+            }
+        }
+        silent
+    });
+    (stop, task)
+}
+
+/// Connects the well-behaved watcher (`suspect_after` 2 s) to `flood`, starts its stream
+/// (which starts recording), and waits until the replay buffer is full.
+async fn flood_setup(
+    node: &ActorRef<NodeServerMessage>,
+    served: &Served,
+    capacity: usize,
+) -> (RemoteSupervisor, ractor_taskvisor::cluster::EventStream) {
+    let options = RemoteOptions::default()
+        .with_suspect_after(Duration::from_secs(2))
+        .with_query_timeout(Duration::from_secs(10));
+    let watcher = connect(node, served, "flood", options).await;
+    let events = watcher.events().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while watcher.stream_stats().await.unwrap().buffered < capacity as u64 {
+        assert!(
+            Instant::now() < deadline,
+            "the replay buffer fills within 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (watcher, events)
+}
+
+#[test]
+fn a_fetch_flood_is_served_within_the_budgets_while_a_watcher_stays_connected() {
+    const TEST: &str = "a_fetch_flood_is_served_within_the_budgets_while_a_watcher_stays_connected";
+    run(|| async {
+        const CAPACITY: usize = 500;
+        let config = FloodConfig {
+            capacity: CAPACITY,
+            event_bytes: 8 << 10,
+            limits: "small".into(),
+        };
+        let served = Served::start(TEST, &config.encode()).await;
+        let (node, _) = node_support::start_node(0, "peer", COOKIE).await;
+        let (watcher, mut events) = flood_setup(&node, &served, CAPACITY).await;
+        let (stop, silence) = watch_silence(watcher.clone());
+
+        let result = attack(TEST, &served, 1_000).await;
+
+        // Every reply within the per-reply bound, the rest refused at once, none lost.
+        let limits = small_limits();
+        assert!(
+            result.largest_reply <= limits.reply_bytes,
+            "largest reply {} bytes: {result:?}",
+            result.largest_reply
+        );
+        assert_eq!(result.failed, 0, "{result:?}");
+        assert_eq!(result.served + result.busy, 1_000);
+        // The serving node's own count: never more in flight than the budget.
+        let stats = watcher.stream_stats().await.unwrap();
+        assert!(stats.peak_bytes_in_flight > 0, "{stats:?}");
+        assert!(
+            stats.peak_bytes_in_flight <= limits.bytes_in_flight as u64,
+            "{stats:?}"
+        );
+        assert_eq!(stats.busy, result.busy, "{stats:?}");
+        // The watcher never went silent and its stream goes on.
+        stop.store(true, Ordering::Release);
+        assert_eq!(silence.await.unwrap(), Duration::ZERO);
+        assert!(watcher.list().await.is_ok());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let item = tokio::time::timeout(Duration::from_secs(20), events.recv())
+                .await
+                .expect("an item within 20 s")
+                .expect("the stream stays open");
+            assert!(
+                !matches!(item, WatchItem::Disconnected { .. }),
+                "the watcher stays connected: {item:?}"
+            );
+            if matches!(&item, WatchItem::Event(e) if e.task.as_deref().is_some_and(|t| t.starts_with("tick-")))
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline);
+        }
+        drop((events, watcher));
+        node.stop(None);
+    });
+}
+
+#[test]
+fn beyond_the_budget_a_fetch_is_busy_and_a_stream_backs_off_without_loss() {
+    const TEST: &str = "beyond_the_budget_a_fetch_is_busy_and_a_stream_backs_off_without_loss";
+    run(|| async {
+        use ractor_taskvisor::cluster::{FetchRequest, MAX_BATCH};
+        const CAPACITY: usize = 500;
+        let config = FloodConfig {
+            capacity: CAPACITY,
+            event_bytes: 1 << 10,
+            limits: "hold".into(),
+        };
+        let served = Served::start(TEST, &config.encode()).await;
+        let (node, _) = node_support::start_node(0, "peer", COOKIE).await;
+        let (watcher, mut events) = flood_setup(&node, &served, CAPACITY).await;
+        until_registered(&watcher, "holding", Duration::from_secs(20)).await;
+        // The serving node's own readers hold the whole budget: a fetch is refused, typed.
+        let request = FetchRequest::new(42, None, Some(0), MAX_BATCH, Duration::ZERO);
+        let answer = ractor::call_t!(
+            flood_query(),
+            |reply| QueryMessage::Fetch(request, reply),
+            10_000
+        )
+        .unwrap();
+        assert_eq!(
+            answer.unwrap_err(),
+            QueryError::Busy {
+                retry_after_ms: ractor_taskvisor::cluster::BUSY_RETRY_AFTER.as_millis() as u64
+            }
+        );
+        // The stream backs off meanwhile and goes on once the budget is free, in sequence,
+        // without a gap or a disconnection.
+        let mut last: Option<u64> = None;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let item = tokio::time::timeout(Duration::from_secs(20), events.recv())
+                .await
+                .expect("an item within 20 s")
+                .expect("the stream stays open");
+            let WatchItem::Event(event) = item else {
+                panic!("only events while the budget is held: {item:?}");
+            };
+            if let Some(last) = last {
+                assert_eq!(event.seq, last + 1, "nothing lost or repeated");
+            }
+            last = Some(event.seq);
+            if event.task.as_deref() == Some("released") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the stream reaches `released`");
+        }
+        let stats = watcher.stream_stats().await.unwrap();
+        assert!(stats.busy >= 2, "the stream was refused too: {stats:?}");
+        drop((events, watcher));
+        node.stop(None);
+    });
+}
+
+/// The resident set of process `pid`, in bytes.
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The measurement of issue 22 item 1 (not a test; run by hand, it takes a minute and a
+/// few GiB): a 20,000-fetch flood against a full buffer of 10,000 events of 8 KiB, with
+/// the default budgets and, with `TASKVISOR_FLOOD_LIMITS=none`, with every budget lifted
+/// (as before the budgets). Prints the served node's RSS before and at its highest, and how
+/// long the well-behaved watcher was `Silent`. The flood is abandoned when the served
+/// node passes 4 GiB.
+///
+/// `cargo test --release --all-features --test cluster_hardening flood_measurement -- --ignored --nocapture`
+#[test]
+#[ignore = "measurement: minutes of CPU and GiBs of memory"]
+fn flood_measurement() {
+    const TEST: &str = "flood_measurement";
+    run(|| async {
+        const CAPACITY: usize = 10_000;
+        let config = FloodConfig {
+            capacity: CAPACITY,
+            event_bytes: 8 << 10,
+            limits: std::env::var("TASKVISOR_FLOOD_LIMITS").unwrap_or_else(|_| "default".into()),
+        };
+        let served = Served::start(TEST, &config.encode()).await;
+        let pid = served.child.id();
+        let (node, _) = node_support::start_node(0, "peer", COOKIE).await;
+        let (watcher, events) = flood_setup(&node, &served, CAPACITY).await;
+        let before = rss(pid);
+        let (stop, silence) = watch_silence(watcher.clone());
+        let peak = Arc::new(std::sync::atomic::AtomicU64::new(before));
+        let sampler = {
+            let peak = peak.clone();
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Acquire) {
+                    let now = rss(pid);
+                    peak.fetch_max(now, Ordering::AcqRel);
+                    if now > 4 << 30 {
+                        return true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                false
+            })
+        };
+        let started = Instant::now();
+        let outcome = tokio::select! {
+            result = attack(TEST, &served, 20_000) => format!("{result:?}"),
+            over = sampler => format!("abandoned: over 4 GiB ({over:?})"),
+        };
+        let took = started.elapsed();
+        stop.store(true, Ordering::Release);
+        let silent = silence.await.unwrap();
+        let stats = tokio::time::timeout(Duration::from_secs(30), watcher.stream_stats()).await;
+        println!(
+            "FLOOD limits={} rss_before={} MiB rss_peak={} MiB took={took:?} watcher_silent={silent:?} {outcome} stats={stats:?}",
+            config.limits,
+            before >> 20,
+            peak.load(Ordering::Acquire) >> 20,
+        );
+        drop((events, watcher));
+        node.stop(None);
+    });
 }
