@@ -422,6 +422,8 @@ impl Serving {
     }
 
     fn note_reader(&self, request: &FetchRequest) {
+        // Asking again proves the reader has every reply it was handed.
+        lock(&self.budget).ack(request.reader, tokio::time::Instant::now());
         let epoch = self.epoch();
         let mut readers = lock(&self.readers);
         if readers.len() >= MAX_READERS && !readers.contains_key(&request.reader) {
@@ -478,23 +480,28 @@ impl Serving {
         self.answer(&request, max)
     }
 
-    /// Builds the reply of a fetch that waited long enough, within the budget: admitted
-    /// (one reply, `reply_bytes` reserved), read (at most `max` events and `reply_bytes`),
-    /// the reservation shrunk to the reply's size bound and held by the batch until it is
-    /// dropped.
+    /// Builds the reply of a fetch that waited long enough, within the budget: read (at
+    /// most `max` events and `reply_bytes`; the events are shared, so this costs no copy),
+    /// then, when it carries events, admitted (one reply, `reply_bytes` reserved, shrunk to
+    /// the reply's size bound) and held by the batch until it is dropped (see `budget.rs`).
+    /// A reply without events (the head only, a gap, the end) costs at most
+    /// `REPLY_OVERHEAD` bytes and needs no budget.
     ///
     /// # Errors
-    /// [`QueryError::Busy`] when the reply does not fit in the budget now;
+    /// [`QueryError::Busy`] when a reply with events does not fit in the budget now;
     /// [`QueryError::SequenceFromTheFuture`] (see [`ReplayBuffer::read_bounded`]).
     fn answer(&self, request: &FetchRequest, max: usize) -> Result<EventBatch, QueryError> {
+        let reply_bytes = lock(&self.budget).limits().reply_bytes;
+        let (mut batch, bytes) =
+            lock(&self.buffer).read_bounded(request.epoch, request.after, max, reply_bytes)?;
+        if batch.events.is_empty() {
+            return Ok(batch);
+        }
         let Some(mut lease) = Lease::admit(&self.budget, request.reader) else {
             return Err(QueryError::Busy {
                 retry_after_ms: BUSY_RETRY_AFTER.as_millis() as u64,
             });
         };
-        let reply_bytes = lock(&self.budget).limits().reply_bytes;
-        let (mut batch, bytes) =
-            lock(&self.buffer).read_bounded(request.epoch, request.after, max, reply_bytes)?;
         lease.resize(bytes);
         batch.lease = Some(Arc::new(lease));
         Ok(batch)

@@ -53,7 +53,13 @@ pub async fn launch(test: &str, role: &str, value: &str) -> (std::process::Child
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            test,
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+            "--include-ignored",
+        ])
         .env(role, value)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

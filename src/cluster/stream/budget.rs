@@ -3,16 +3,22 @@
 //! until it has been handed to the wire.
 //!
 //! A reply is *in flight* from its admission (when its events are about to be read) until
-//! its value is dropped: for a remote reader, right after its bytes were encoded and handed
-//! to ractor_cluster's session; for a local caller, when it drops the batch. Admission
-//! reserves one reply and [`FetchLimits::reply_bytes`] against the global budget and the
-//! reader's; once the reply is built, the reservation shrinks to the reply's encoded size
-//! bound. A fetch that does not fit is answered
+//! its reader proves it has it by fetching again (the next fetch with the same reader id,
+//! as every stream makes), or at the latest [`FetchLimits::ack_timeout`] after its value
+//! was dropped (for a remote reader: after its bytes were encoded and handed to
+//! ractor_cluster's session, whose queue this crate cannot see; for a local caller: when
+//! it drops the batch). So a peer that never reads what it asked for holds the budget
+//! until the timeout, and the serving node hands such peers at most `bytes_in_flight` per
+//! `ack_timeout`. Admission reserves one reply and [`FetchLimits::reply_bytes`] against
+//! the global budget and the reader's; once the reply is built, the reservation shrinks to
+//! the reply's encoded size bound. A fetch that does not fit is answered
 //! [`QueryError::Busy`](crate::cluster::QueryError::Busy) at once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use super::lock;
 
@@ -42,6 +48,9 @@ pub struct FetchLimits {
     pub bytes_in_flight: usize,
     /// Encoded bytes of the replies in flight for one reader id (default 4 MiB).
     pub bytes_in_flight_per_reader: usize,
+    /// How long a reply stays in flight after it was handed over when its reader does not
+    /// fetch again (default 5 s; see the module docs).
+    pub ack_timeout: Duration,
 }
 
 impl Default for FetchLimits {
@@ -52,6 +61,7 @@ impl Default for FetchLimits {
             reply_bytes: 1 << 20,
             bytes_in_flight: 16 << 20,
             bytes_in_flight_per_reader: 4 << 20,
+            ack_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -92,10 +102,20 @@ impl FetchLimits {
         self
     }
 
+    /// Sets [`ack_timeout`](Self::ack_timeout).
+    #[must_use]
+    pub fn with_ack_timeout(mut self, timeout: Duration) -> Self {
+        self.ack_timeout = timeout;
+        self
+    }
+
     /// Checks the limits.
     ///
     /// # Errors
-    /// [`FetchLimitsError::Zero`] when a limit is 0 (nothing could ever be served);
+    /// [`FetchLimitsError::Zero`] when a limit is 0 (nothing could ever be served; a zero
+    /// `ack_timeout` is allowed: a handed-over reply then stops counting at once);
+    /// [`FetchLimitsError::AckTimeout`] when `ack_timeout` is longer than
+    /// [`MAX_FETCH_WAIT`](super::MAX_FETCH_WAIT);
     /// [`FetchLimitsError::Exceeds`] when a per-reader or per-reply limit is larger than the
     /// limit that contains it (`replies_in_flight_per_reader` > `replies_in_flight`,
     /// `reply_bytes` > `bytes_in_flight_per_reader`, `bytes_in_flight_per_reader` >
@@ -147,6 +167,11 @@ impl FetchLimits {
                 });
             }
         }
+        if self.ack_timeout > super::MAX_FETCH_WAIT {
+            return Err(FetchLimitsError::AckTimeout {
+                timeout: self.ack_timeout,
+            });
+        }
         Ok(())
     }
 }
@@ -173,6 +198,12 @@ pub enum FetchLimitsError {
         /// Its value.
         bound_value: usize,
     },
+    /// `ack_timeout` is longer than `MAX_FETCH_WAIT` (10 s).
+    #[error("fetch limit `ack_timeout` ({timeout:?}) must not exceed 10 s")]
+    AckTimeout {
+        /// The value given.
+        timeout: Duration,
+    },
 }
 
 /// One reader's replies in flight.
@@ -190,6 +221,10 @@ pub(crate) struct Budget {
     replies: usize,
     bytes: usize,
     readers: HashMap<u64, Usage>,
+    /// Replies handed over and not yet acknowledged: reader, bytes, until when they count.
+    /// Deadlines are in order (one `ack_timeout` after each hand-over, the timeout changing
+    /// only by `set_limits`), so the front expires first. At most `replies_in_flight`.
+    handed: VecDeque<(u64, usize, Instant)>,
     pub(crate) peak_bytes: usize,
     pub(crate) busy: u64,
 }
@@ -201,6 +236,7 @@ impl Budget {
             replies: 0,
             bytes: 0,
             readers: HashMap::new(),
+            handed: VecDeque::new(),
             peak_bytes: 0,
             busy: 0,
         }
@@ -221,10 +257,45 @@ impl Budget {
         (self.replies, self.bytes)
     }
 
-    /// Admits one reply of `reader` when one more reply and `reply_bytes` fit in the
-    /// global and the reader's budgets, and reserves them; otherwise counts a `Busy`.
+    /// A reply of `reader` holding `bytes` was handed over at `now`: it counts until the
+    /// reader fetches again ([`ack`](Self::ack)) or until `now + ack_timeout`.
+    pub(crate) fn hand_over(&mut self, reader: u64, bytes: usize, now: Instant) {
+        self.handed
+            .push_back((reader, bytes, now + self.limits.ack_timeout));
+        self.expire(now);
+    }
+
+    /// `reader` fetches again: it has every reply handed to it before.
+    pub(crate) fn ack(&mut self, reader: u64, now: Instant) {
+        let mut acked = Vec::new();
+        self.handed.retain(|&(id, bytes, _)| {
+            if id == reader {
+                acked.push(bytes);
+            }
+            id != reader
+        });
+        for bytes in acked {
+            self.release(reader, bytes);
+        }
+        self.expire(now);
+    }
+
+    /// Releases the handed-over replies whose time is up.
+    fn expire(&mut self, now: Instant) {
+        while let Some(&(reader, bytes, until)) = self.handed.front() {
+            if until > now {
+                break;
+            }
+            self.handed.pop_front();
+            self.release(reader, bytes);
+        }
+    }
+
+    /// Admits one reply of `reader` at `now` when one more reply and `reply_bytes` fit in
+    /// the global and the reader's budgets, and reserves them; otherwise counts a `Busy`.
     /// Returns the reserved bytes.
-    pub(crate) fn admit(&mut self, reader: u64) -> Option<usize> {
+    pub(crate) fn admit(&mut self, reader: u64, now: Instant) -> Option<usize> {
+        self.expire(now);
         let limits = self.limits;
         let usage = self.readers.get(&reader).copied().unwrap_or_default();
         let reserve = limits.reply_bytes;
@@ -293,7 +364,7 @@ impl std::fmt::Debug for Lease {
 impl Lease {
     /// Admits one reply of `reader` (see [`Budget::admit`]); `None` when it does not fit.
     pub(crate) fn admit(budget: &Arc<Mutex<Budget>>, reader: u64) -> Option<Lease> {
-        let bytes = lock(budget).admit(reader)?;
+        let bytes = lock(budget).admit(reader, Instant::now())?;
         Some(Lease {
             budget: budget.clone(),
             reader,
@@ -309,7 +380,8 @@ impl Lease {
 }
 
 impl Drop for Lease {
+    /// The reply was handed over (or dropped unsent): see [`Budget::hand_over`].
     fn drop(&mut self) {
-        lock(&self.budget).release(self.reader, self.bytes);
+        lock(&self.budget).hand_over(self.reader, self.bytes, Instant::now());
     }
 }

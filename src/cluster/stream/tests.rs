@@ -186,18 +186,19 @@ fn limits() -> FetchLimits {
 #[test]
 fn the_budget_admits_within_every_bound_and_counts_the_rest_busy() {
     let mut budget = budget::Budget::new(limits());
+    let now = tokio::time::Instant::now();
     // Per reader: two replies.
-    assert_eq!(budget.admit(1), Some(100));
-    assert_eq!(budget.admit(1), Some(100));
-    assert_eq!(budget.admit(1), None);
+    assert_eq!(budget.admit(1, now), Some(100));
+    assert_eq!(budget.admit(1, now), Some(100));
+    assert_eq!(budget.admit(1, now), None);
     // Global bytes: 200 reserved, another 100 would pass 250.
-    assert_eq!(budget.admit(2), None);
+    assert_eq!(budget.admit(2, now), None);
     // A reply that turned out small frees its reservation's rest.
     budget.resize(1, 100, 10);
-    assert_eq!(budget.admit(2), Some(100));
+    assert_eq!(budget.admit(2, now), Some(100));
     assert_eq!(budget.in_flight(), (3, 210));
     // Global replies: three.
-    assert_eq!(budget.admit(3), None);
+    assert_eq!(budget.admit(3, now), None);
     assert_eq!(budget.busy, 3);
     assert_eq!(budget.peak_bytes, 210);
     budget.release(1, 10);
@@ -212,9 +213,42 @@ fn the_budget_admits_within_every_bound_and_counts_the_rest_busy() {
 }
 
 #[test]
+fn a_handed_over_reply_counts_until_its_reader_asks_again_or_the_ack_timeout() {
+    let mut budget = budget::Budget::new(limits());
+    let start = tokio::time::Instant::now();
+    let timeout = limits().ack_timeout;
+    for reader in [1, 2] {
+        assert_eq!(budget.admit(reader, start), Some(100));
+        budget.hand_over(reader, 100, start);
+    }
+    assert_eq!(budget.in_flight(), (2, 200));
+    // Reader 1 asks again: its reply is acknowledged.
+    budget.ack(1, start);
+    assert_eq!(budget.in_flight(), (1, 100));
+    // Reader 2 never does: its reply counts until the timeout, not a moment less.
+    assert_eq!(
+        budget.admit(3, start + timeout - Duration::from_millis(1)),
+        Some(100)
+    );
+    assert_eq!(budget.in_flight(), (2, 200));
+    budget.release(3, 100);
+    assert_eq!(budget.admit(3, start + timeout), Some(100));
+    assert_eq!(budget.in_flight(), (1, 100));
+    assert_eq!(budget.readers(), 1);
+}
+
+#[test]
 fn fetch_limits_are_validated() {
     assert_eq!(FetchLimits::default().validate(), Ok(()));
     assert_eq!(limits().validate(), Ok(()));
+    assert_eq!(
+        FetchLimits::default()
+            .with_ack_timeout(Duration::from_secs(11))
+            .validate(),
+        Err(FetchLimitsError::AckTimeout {
+            timeout: Duration::from_secs(11)
+        })
+    );
     assert_eq!(
         FetchLimits::default().with_reply_bytes(0).validate(),
         Err(FetchLimitsError::Zero {
@@ -246,8 +280,8 @@ fn fetch_limits_are_validated() {
     assert_eq!(serving.fetch_limits(), FetchLimits::default());
 }
 
-#[tokio::test]
-async fn a_fetch_beyond_the_budget_is_busy_and_a_dropped_reply_frees_it() {
+#[tokio::test(start_paused = true)]
+async fn a_fetch_beyond_the_budget_is_busy_and_a_reply_counts_until_acknowledged() {
     let serving = Serving::new();
     let one = buffer::wire_size(&big(1_000));
     // Room for two events (their `seq` and `at` may differ in length by a few bytes).
@@ -281,9 +315,17 @@ async fn a_fetch_beyond_the_budget_is_busy_and_a_dropped_reply_frees_it() {
     assert_eq!((stats.replies_in_flight, stats.busy), (2, 2));
     let in_flight = stats.bytes_in_flight;
     assert!(in_flight > 2 * one as u64 && in_flight <= 2 * reply as u64);
+    // Handed over, not yet acknowledged: still in flight.
     drop((held, other));
+    assert_eq!(serving.stats().replies_in_flight, 2);
+    assert_eq!(serving.fetch(from_start(3)).await.unwrap_err(), busy);
+    // Reader 1 asks again (acknowledging its reply) and is served; reader 2's reply
+    // stops counting after the ack timeout.
+    let again = serving.fetch(from_start(1)).await.unwrap();
+    assert_eq!(seqs(&again), [1, 2]);
+    drop(again);
+    tokio::time::advance(FetchLimits::default().ack_timeout).await;
     let stats = serving.stats();
-    assert_eq!((stats.replies_in_flight, stats.bytes_in_flight), (0, 0));
     assert!(stats.peak_bytes_in_flight >= in_flight);
     assert!(stats.peak_bytes_in_flight <= 2 * reply as u64);
     assert!(serving.fetch(from_start(3)).await.is_ok());
