@@ -644,7 +644,9 @@ fn attacker_node(task: &str) {
         .build()
         .unwrap();
     runtime.block_on(async move {
-        let (node, _) = node_support::start_node(0, "attacker", COOKIE).await;
+        // Frames of up to 1 GiB, so that replies beyond ractor_cluster's default 16 MiB
+        // (possible without budgets) reach the attacker instead of dropping its session.
+        let (node, _) = node_support::start_node_with_frames(0, "attacker", COOKIE, 1 << 30).await;
         let options = RemoteOptions::default().with_connect_timeout(Duration::from_secs(20));
         let _remote = RemoteSupervisor::connect_with(&node, addr, "flood", options)
             .await

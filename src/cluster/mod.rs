@@ -47,12 +47,15 @@
 //!
 //! # Guarantees
 //! See `docs/semantics.md` (`#silent-peers`, `#stream-sequence`, `#replay`,
-//! `#remote-control`, `#fleet-view`). In short: a stream delivers every event recorded
-//! by the serving supervisor once, in order, across reconnections, except what fell out of
-//! the serving node's bounded replay buffer, which is reported as an exact [`Gap`]; a
-//! supervisor that does not answer heartbeats for `suspect_after` is reported `Silent`
-//! without waiting for TCP; queries never hang (each is bounded by its timeout); every
-//! buffer and every per-peer table is bounded. Authentication is ractor_cluster's
+//! `#fetch-budgets`, `#remote-control`, `#trust-model`, `#fleet-view`). In short: a stream
+//! delivers every event recorded by the serving supervisor once, in order, across
+//! reconnections, except what fell out of the serving node's bounded replay buffer, which
+//! is reported as an exact [`Gap`]; a supervisor that does not answer heartbeats for
+//! `suspect_after` is reported `Silent` without waiting for TCP; queries never hang (each
+//! is bounded by its timeout); every buffer and every per-peer table is bounded, and the
+//! replies to stream fetches by [`FetchLimits`] (beyond them: [`QueryError::Busy`]). A
+//! connected node is trusted as in Erlang (`#trust-model`): it can cast forged events to
+//! `event_group()` members, never to a [`LocalEvent`] consumer. Authentication is ractor_cluster's
 //! shared-cookie handshake (no encryption unless the `NodeServer` is given TLS); bind
 //! `NodeServer`s to loopback or a trusted network.
 

@@ -42,7 +42,9 @@ pub struct FetchLimits {
     pub replies_in_flight_per_reader: usize,
     /// Encoded bytes of one reply, at most (default 1 MiB): a reply carries fewer events
     /// than asked rather than more bytes; it always carries at least one event, so an event
-    /// whose own encoding is larger is sent alone.
+    /// whose own encoding is larger is sent alone. Keep it below the readers' inbound frame
+    /// limit (ractor_cluster's `DEFAULT_MAX_INBOUND_FRAME_SIZE`, 16 MiB): a larger frame
+    /// drops the reader's session.
     pub reply_bytes: usize,
     /// Encoded bytes of the replies in flight, all readers together (default 16 MiB).
     pub bytes_in_flight: usize,
