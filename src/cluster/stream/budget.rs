@@ -13,8 +13,13 @@
 //! the global budget and the reader's; once the reply is built, the reservation shrinks to
 //! the reply's encoded size bound. A fetch that does not fit is answered
 //! [`QueryError::Busy`](crate::cluster::QueryError::Busy) at once.
+//!
+//! Fairness: room for one more reply (one reply and `reply_bytes`) is kept for *proven*
+//! readers, the reader ids that have acknowledged a reply before (at most 1,024
+//! remembered), so a flood of fetches under fresh reader ids that never read what they
+//! asked for cannot take the whole budget from the streams that do read.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -215,6 +220,9 @@ struct Usage {
     bytes: usize,
 }
 
+/// Proven readers remembered (see the module docs); when full, the oldest is forgotten.
+const MAX_PROVEN: usize = 1_024;
+
 /// The fetch budget of one supervisor (pure; see the module docs). Its reader table holds
 /// only readers with a reply in flight, so it has at most `replies_in_flight` entries.
 #[derive(Debug)]
@@ -227,6 +235,9 @@ pub(crate) struct Budget {
     /// Deadlines are in order (one `ack_timeout` after each hand-over, the timeout changing
     /// only by `set_limits`), so the front expires first. At most `replies_in_flight`.
     handed: VecDeque<(u64, usize, Instant)>,
+    /// Readers that acknowledged a reply, oldest first (at most [`MAX_PROVEN`]).
+    proven: VecDeque<u64>,
+    proven_set: HashSet<u64>,
     pub(crate) peak_bytes: usize,
     pub(crate) busy: u64,
 }
@@ -239,6 +250,8 @@ impl Budget {
             bytes: 0,
             readers: HashMap::new(),
             handed: VecDeque::new(),
+            proven: VecDeque::new(),
+            proven_set: HashSet::new(),
             peak_bytes: 0,
             busy: 0,
         }
@@ -276,6 +289,14 @@ impl Budget {
             }
             id != reader
         });
+        if !acked.is_empty() && self.proven_set.insert(reader) {
+            self.proven.push_back(reader);
+            if self.proven.len() > MAX_PROVEN
+                && let Some(oldest) = self.proven.pop_front()
+            {
+                self.proven_set.remove(&oldest);
+            }
+        }
         for bytes in acked {
             self.release(reader, bytes);
         }
@@ -301,9 +322,19 @@ impl Budget {
         let limits = self.limits;
         let usage = self.readers.get(&reader).copied().unwrap_or_default();
         let reserve = limits.reply_bytes;
-        let fits = self.replies < limits.replies_in_flight
+        // A reader that has not proven it reads leaves room for one more reply, when the
+        // limits have room for two at all.
+        let keep = if self.proven_set.contains(&reader)
+            || limits.replies_in_flight < 2
+            || limits.bytes_in_flight / 2 < reserve
+        {
+            (0, 0)
+        } else {
+            (1, reserve)
+        };
+        let fits = self.replies + keep.0 < limits.replies_in_flight
             && usage.replies < limits.replies_in_flight_per_reader
-            && self.bytes.saturating_add(reserve) <= limits.bytes_in_flight
+            && self.bytes.saturating_add(reserve).saturating_add(keep.1) <= limits.bytes_in_flight
             && usage.bytes.saturating_add(reserve) <= limits.bytes_in_flight_per_reader;
         if !fits {
             self.busy += 1;
@@ -339,6 +370,14 @@ impl Budget {
             usage.bytes = usage.bytes.saturating_sub(from).saturating_add(to);
         }
         self.peak_bytes = self.peak_bytes.max(self.bytes);
+    }
+
+    /// Marks `reader` proven, as an acknowledgement does.
+    #[cfg(test)]
+    pub(crate) fn prove(&mut self, reader: u64) {
+        if self.proven_set.insert(reader) {
+            self.proven.push_back(reader);
+        }
     }
 
     #[cfg(test)]

@@ -150,15 +150,16 @@ fn big(bytes: usize) -> Arc<Event> {
 #[test]
 fn a_read_is_bounded_by_bytes_but_always_carries_one_event() {
     let mut b = ReplayBuffer::new(7, 100);
-    for _ in 0..10 {
-        b.push(big(1_000));
+    let events: Vec<_> = (0..10).map(|_| big(1_000)).collect();
+    for event in &events {
+        b.push(event.clone());
     }
-    let one = buffer::wire_size(&big(1_000));
+    let three: usize = events[..3].iter().map(|e| buffer::wire_size(e)).sum();
     let (batch, bytes) = b
-        .read_bounded(Some(7), Some(0), 100, buffer::REPLY_OVERHEAD + 3 * one)
+        .read_bounded(Some(7), Some(0), 100, buffer::REPLY_OVERHEAD + three)
         .unwrap();
     assert_eq!(seqs(&batch), [1, 2, 3]);
-    assert_eq!(bytes, buffer::REPLY_OVERHEAD + 3 * one);
+    assert_eq!(bytes, buffer::REPLY_OVERHEAD + three);
     // The bound covers the real encoding of the reply.
     assert!(crate::cluster::wire::encode(&Ok::<_, QueryError>(batch)).len() <= bytes);
     // Smaller than one event: that one event, alone.
@@ -187,6 +188,9 @@ fn limits() -> FetchLimits {
 fn the_budget_admits_within_every_bound_and_counts_the_rest_busy() {
     let mut budget = budget::Budget::new(limits());
     let now = tokio::time::Instant::now();
+    for reader in [1, 2, 3] {
+        budget.prove(reader);
+    }
     // Per reader: two replies.
     assert_eq!(budget.admit(1, now), Some(100));
     assert_eq!(budget.admit(1, now), Some(100));
@@ -217,6 +221,9 @@ fn a_handed_over_reply_counts_until_its_reader_asks_again_or_the_ack_timeout() {
     let mut budget = budget::Budget::new(limits());
     let start = tokio::time::Instant::now();
     let timeout = limits().ack_timeout;
+    for reader in [1, 2, 3] {
+        budget.prove(reader);
+    }
     for reader in [1, 2] {
         assert_eq!(budget.admit(reader, start), Some(100));
         budget.hand_over(reader, 100, start);
@@ -303,6 +310,9 @@ async fn a_fetch_beyond_the_budget_is_busy_and_a_reply_counts_until_acknowledged
     let events: Vec<_> = (0..10).map(|_| big(1_000)).collect();
     serving.deliver(&events);
     let from_start = |reader| FetchRequest::new(reader, None, Some(0), 100, Duration::ZERO);
+    for reader in [1, 2, 3] {
+        lock(&serving.budget).prove(reader);
+    }
     let held = serving.fetch(from_start(1)).await.unwrap();
     assert_eq!(seqs(&held), [1, 2], "bounded by reply_bytes");
     let busy = QueryError::Busy {
@@ -329,4 +339,22 @@ async fn a_fetch_beyond_the_budget_is_busy_and_a_reply_counts_until_acknowledged
     assert!(stats.peak_bytes_in_flight >= in_flight);
     assert!(stats.peak_bytes_in_flight <= 2 * reply as u64);
     assert!(serving.fetch(from_start(3)).await.is_ok());
+}
+
+#[test]
+fn room_for_one_reply_is_kept_for_readers_that_acknowledged_before() {
+    let mut budget = budget::Budget::new(limits());
+    let now = tokio::time::Instant::now();
+    // Reader 1 reads: once served and asking again, it is proven.
+    assert_eq!(budget.admit(1, now), Some(100));
+    budget.hand_over(1, 100, now);
+    budget.ack(1, now);
+    // Fresh ids that never read: they get one reply's room less (250 bytes: one reply,
+    // not two).
+    assert_eq!(budget.admit(10, now), Some(100));
+    budget.hand_over(10, 100, now);
+    assert_eq!(budget.admit(11, now), None);
+    // The proven reader still gets the room kept for it.
+    assert_eq!(budget.admit(1, now), Some(100));
+    assert_eq!(budget.in_flight(), (2, 200));
 }
