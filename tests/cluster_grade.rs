@@ -648,9 +648,18 @@ fn remote_control_is_refused_when_off_and_carried_out_and_published_when_on() {
         assert_eq!(
             commands,
             [
-                ("no-such-task".into(), "cancel by watcher-node".into()),
-                ("stuck-a".into(), "cancel by watcher-node".into()),
-                ("stuck-b".into(), "remove by watcher-node".into()),
+                (
+                    "no-such-task".into(),
+                    "cancel by watcher-node: not found (no registered task no-such-task)".into()
+                ),
+                (
+                    "stuck-a".into(),
+                    "cancel by watcher-node: accepted (cancelled)".into()
+                ),
+                (
+                    "stuck-b".into(),
+                    "remove by watcher-node: accepted (removed)".into()
+                ),
             ]
         );
         assert!(on.task_info("stuck-c").await.unwrap().is_some());

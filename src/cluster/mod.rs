@@ -27,6 +27,8 @@
 //!   ([`SequencedEvent`]), with every loss made visible and counted (`Gap`,
 //!   `Disconnected { reason }`/`Reconnected`, `Restarted`, `Undecodable`).
 //! - [`ClusterView`]: the fleet view.
+//! - [`LocalEvent`]: a consumer of this node's events that no peer can send to (the trust
+//!   model, `docs/semantics.md#trust-model`).
 //!
 //! # What the feature changes for the whole program
 //! `cluster` turns on `ractor/cluster`, which removes ractor's blanket `Message` impl: every
@@ -45,12 +47,15 @@
 //!
 //! # Guarantees
 //! See `docs/semantics.md` (`#silent-peers`, `#stream-sequence`, `#replay`,
-//! `#remote-control`, `#fleet-view`). In short: a stream delivers every event recorded
-//! by the serving supervisor once, in order, across reconnections, except what fell out of
-//! the serving node's bounded replay buffer, which is reported as an exact [`Gap`]; a
-//! supervisor that does not answer heartbeats for `suspect_after` is reported `Silent`
-//! without waiting for TCP; queries never hang (each is bounded by its timeout); every
-//! buffer and every per-peer table is bounded. Authentication is ractor_cluster's
+//! `#fetch-budgets`, `#remote-control`, `#trust-model`, `#fleet-view`). In short: a stream
+//! delivers every event recorded by the serving supervisor once, in order, across
+//! reconnections, except what fell out of the serving node's bounded replay buffer, which
+//! is reported as an exact [`Gap`]; a supervisor that does not answer heartbeats for
+//! `suspect_after` is reported `Silent` without waiting for TCP; queries never hang (each
+//! is bounded by its timeout); every buffer and every per-peer table is bounded, and the
+//! replies to stream fetches by [`FetchLimits`] (beyond them: [`QueryError::Busy`]). A
+//! connected node is trusted as in Erlang (`#trust-model`): it can cast forged events to
+//! `event_group()` members, never to a [`LocalEvent`] consumer. Authentication is ractor_cluster's
 //! shared-cookie handshake (no encryption unless the `NodeServer` is given TLS); bind
 //! `NodeServer`s to loopback or a trusted network.
 
@@ -59,6 +64,7 @@ mod link;
 mod local;
 mod query;
 mod stream;
+mod trust;
 mod view;
 mod watch;
 pub mod wire;
@@ -73,10 +79,11 @@ pub use query::{
     TaskList, query_name,
 };
 pub use stream::{
-    DEFAULT_REPLAY_CAPACITY, EventBatch, FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT,
-    RemoteControl, SequencedEvent, StreamStats,
+    BUSY_RETRY_AFTER, DEFAULT_REPLAY_CAPACITY, EventBatch, FetchLimits, FetchLimitsError,
+    FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT, RemoteControl, SequencedEvent, StreamStats,
 };
 pub(crate) use stream::{Serving, ShutdownHook};
+pub use trust::LocalEvent;
 pub use view::{
     ClusterView, DISCOVERY_PERIOD, FLEET_CAPACITY, FleetEntry, FleetItem, FleetStream,
     MAX_SUPERVISORS,

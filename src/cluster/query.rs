@@ -108,6 +108,15 @@ pub enum QueryError {
         /// The target as given (`#<id>` or the name).
         target: String,
     },
+    /// The serving node's stream fetch budget is used up (see
+    /// `docs/semantics.md#fetch-budgets` and [`FetchLimits`](super::FetchLimits)): the fetch
+    /// was not served; ask again after `retry_after_ms` milliseconds. An [`EventStream`](super::EventStream)
+    /// does so by itself.
+    #[error("the serving node is busy with other stream fetches; retry after {retry_after_ms} ms")]
+    Busy {
+        /// How long to wait before fetching again, in milliseconds.
+        retry_after_ms: u64,
+    },
     /// The serving supervisor refused the command (for example it is shutting down). The
     /// text is the supervisor's error; not a stable format.
     #[error("the supervisor refused: {reason}")]

@@ -23,8 +23,14 @@
 //! has; it gets what the buffer still holds, in order, and a [`Gap`] naming exactly the
 //! numbers that fell out of it. A request for a sequence beyond the newest one of the same
 //! epoch is answered [`QueryError::SequenceFromTheFuture`](super::QueryError::SequenceFromTheFuture).
+//!
+//! # Budgets
+//! Replies are bounded by [`FetchLimits`] (replies and encoded bytes in flight, globally
+//! and per reader id, and bytes per reply; `budget.rs`); a fetch beyond them is answered
+//! [`QueryError::Busy`](super::QueryError::Busy) at once. The events of a reply are shared
+//! with the buffer (`Arc`), so a reply costs its encoding, not a copy of its events.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -34,6 +40,13 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::query::QueryError;
 use crate::events::{Event, EventSink, EventTap};
+
+mod budget;
+mod buffer;
+
+pub use budget::{BUSY_RETRY_AFTER, FetchLimits, FetchLimitsError};
+use budget::{Budget, Lease};
+pub(crate) use buffer::ReplayBuffer;
 
 /// Default capacity of a supervisor's replay buffer, in events.
 pub const DEFAULT_REPLAY_CAPACITY: usize = 10_000;
@@ -64,8 +77,9 @@ pub struct SequencedEvent {
     /// event of an epoch, then +1 per event, without gaps on the serving side.
     pub seq: u64,
     /// The event as the serving node's relay delivered it (its own `seq` and `at` are the
-    /// serving process's construction counter and clock).
-    pub event: Event,
+    /// serving process's construction counter and clock). Shared with the serving node's
+    /// replay buffer (and on the wire encoded as the plain event).
+    pub event: Arc<Event>,
 }
 
 impl std::ops::Deref for SequencedEvent {
@@ -154,6 +168,10 @@ pub struct EventBatch {
     /// The supervisor is shutting down and this batch ends at its last event: there will
     /// be no more.
     pub closed: bool,
+    /// The serving side's fetch budget held by this reply until it is dropped (not on the
+    /// wire).
+    #[serde(skip)]
+    lease: Option<Arc<Lease>>,
 }
 
 impl EventBatch {
@@ -189,125 +207,19 @@ pub struct StreamStats {
     pub waiting_fetches: u64,
     /// Whether recording has started (the first fetch of any reader).
     pub recording: bool,
-}
-
-/// The bounded buffer of one supervisor's sequenced events (pure; see the module docs).
-#[derive(Debug)]
-pub(crate) struct ReplayBuffer {
-    epoch: u64,
-    capacity: usize,
-    events: VecDeque<(u64, Arc<Event>)>,
-    head: u64,
-    closed: bool,
-}
-
-impl ReplayBuffer {
-    pub(crate) fn new(epoch: u64, capacity: usize) -> Self {
-        ReplayBuffer {
-            epoch,
-            capacity,
-            events: VecDeque::new(),
-            head: 0,
-            closed: false,
-        }
-    }
-
-    /// Assigns the next sequence number to `event` and keeps it, dropping the oldest when
-    /// full.
-    pub(crate) fn push(&mut self, event: Arc<Event>) {
-        self.head += 1;
-        if self.capacity == 0 {
-            return;
-        }
-        if self.events.len() >= self.capacity {
-            self.events.pop_front();
-        }
-        self.events.push_back((self.head, event));
-    }
-
-    pub(crate) fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity;
-        while self.events.len() > capacity {
-            self.events.pop_front();
-        }
-    }
-
-    pub(crate) fn close(&mut self) {
-        self.closed = true;
-    }
-
-    /// The sequence number of the oldest held event (`head + 1` when none is held).
-    fn first(&self) -> u64 {
-        self.events.front().map_or(self.head + 1, |(seq, _)| *seq)
-    }
-
-    /// Whether a read with these arguments would return something now (events, a gap, the
-    /// end, or an error), so a fetch should not wait.
-    pub(crate) fn ready(&self, epoch: Option<u64>, after: Option<u64>) -> bool {
-        match (epoch, after) {
-            (_, None) => true,
-            (Some(epoch), _) if epoch != self.epoch => true,
-            (_, Some(after)) => self.closed || after != self.head,
-        }
-    }
-
-    /// Reads everything after `after` (see [`FetchRequest`]), at most `max` events.
-    ///
-    /// # Errors
-    /// [`QueryError::SequenceFromTheFuture`] when `after` is beyond the head of the same
-    /// epoch.
-    pub(crate) fn read(
-        &self,
-        epoch: Option<u64>,
-        after: Option<u64>,
-        max: usize,
-    ) -> Result<EventBatch, QueryError> {
-        let restarted = epoch.is_some_and(|epoch| epoch != self.epoch);
-        let after = if restarted { Some(0) } else { after };
-        let mut batch = EventBatch {
-            epoch: self.epoch,
-            head: self.head,
-            restarted,
-            gap: None,
-            events: Vec::new(),
-            closed: false,
-        };
-        let Some(after) = after else {
-            batch.closed = self.closed;
-            return Ok(batch);
-        };
-        if after > self.head {
-            return Err(QueryError::SequenceFromTheFuture {
-                requested: after,
-                head: self.head,
-            });
-        }
-        let first = self.first();
-        if after + 1 < first {
-            batch.gap = Some(Gap {
-                from: after + 1,
-                to: first - 1,
-            });
-        }
-        let start = (after + 1).max(first);
-        let skip = usize::try_from(start - first).unwrap_or(usize::MAX);
-        batch.events = self
-            .events
-            .iter()
-            .skip(skip)
-            .take(max.max(1))
-            .map(|(seq, event)| SequencedEvent {
-                seq: *seq,
-                event: Event::clone(event),
-            })
-            .collect();
-        let reached = batch
-            .events
-            .last()
-            .map_or(batch.gap.map_or(after, |gap| gap.to), |event| event.seq);
-        batch.closed = self.closed && reached == self.head;
-        Ok(batch)
-    }
+    /// Fetch replies in flight now (at most `FetchLimits::replies_in_flight`).
+    #[serde(default)]
+    pub replies_in_flight: u64,
+    /// Encoded bytes reserved by the replies in flight now (at most
+    /// `FetchLimits::bytes_in_flight`, see `docs/semantics.md#fetch-budgets`).
+    #[serde(default)]
+    pub bytes_in_flight: u64,
+    /// The highest `bytes_in_flight` since the supervisor was served.
+    #[serde(default)]
+    pub peak_bytes_in_flight: u64,
+    /// Fetches answered `QueryError::Busy` since the supervisor was served.
+    #[serde(default)]
+    pub busy: u64,
 }
 
 /// What a serving supervisor lets peers do (see
@@ -371,6 +283,7 @@ pub(crate) struct Serving {
     active: AtomicBool,
     waiting: Arc<Semaphore>,
     readers: Mutex<HashMap<u64, ReaderSeen>>,
+    budget: Arc<Mutex<Budget>>,
     control: Mutex<RemoteControl>,
     events: OnceLock<EventSink>,
     shutdown: OnceLock<ShutdownHook>,
@@ -413,6 +326,7 @@ impl Serving {
             active: AtomicBool::new(false),
             waiting: Arc::new(Semaphore::new(MAX_WAITING_FETCHES)),
             readers: Mutex::new(HashMap::new()),
+            budget: Arc::new(Mutex::new(Budget::new(FetchLimits::default()))),
             control: Mutex::new(RemoteControl::off()),
             events: OnceLock::new(),
             shutdown: OnceLock::new(),
@@ -440,6 +354,20 @@ impl Serving {
         *lock(&self.control) = control;
     }
 
+    /// Sets the fetch budgets (see [`FetchLimits`]).
+    ///
+    /// # Errors
+    /// As [`FetchLimits::validate`]; the limits in force are then unchanged.
+    pub(crate) fn set_fetch_limits(&self, limits: FetchLimits) -> Result<(), FetchLimitsError> {
+        limits.validate()?;
+        lock(&self.budget).set_limits(limits);
+        Ok(())
+    }
+
+    pub(crate) fn fetch_limits(&self) -> FetchLimits {
+        lock(&self.budget).limits()
+    }
+
     pub(crate) fn set_capacity(&self, capacity: usize) {
         lock(&self.buffer).set_capacity(capacity);
     }
@@ -454,11 +382,25 @@ impl Serving {
             (
                 buffer.epoch,
                 buffer.head,
-                buffer.events.len() as u64,
+                buffer.len() as u64,
                 buffer.capacity as u64,
             )
         };
+        let (replies_in_flight, bytes_in_flight, peak_bytes_in_flight, busy) = {
+            let budget = lock(&self.budget);
+            let (replies, bytes) = budget.in_flight();
+            (
+                replies as u64,
+                bytes as u64,
+                budget.peak_bytes as u64,
+                budget.busy,
+            )
+        };
         StreamStats {
+            replies_in_flight,
+            bytes_in_flight,
+            peak_bytes_in_flight,
+            busy,
             epoch,
             head,
             buffered,
@@ -480,6 +422,8 @@ impl Serving {
     }
 
     fn note_reader(&self, request: &FetchRequest) {
+        // Asking again proves the reader has every reply it was handed.
+        lock(&self.budget).ack(request.reader, tokio::time::Instant::now());
         let epoch = self.epoch();
         let mut readers = lock(&self.readers);
         if readers.len() >= MAX_READERS && !readers.contains_key(&request.reader) {
@@ -505,10 +449,11 @@ impl Serving {
     }
 
     /// Answers one fetch: at once when something is there, else when the first event
-    /// arrives or after the request's wait.
+    /// arrives or after the request's wait; then within the budget (see [`answer`](Self::answer)).
     ///
     /// # Errors
-    /// [`QueryError::SequenceFromTheFuture`] (see [`ReplayBuffer::read`]).
+    /// [`QueryError::SequenceFromTheFuture`] (see [`ReplayBuffer::read_bounded`]);
+    /// [`QueryError::Busy`] beyond the budget.
     pub(crate) async fn fetch(&self, request: FetchRequest) -> Result<EventBatch, QueryError> {
         self.activate();
         self.note_reader(&request);
@@ -524,13 +469,42 @@ impl Serving {
             {
                 let buffer = lock(&self.buffer);
                 if permit.is_none() || buffer.ready(request.epoch, request.after) {
-                    return buffer.read(request.epoch, request.after, max);
+                    break;
                 }
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return lock(&self.buffer).read(request.epoch, request.after, max);
+                break;
             }
         }
+        drop(permit);
+        self.answer(&request, max)
+    }
+
+    /// Builds the reply of a fetch that waited long enough, within the budget: read (at
+    /// most `max` events and `reply_bytes`; the events are shared, so this costs no copy),
+    /// then, when it carries events, admitted (one reply, `reply_bytes` reserved, shrunk to
+    /// the reply's size bound) and held by the batch until it is dropped (see `budget.rs`).
+    /// A reply without events (the head only, a gap, the end) costs at most
+    /// `REPLY_OVERHEAD` bytes and needs no budget.
+    ///
+    /// # Errors
+    /// [`QueryError::Busy`] when a reply with events does not fit in the budget now;
+    /// [`QueryError::SequenceFromTheFuture`] (see [`ReplayBuffer::read_bounded`]).
+    fn answer(&self, request: &FetchRequest, max: usize) -> Result<EventBatch, QueryError> {
+        let reply_bytes = lock(&self.budget).limits().reply_bytes;
+        let (mut batch, bytes) =
+            lock(&self.buffer).read_bounded(request.epoch, request.after, max, reply_bytes)?;
+        if batch.events.is_empty() {
+            return Ok(batch);
+        }
+        let Some(mut lease) = Lease::admit(&self.budget, request.reader) else {
+            return Err(QueryError::Busy {
+                retry_after_ms: BUSY_RETRY_AFTER.as_millis() as u64,
+            });
+        };
+        lease.resize(bytes);
+        batch.lease = Some(Arc::new(lease));
+        Ok(batch)
     }
 
     /// The shutdown's part: no more events will come; waits (at most `timeout`) until every
@@ -565,13 +539,18 @@ impl EventTap for Serving {
     }
 
     fn deliver(&self, events: &[Arc<Event>]) {
+        // Sized once here, outside the lock, for the byte bounds of every later reply.
+        let sizes: Vec<usize> = events
+            .iter()
+            .map(|event| buffer::wire_size(event))
+            .collect();
         {
             let mut buffer = lock(&self.buffer);
             if buffer.closed {
                 return;
             }
-            for event in events {
-                buffer.push(event.clone());
+            for (event, size) in events.iter().zip(sizes) {
+                buffer.push_sized(event.clone(), size);
             }
         }
         self.notify.notify_waiters();

@@ -275,6 +275,12 @@ async fn serve(watcher: &mut Watcher) -> Result<(), Closed> {
                 // go on from its present.
                 watcher.position.after = None;
             }
+            Err(RemoteError::Query(QueryError::Busy { retry_after_ms })) => {
+                // The serving node's fetch budget is used up: back off as asked (bounded),
+                // then fetch the same position again. Nothing is lost meanwhile.
+                let delay = Duration::from_millis(retry_after_ms).min(super::MAX_FETCH_WAIT);
+                tokio::time::sleep(delay).await;
+            }
             Err(RemoteError::Query(QueryError::Wire(error))) => {
                 watcher.send(WatchItem::Undecodable(error)).await?;
                 tokio::time::sleep(options.reconnect_interval).await;

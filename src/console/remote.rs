@@ -45,7 +45,7 @@ impl RemoteInbox {
         match item {
             WatchItem::Event(event) => {
                 self.received += 1;
-                self.inbox.push(at, event.event);
+                self.inbox.push(at, Arc::unwrap_or_clone(event.event));
             }
             WatchItem::Gap(gap) => self.lost += gap.len(),
             WatchItem::Lagged(n) => self.lost += n,
@@ -145,7 +145,10 @@ mod tests {
 
     fn sequenced(seq: u64) -> WatchItem {
         let event = Event::new(EventKind::AttemptStarting).with_attempt(seq as u32);
-        WatchItem::Event(SequencedEvent { seq, event })
+        WatchItem::Event(SequencedEvent {
+            seq,
+            event: Arc::new(event),
+        })
     }
 
     #[tokio::test]

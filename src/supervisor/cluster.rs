@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::handle::SupervisorHandle;
 use super::runtime::Runtime;
 use super::shutdown::{self, Trigger};
-use crate::cluster::{RemoteControl, ShutdownHook};
+use crate::cluster::{FetchLimits, FetchLimitsError, RemoteControl, ShutdownHook};
 // Named only by the handle methods' doc links.
 #[cfg(doc)]
 use crate::cluster::{DEFAULT_REPLAY_CAPACITY, Gap, QueryError, RemoteSupervisor};
@@ -54,5 +54,27 @@ impl SupervisorHandle {
     /// size of an event (a few hundred bytes) per slot in use.
     pub fn set_replay_capacity(&self, capacity: usize) {
         self.runtime().cluster.serving_side().set_capacity(capacity);
+    }
+
+    /// Sets the budgets of the remote stream fetches served for this supervisor (feature
+    /// `cluster`; defaults in [`FetchLimits::default`]: 32 replies and 16 MiB in flight,
+    /// 4 replies and 4 MiB per reader id, 1 MiB per reply). A fetch beyond them is
+    /// answered [`QueryError::Busy`] at once, and remote streams back off and fetch again.
+    /// Takes effect for fetches admitted from now on (docs/semantics.md#fetch-budgets).
+    ///
+    /// # Errors
+    /// As [`FetchLimits::validate`] (a zero limit, or a per-reader or per-reply limit
+    /// larger than the one that contains it); the limits in force are then unchanged.
+    pub fn set_fetch_limits(&self, limits: FetchLimits) -> Result<(), FetchLimitsError> {
+        self.runtime()
+            .cluster
+            .serving_side()
+            .set_fetch_limits(limits)
+    }
+
+    /// The budgets of remote stream fetches in force (see
+    /// [`set_fetch_limits`](Self::set_fetch_limits)).
+    pub fn fetch_limits(&self) -> FetchLimits {
+        self.runtime().cluster.serving_side().fetch_limits()
     }
 }

@@ -16,6 +16,24 @@ pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 /// # Panics
 /// When no attempt could bind (a test setup failure).
 pub async fn start_node(port: u16, name: &str, cookie: &str) -> (ActorRef<NodeServerMessage>, u16) {
+    start_node_with_frames(
+        port,
+        name,
+        cookie,
+        ractor_cluster::node::DEFAULT_MAX_INBOUND_FRAME_SIZE,
+    )
+    .await
+}
+
+/// As [`start_node`], accepting inbound frames of up to `max_frame` bytes (ractor_cluster's
+/// default is 16 MiB; a larger reply drops the session).
+#[allow(dead_code)] // Not every test binary that includes this module uses it.
+pub async fn start_node_with_frames(
+    port: u16,
+    name: &str,
+    cookie: &str,
+    max_frame: u64,
+) -> (ActorRef<NodeServerMessage>, u16) {
     for _ in 0..10 {
         let port = match port {
             0 => std::net::TcpListener::bind((LOOPBACK, 0))
@@ -33,7 +51,8 @@ pub async fn start_node(port: u16, name: &str, cookie: &str) -> (ActorRef<NodeSe
             None,
             None,
         )
-        .with_listen_addr(LOOPBACK);
+        .with_listen_addr(LOOPBACK)
+        .with_max_inbound_frame_size(max_frame);
         if let Ok((node, _)) = Actor::spawn(None, server, ()).await {
             return (node, port);
         }
@@ -53,7 +72,13 @@ pub async fn launch(test: &str, role: &str, value: &str) -> (std::process::Child
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            test,
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+            "--include-ignored",
+        ])
         .env(role, value)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

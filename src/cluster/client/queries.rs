@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RemoteError, RemoteSupervisor};
-use crate::cluster::query::{QueryMessage, TaskList};
-use crate::cluster::stream::{EventBatch, FetchRequest, MAX_BATCH, StreamStats};
+use crate::cluster::query::{QueryError, QueryMessage, TaskList};
+use crate::cluster::stream::{EventBatch, FetchRequest, MAX_BATCH, MAX_FETCH_WAIT, StreamStats};
 use crate::cluster::watch::{EventStream, Position, start as start_watch};
 #[cfg(feature = "controller")]
 use crate::controller::ControllerSnapshot;
@@ -147,7 +147,21 @@ impl RemoteSupervisor {
     async fn start_stream(&self, after: Option<u64>) -> Result<EventStream, RemoteError> {
         let reader = fastrand::u64(..);
         let request = FetchRequest::new(reader, None, after, MAX_BATCH, Duration::ZERO);
-        let first = self.fetch(request).await?;
+        // A busy serving node (its fetch budget used up) is asked again after the delay it
+        // gives, within one query timeout; only then is `Busy` returned.
+        let deadline = tokio::time::Instant::now() + self.options().query_timeout;
+        let first = loop {
+            match self.fetch(request.clone()).await {
+                Err(RemoteError::Query(QueryError::Busy { retry_after_ms }))
+                    if tokio::time::Instant::now() < deadline =>
+                {
+                    let delay = Duration::from_millis(retry_after_ms).min(MAX_FETCH_WAIT);
+                    tokio::time::sleep_until(deadline.min(tokio::time::Instant::now() + delay))
+                        .await;
+                }
+                other => break other?,
+            }
+        };
         let position = Position {
             reader,
             epoch: None,

@@ -1,6 +1,6 @@
-//! Remote commands on the serving side: whether the supervisor allows the command, the
-//! `RemoteCommand` event that records it, and carrying it out through the registry (or the
-//! shutdown).
+//! Remote commands on the serving side: whether the supervisor allows the command,
+//! carrying it out through the registry (or the shutdown), and the `RemoteCommand` event
+//! that records its real result afterwards.
 
 use std::time::Duration;
 
@@ -9,88 +9,136 @@ use ractor::{ActorRef, RpcReplyPort};
 
 use super::actor::QueryArgs;
 use super::{ControlCommand, ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, QueryResult};
+use crate::cluster::stream::Serving;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskTarget;
 use crate::registry::RegistryMessage;
 
-/// Carries out (or refuses) one remote command on a task of its own; publishes the
-/// `RemoteCommand` event first.
+/// Carries out (or refuses) one remote command on a task of its own, then publishes the
+/// `RemoteCommand` event with the command's real result ([`verdict`]), then replies. The
+/// event therefore comes after whatever the command caused (a cancelled task's
+/// `TaskFinished`, the `ShutdownRequested` of a shutdown) and never claims a command that
+/// did not happen.
 pub(super) fn control(
     state: &QueryArgs,
     request: ControlRequest,
     reply: RpcReplyPort<QueryResult<bool>>,
 ) {
     let allowed = request.command.allowed(state.serving.control());
-    let label = request.command.label();
-    let target = request.command.target().map(target_text);
-    let node = request.node.clone();
-    state.events.publish(|| {
-        let reason = if allowed {
-            format!("{label} by {node}")
-        } else {
-            format!("{label} by {node} (refused: remote control is off)")
-        };
-        let event = Event::new(EventKind::RemoteCommand).with_reason(reason);
-        match &target {
-            Some(target) => event.with_task(target.as_str()),
-            None => event,
-        }
-    });
-    if !allowed {
-        let _ = reply.send(Err(QueryError::ControlDisabled {
-            command: label.to_owned(),
-        }));
-        return;
-    }
     let timeout = reply.get_timeout().unwrap_or(DEFAULT_LOCAL_TIMEOUT);
     let registry = state.registry.clone();
     let serving = state.serving.clone();
+    let events = state.events.clone();
     tokio::spawn(async move {
-        let answer = match request.command {
-            ControlCommand::Shutdown => {
-                if serving.request_shutdown() {
-                    Ok(true)
-                } else {
-                    Err(QueryError::Unavailable)
-                }
-            }
-            ControlCommand::Cancel(target)
-            | ControlCommand::Remove(target)
-            | ControlCommand::Pause(target)
-            | ControlCommand::Resume(target)
-                if !registered(&registry, &target, timeout).await =>
-            {
-                Err(QueryError::UnknownTask {
-                    target: target_text(&target),
-                })
-            }
-            ControlCommand::Cancel(target) => {
-                command(&registry, timeout, |port| {
-                    RegistryMessage::Cancel(target, port)
-                })
-                .await
-            }
-            ControlCommand::Remove(target) => {
-                command(&registry, timeout, |port| {
-                    RegistryMessage::Remove(target, port)
-                })
-                .await
-            }
-            ControlCommand::Pause(target) => {
-                command(&registry, timeout, |port| {
-                    RegistryMessage::Pause(target, port)
-                })
-                .await
-            }
-            ControlCommand::Resume(target) => {
-                command(&registry, timeout, |port| {
-                    RegistryMessage::Resume(target, port)
-                })
-                .await
-            }
+        let answer = if allowed {
+            carry_out(&registry, &serving, request.command.clone(), timeout).await
+        } else {
+            Err(QueryError::ControlDisabled {
+                command: request.command.label().to_owned(),
+            })
         };
+        events.publish(|| {
+            let reason = format!(
+                "{} by {}: {}",
+                request.command.label(),
+                request.node,
+                verdict(&request.command, &answer)
+            );
+            let event = Event::new(EventKind::RemoteCommand).with_reason(reason);
+            match request.command.target() {
+                Some(target) => event.with_task(target_text(target).as_str()),
+                None => event,
+            }
+        });
         let _ = reply.send(answer);
     });
+}
+
+/// Runs an allowed command and returns what its caller is answered.
+async fn carry_out(
+    registry: &ActorRef<RegistryMessage>,
+    serving: &Serving,
+    command: ControlCommand,
+    timeout: Duration,
+) -> QueryResult<bool> {
+    match command {
+        ControlCommand::Shutdown => {
+            if serving.request_shutdown() {
+                Ok(true)
+            } else {
+                Err(QueryError::Unavailable)
+            }
+        }
+        ControlCommand::Cancel(target)
+        | ControlCommand::Remove(target)
+        | ControlCommand::Pause(target)
+        | ControlCommand::Resume(target)
+            if !registered(registry, &target, timeout).await =>
+        {
+            Err(QueryError::UnknownTask {
+                target: target_text(&target),
+            })
+        }
+        ControlCommand::Cancel(target) => {
+            self::command(registry, timeout, |port| {
+                RegistryMessage::Cancel(target, port)
+            })
+            .await
+        }
+        ControlCommand::Remove(target) => {
+            self::command(registry, timeout, |port| {
+                RegistryMessage::Remove(target, port)
+            })
+            .await
+        }
+        ControlCommand::Pause(target) => {
+            self::command(registry, timeout, |port| {
+                RegistryMessage::Pause(target, port)
+            })
+            .await
+        }
+        ControlCommand::Resume(target) => {
+            self::command(registry, timeout, |port| {
+                RegistryMessage::Resume(target, port)
+            })
+            .await
+        }
+    }
+}
+
+/// The text after `"<label> by <node>: "` in a `RemoteCommand` event's reason: the
+/// command's real result (pure). Not a stable format; the outcome word comes first:
+/// - `accepted (...)` when the command was carried out and made the change (`Ok(true)`):
+///   `cancelled`, `removed`, `paused`, `resumed`, `shutdown started`;
+/// - `no effect (...)` for `Ok(false)` (another removal had the task, already paused, not
+///   paused);
+/// - `not found (...)` for an unknown target, `refused (...)` when remote control does
+///   not allow the command or the supervisor refused it (with its error), `failed (...)`
+///   when the supervisor did not answer.
+pub(super) fn verdict(command: &ControlCommand, result: &QueryResult<bool>) -> String {
+    match (command, result) {
+        (ControlCommand::Cancel(_), Ok(true)) => "accepted (cancelled)".into(),
+        (ControlCommand::Cancel(_), Ok(false)) => {
+            "no effect (joined another removal of the task)".into()
+        }
+        (ControlCommand::Remove(_), Ok(true)) => "accepted (removed)".into(),
+        (ControlCommand::Remove(_), Ok(false)) => "no effect (another removal had the task)".into(),
+        (ControlCommand::Pause(_), Ok(true)) => "accepted (paused)".into(),
+        (ControlCommand::Pause(_), Ok(false)) => {
+            "no effect (already paused or being removed)".into()
+        }
+        (ControlCommand::Resume(_), Ok(true)) => "accepted (resumed)".into(),
+        (ControlCommand::Resume(_), Ok(false)) => "no effect (not paused)".into(),
+        (ControlCommand::Shutdown, Ok(_)) => "accepted (shutdown started)".into(),
+        (_, Err(QueryError::ControlDisabled { command })) => {
+            format!("refused (remote {command} is not enabled on this supervisor)")
+        }
+        (_, Err(QueryError::UnknownTask { target })) => {
+            format!("not found (no registered task {target})")
+        }
+        (_, Err(QueryError::Refused { reason })) => format!("refused ({reason})"),
+        (_, Err(error)) => format!("failed ({error})"),
+    }
 }
 
 fn target_text(target: &TaskTarget) -> String {

@@ -77,3 +77,49 @@ async fn an_undecodable_reply_becomes_a_wire_error() {
         }))
     );
 }
+
+#[test]
+fn the_remote_command_verdict_names_the_real_result() {
+    use super::control::verdict;
+    let cancel = ControlCommand::Cancel(TaskTarget::from("job"));
+    assert_eq!(verdict(&cancel, &Ok(true)), "accepted (cancelled)");
+    assert!(verdict(&cancel, &Ok(false)).starts_with("no effect"));
+    assert_eq!(
+        verdict(
+            &cancel,
+            &Err(QueryError::UnknownTask {
+                target: "nope".into()
+            })
+        ),
+        "not found (no registered task nope)"
+    );
+    assert_eq!(
+        verdict(
+            &ControlCommand::Remove(TaskTarget::from("job")),
+            &Err(QueryError::ControlDisabled {
+                command: "remove".into()
+            })
+        ),
+        "refused (remote remove is not enabled on this supervisor)"
+    );
+    assert_eq!(
+        verdict(
+            &ControlCommand::Pause(TaskTarget::from("job")),
+            &Err(QueryError::Refused {
+                reason: "shutting down".into()
+            })
+        ),
+        "refused (shutting down)"
+    );
+    assert!(
+        verdict(&ControlCommand::Shutdown, &Err(QueryError::Unavailable)).starts_with("failed (")
+    );
+    assert_eq!(
+        verdict(&ControlCommand::Shutdown, &Ok(true)),
+        "accepted (shutdown started)"
+    );
+    assert_eq!(
+        verdict(&ControlCommand::Resume(TaskTarget::from("job")), &Ok(false)),
+        "no effect (not paused)"
+    );
+}

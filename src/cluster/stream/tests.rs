@@ -141,3 +141,220 @@ fn shrinking_keeps_the_newest() {
     assert_eq!(batch.gap, Some(Gap { from: 1, to: 8 }));
     assert_eq!(seqs(&batch), [9, 10]);
 }
+
+/// An event of about `bytes` encoded bytes (its reason).
+fn big(bytes: usize) -> Arc<Event> {
+    Arc::new(Event::new(EventKind::TaskFinished).with_reason("x".repeat(bytes)))
+}
+
+#[test]
+fn a_read_is_bounded_by_bytes_but_always_carries_one_event() {
+    let mut b = ReplayBuffer::new(7, 100);
+    let events: Vec<_> = (0..10).map(|_| big(1_000)).collect();
+    for event in &events {
+        b.push(event.clone());
+    }
+    let three: usize = events[..3].iter().map(|e| buffer::wire_size(e)).sum();
+    let (batch, bytes) = b
+        .read_bounded(Some(7), Some(0), 100, buffer::REPLY_OVERHEAD + three)
+        .unwrap();
+    assert_eq!(seqs(&batch), [1, 2, 3]);
+    assert_eq!(bytes, buffer::REPLY_OVERHEAD + three);
+    // The bound covers the real encoding of the reply.
+    assert!(crate::cluster::wire::encode(&Ok::<_, QueryError>(batch)).len() <= bytes);
+    // Smaller than one event: that one event, alone.
+    let (batch, _) = b.read_bounded(Some(7), Some(4), 100, 10).unwrap();
+    assert_eq!(seqs(&batch), [5]);
+}
+
+#[test]
+fn replies_share_the_buffered_events() {
+    let b = buffer(10, 3);
+    let first = b.read(Some(7), Some(0), 10).unwrap();
+    let second = b.read(Some(7), Some(0), 10).unwrap();
+    assert!(Arc::ptr_eq(&first.events[0].event, &second.events[0].event));
+}
+
+fn limits() -> FetchLimits {
+    FetchLimits::default()
+        .with_replies_in_flight(3)
+        .with_replies_in_flight_per_reader(2)
+        .with_reply_bytes(100)
+        .with_bytes_in_flight(250)
+        .with_bytes_in_flight_per_reader(200)
+}
+
+#[test]
+fn the_budget_admits_within_every_bound_and_counts_the_rest_busy() {
+    let mut budget = budget::Budget::new(limits());
+    let now = tokio::time::Instant::now();
+    for reader in [1, 2, 3] {
+        budget.prove(reader);
+    }
+    // Per reader: two replies.
+    assert_eq!(budget.admit(1, now), Some(100));
+    assert_eq!(budget.admit(1, now), Some(100));
+    assert_eq!(budget.admit(1, now), None);
+    // Global bytes: 200 reserved, another 100 would pass 250.
+    assert_eq!(budget.admit(2, now), None);
+    // A reply that turned out small frees its reservation's rest.
+    budget.resize(1, 100, 10);
+    assert_eq!(budget.admit(2, now), Some(100));
+    assert_eq!(budget.in_flight(), (3, 210));
+    // Global replies: three.
+    assert_eq!(budget.admit(3, now), None);
+    assert_eq!(budget.busy, 3);
+    assert_eq!(budget.peak_bytes, 210);
+    budget.release(1, 10);
+    budget.release(1, 100);
+    budget.release(2, 100);
+    assert_eq!(budget.in_flight(), (0, 0));
+    assert_eq!(
+        budget.readers(),
+        0,
+        "no reader is remembered without a reply"
+    );
+}
+
+#[test]
+fn a_handed_over_reply_counts_until_its_reader_asks_again_or_the_ack_timeout() {
+    let mut budget = budget::Budget::new(limits());
+    let start = tokio::time::Instant::now();
+    let timeout = limits().ack_timeout;
+    for reader in [1, 2, 3] {
+        budget.prove(reader);
+    }
+    for reader in [1, 2] {
+        assert_eq!(budget.admit(reader, start), Some(100));
+        budget.hand_over(reader, 100, start);
+    }
+    assert_eq!(budget.in_flight(), (2, 200));
+    // Reader 1 asks again: its reply is acknowledged.
+    budget.ack(1, start);
+    assert_eq!(budget.in_flight(), (1, 100));
+    // Reader 2 never does: its reply counts until the timeout, not a moment less.
+    assert_eq!(
+        budget.admit(3, start + timeout - Duration::from_millis(1)),
+        Some(100)
+    );
+    assert_eq!(budget.in_flight(), (2, 200));
+    budget.release(3, 100);
+    assert_eq!(budget.admit(3, start + timeout), Some(100));
+    assert_eq!(budget.in_flight(), (1, 100));
+    assert_eq!(budget.readers(), 1);
+}
+
+#[test]
+fn fetch_limits_are_validated() {
+    assert_eq!(FetchLimits::default().validate(), Ok(()));
+    assert_eq!(limits().validate(), Ok(()));
+    assert_eq!(
+        FetchLimits::default()
+            .with_ack_timeout(Duration::from_secs(11))
+            .validate(),
+        Err(FetchLimitsError::AckTimeout {
+            timeout: Duration::from_secs(11)
+        })
+    );
+    assert_eq!(
+        FetchLimits::default().with_reply_bytes(0).validate(),
+        Err(FetchLimitsError::Zero {
+            limit: "reply_bytes"
+        })
+    );
+    assert!(matches!(
+        FetchLimits::default().with_replies_in_flight(2).validate(),
+        Err(FetchLimitsError::Exceeds {
+            limit: "replies_in_flight_per_reader",
+            ..
+        })
+    ));
+    assert!(matches!(
+        FetchLimits::default()
+            .with_bytes_in_flight_per_reader(100)
+            .validate(),
+        Err(FetchLimitsError::Exceeds {
+            limit: "reply_bytes",
+            ..
+        })
+    ));
+    let serving = Serving::new();
+    assert!(
+        serving
+            .set_fetch_limits(FetchLimits::default().with_bytes_in_flight(1))
+            .is_err()
+    );
+    assert_eq!(serving.fetch_limits(), FetchLimits::default());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fetch_beyond_the_budget_is_busy_and_a_reply_counts_until_acknowledged() {
+    let serving = Serving::new();
+    let one = buffer::wire_size(&big(1_000));
+    // Room for two events (their `seq` and `at` may differ in length by a few bytes).
+    let reply = buffer::REPLY_OVERHEAD + 2 * one + 100;
+    serving
+        .set_fetch_limits(
+            FetchLimits::default()
+                .with_replies_in_flight(4)
+                .with_replies_in_flight_per_reader(1)
+                .with_reply_bytes(reply)
+                .with_bytes_in_flight(2 * reply)
+                .with_bytes_in_flight_per_reader(reply),
+        )
+        .unwrap();
+    serving
+        .fetch(FetchRequest::new(1, None, None, 1, Duration::ZERO))
+        .await
+        .unwrap();
+    let events: Vec<_> = (0..10).map(|_| big(1_000)).collect();
+    serving.deliver(&events);
+    let from_start = |reader| FetchRequest::new(reader, None, Some(0), 100, Duration::ZERO);
+    for reader in [1, 2, 3] {
+        lock(&serving.budget).prove(reader);
+    }
+    let held = serving.fetch(from_start(1)).await.unwrap();
+    assert_eq!(seqs(&held), [1, 2], "bounded by reply_bytes");
+    let busy = QueryError::Busy {
+        retry_after_ms: BUSY_RETRY_AFTER.as_millis() as u64,
+    };
+    assert_eq!(serving.fetch(from_start(1)).await.unwrap_err(), busy);
+    let other = serving.fetch(from_start(2)).await.unwrap();
+    assert_eq!(serving.fetch(from_start(3)).await.unwrap_err(), busy);
+    let stats = serving.stats();
+    assert_eq!((stats.replies_in_flight, stats.busy), (2, 2));
+    let in_flight = stats.bytes_in_flight;
+    assert!(in_flight > 2 * one as u64 && in_flight <= 2 * reply as u64);
+    // Handed over, not yet acknowledged: still in flight.
+    drop((held, other));
+    assert_eq!(serving.stats().replies_in_flight, 2);
+    assert_eq!(serving.fetch(from_start(3)).await.unwrap_err(), busy);
+    // Reader 1 asks again (acknowledging its reply) and is served; reader 2's reply
+    // stops counting after the ack timeout.
+    let again = serving.fetch(from_start(1)).await.unwrap();
+    assert_eq!(seqs(&again), [1, 2]);
+    drop(again);
+    tokio::time::advance(FetchLimits::default().ack_timeout).await;
+    let stats = serving.stats();
+    assert!(stats.peak_bytes_in_flight >= in_flight);
+    assert!(stats.peak_bytes_in_flight <= 2 * reply as u64);
+    assert!(serving.fetch(from_start(3)).await.is_ok());
+}
+
+#[test]
+fn room_for_one_reply_is_kept_for_readers_that_acknowledged_before() {
+    let mut budget = budget::Budget::new(limits());
+    let now = tokio::time::Instant::now();
+    // Reader 1 reads: once served and asking again, it is proven.
+    assert_eq!(budget.admit(1, now), Some(100));
+    budget.hand_over(1, 100, now);
+    budget.ack(1, now);
+    // Fresh ids that never read: they get one reply's room less (250 bytes: one reply,
+    // not two).
+    assert_eq!(budget.admit(10, now), Some(100));
+    budget.hand_over(10, 100, now);
+    assert_eq!(budget.admit(11, now), None);
+    // The proven reader still gets the room kept for it.
+    assert_eq!(budget.admit(1, now), Some(100));
+    assert_eq!(budget.in_flight(), (2, 200));
+}

@@ -1,0 +1,208 @@
+//! The replay buffer of one supervisor (pure): sequence numbers, the newest `capacity`
+//! events, and reads bounded by a count and by encoded bytes.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::{EventBatch, Gap, SequencedEvent};
+use crate::cluster::query::QueryError;
+use crate::events::Event;
+
+/// What one reply costs on the wire besides its events, at most: the envelope header, the
+/// `Ok` wrapper and the batch's other fields (epoch, head, gap, flags), in bytes.
+pub(crate) const REPLY_OVERHEAD: usize = 512;
+
+/// What one event costs in a reply besides its own encoding, at most: `{"seq":<u64>,
+/// "event":…}` and the separating comma, in bytes.
+const EVENT_OVERHEAD: usize = 40;
+
+/// A `std::io::Write` that only counts.
+struct Count(usize);
+
+impl std::io::Write for Count {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What `event` adds to an encoded reply, in bytes: its exact JSON size (the wire body,
+/// see `cluster::wire`) plus the per-event overhead. Computed once, when the event enters
+/// the buffer.
+pub(crate) fn wire_size(event: &Event) -> usize {
+    let mut count = Count(0);
+    // Serializing derived plain data into a counter does not fail.
+    let _ = serde_json::to_writer(&mut count, event);
+    count.0 + EVENT_OVERHEAD
+}
+
+/// One held event: its sequence number, the shared event, its [`wire_size`].
+#[derive(Debug)]
+struct Held {
+    seq: u64,
+    event: Arc<Event>,
+    size: usize,
+}
+
+/// The bounded buffer of one supervisor's sequenced events (pure; see the module docs).
+#[derive(Debug)]
+pub(crate) struct ReplayBuffer {
+    pub(super) epoch: u64,
+    pub(super) capacity: usize,
+    events: VecDeque<Held>,
+    pub(super) head: u64,
+    pub(super) closed: bool,
+}
+
+impl ReplayBuffer {
+    pub(crate) fn new(epoch: u64, capacity: usize) -> Self {
+        ReplayBuffer {
+            epoch,
+            capacity,
+            events: VecDeque::new(),
+            head: 0,
+            closed: false,
+        }
+    }
+
+    /// Events held now.
+    pub(crate) fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Assigns the next sequence number to `event` and keeps it, dropping the oldest when
+    /// full.
+    #[cfg(test)]
+    pub(crate) fn push(&mut self, event: Arc<Event>) {
+        let size = wire_size(&event);
+        self.push_sized(event, size);
+    }
+
+    /// As `push`, with the event's [`wire_size`] computed by the caller (outside the lock).
+    pub(crate) fn push_sized(&mut self, event: Arc<Event>, size: usize) {
+        self.head += 1;
+        if self.capacity == 0 {
+            return;
+        }
+        if self.events.len() >= self.capacity {
+            self.events.pop_front();
+        }
+        self.events.push_back(Held {
+            seq: self.head,
+            event,
+            size,
+        });
+    }
+
+    pub(crate) fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+        while self.events.len() > capacity {
+            self.events.pop_front();
+        }
+    }
+
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+    }
+
+    /// The sequence number of the oldest held event (`head + 1` when none is held).
+    fn first(&self) -> u64 {
+        self.events.front().map_or(self.head + 1, |held| held.seq)
+    }
+
+    /// Whether a read with these arguments would return something now (events, a gap, the
+    /// end, or an error), so a fetch should not wait.
+    pub(crate) fn ready(&self, epoch: Option<u64>, after: Option<u64>) -> bool {
+        match (epoch, after) {
+            (_, None) => true,
+            (Some(epoch), _) if epoch != self.epoch => true,
+            (_, Some(after)) => self.closed || after != self.head,
+        }
+    }
+
+    /// Reads everything after `after` (see [`FetchRequest`](super::FetchRequest)), at most
+    /// `max` events, with no bound on bytes.
+    ///
+    /// # Errors
+    /// As [`read_bounded`](Self::read_bounded).
+    #[cfg(test)]
+    pub(crate) fn read(
+        &self,
+        epoch: Option<u64>,
+        after: Option<u64>,
+        max: usize,
+    ) -> Result<EventBatch, QueryError> {
+        self.read_bounded(epoch, after, max, usize::MAX)
+            .map(|(batch, _)| batch)
+    }
+
+    /// Reads everything after `after`, at most `max` events, and at most `max_bytes`
+    /// encoded bytes (the events' [`wire_size`]s plus [`REPLY_OVERHEAD`]), but always at
+    /// least one event when there is one to return, so a stream always progresses (a reply
+    /// of one event larger than `max_bytes` is then larger than the bound). The events
+    /// are shared with the buffer (`Arc`), not copied. Returns the batch and its size
+    /// bound in bytes.
+    ///
+    /// # Errors
+    /// [`QueryError::SequenceFromTheFuture`] when `after` is beyond the head of the same
+    /// epoch.
+    pub(crate) fn read_bounded(
+        &self,
+        epoch: Option<u64>,
+        after: Option<u64>,
+        max: usize,
+        max_bytes: usize,
+    ) -> Result<(EventBatch, usize), QueryError> {
+        let restarted = epoch.is_some_and(|epoch| epoch != self.epoch);
+        let after = if restarted { Some(0) } else { after };
+        let mut batch = EventBatch {
+            epoch: self.epoch,
+            head: self.head,
+            restarted,
+            gap: None,
+            events: Vec::new(),
+            closed: false,
+            lease: None,
+        };
+        let mut bytes = REPLY_OVERHEAD;
+        let Some(after) = after else {
+            batch.closed = self.closed;
+            return Ok((batch, bytes));
+        };
+        if after > self.head {
+            return Err(QueryError::SequenceFromTheFuture {
+                requested: after,
+                head: self.head,
+            });
+        }
+        let first = self.first();
+        if after + 1 < first {
+            batch.gap = Some(Gap {
+                from: after + 1,
+                to: first - 1,
+            });
+        }
+        let start = (after + 1).max(first);
+        let skip = usize::try_from(start - first).unwrap_or(usize::MAX);
+        for held in self.events.iter().skip(skip).take(max.max(1)) {
+            if !batch.events.is_empty() && bytes.saturating_add(held.size) > max_bytes {
+                break;
+            }
+            bytes = bytes.saturating_add(held.size);
+            batch.events.push(SequencedEvent {
+                seq: held.seq,
+                event: held.event.clone(),
+            });
+        }
+        let reached = batch
+            .events
+            .last()
+            .map_or(batch.gap.map_or(after, |gap| gap.to), |event| event.seq);
+        batch.closed = self.closed && reached == self.head;
+        Ok((batch, bytes))
+    }
+}
