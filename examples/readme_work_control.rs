@@ -46,8 +46,10 @@ async fn main() -> Result<(), Error> {
         joined_waiter.wait().await?.as_label()
     );
 
-    // Pause a slot: its queue waits, its owner is untouched.
-    assert!(handle.pause_slot("main").await?);
+    // Pause a slot: its queue waits, its owner is untouched. The lane is idle now (its
+    // work finished), so the pause is said to be a pre-pause; `pause_slot` would refuse a
+    // slot the controller no longer tracks (`UnknownSlot`, so a typo creates nothing).
+    assert!(handle.pre_pause_slot("main").await?);
     assert!(handle.resume_slot("main").await?);
     Ok(handle.shutdown().await?)
 }

@@ -1027,14 +1027,53 @@ mod pause_slots {
         assert_eq!(kinds, vec![EventKind::SlotPaused, EventKind::SlotResumed]);
     }
 
+    /// Issue 22 item 14: a mistyped slot is refused, creates nothing, and the real lane
+    /// keeps running.
     #[tokio::test(start_paused = true)]
-    async fn pausing_an_untracked_slot_creates_it_paused_and_holds_new_work() {
+    async fn pausing_an_untracked_slot_is_refused_and_creates_no_phantom_lane() {
+        let (handle, _rec) = serve_controlled(ControllerConfig::default());
+        let gate = Arc::new(Semaphore::new(0));
+        let (log, mut started) = mpsc::unbounded_channel();
+        let submit = |name| {
+            handle.submit_and_watch(
+                ControllerSpec::queue(job(log.clone(), name, gate.clone())).with_slot("lane"),
+            )
+        };
+        let (_, owner) = submit("deploy-1").await.unwrap();
+        assert_eq!(started.recv().await.unwrap(), "deploy-1");
+        let (_, queued) = submit("deploy-2").await.unwrap();
+        assert_eq!(
+            handle.pause_slot("lnae").await.unwrap_err(),
+            ControllerError::UnknownSlot
+        );
+        assert!(view(&handle, "lnae").await.is_none(), "no phantom lane");
+        assert!(!view(&handle, "lane").await.unwrap().paused);
+        gate.add_permits(2);
+        assert!(matches!(
+            owner.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        assert!(matches!(
+            queued.wait().await.unwrap(),
+            TaskOutcome::Completed
+        ));
+        assert_eq!(
+            started.recv().await.unwrap(),
+            "deploy-2",
+            "the real lane ran on"
+        );
+        handle.shutdown().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pre_pausing_an_untracked_slot_creates_it_paused_and_holds_new_work() {
         let (handle, _rec) = serve_controlled(ControllerConfig::default());
         assert!(
             !handle.resume_slot("fresh").await.unwrap(),
             "not paused, not tracked"
         );
-        assert!(handle.pause_slot("fresh").await.unwrap());
+        assert!(handle.pre_pause_slot("fresh").await.unwrap());
+        assert!(!handle.pause_slot("fresh").await.unwrap(), "tracked now");
         let fresh = view(&handle, "fresh").await.unwrap();
         assert!(fresh.paused);
         assert_eq!(fresh.status, SlotStatusKind::Idle);
@@ -1075,8 +1114,8 @@ mod pause_slots {
 
         let config = ControllerConfig::default().with_max_controller_slots(Some(nzu(1)));
         let (handle, _rec) = serve_controlled(config);
-        assert!(handle.pause_slot("one").await.unwrap());
-        let error = handle.pause_slot("two").await.unwrap_err();
+        assert!(handle.pre_pause_slot("one").await.unwrap());
+        let error = handle.pre_pause_slot("two").await.unwrap_err();
         assert!(
             matches!(
                 error,

@@ -46,7 +46,8 @@ use tokio::time::Instant;
 
 use super::join::Joined;
 use super::messages::{
-    ControllerCommand, ControllerCommandKind, ControllerMessage, ControllerShared, Submission,
+    ControllerCommand, ControllerCommandKind, ControllerMessage, ControllerShared, SlotAction,
+    Submission,
 };
 use super::queue::{
     Limits, Placement, SlotQueue, place, place_paused, slot_busy_reason, track_slot,
@@ -188,15 +189,15 @@ impl Actor for ControllerActor {
                 ControllerCommandKind::Shutdown(reply) => state.on_shutdown(&myself, reply),
                 ControllerCommandKind::PauseSlot {
                     slot,
-                    resume,
+                    action,
                     reply,
                     intake,
                 } => {
                     drop(intake);
-                    let result = if resume {
-                        state.resume_slot(&myself, &slot)
-                    } else {
-                        state.pause_slot(&slot)
+                    let result = match action {
+                        SlotAction::Resume => state.resume_slot(&myself, &slot),
+                        SlotAction::Pause => state.pause_slot(&slot, false),
+                        SlotAction::PrePause => state.pause_slot(&slot, true),
                     };
                     let _ = reply.send(result);
                 }

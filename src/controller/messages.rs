@@ -71,14 +71,24 @@ pub(crate) enum ControllerCommandKind {
     /// Controller shutdown (docs/semantics.md#slots): close intake, reject pending work, reply when
     /// done.
     Shutdown(RpcReplyPort<()>),
-    /// `pause_slot` (`resume: false`) / `resume_slot` (`resume: true`), see
-    /// `actor/pause.rs`.
+    /// `pause_slot`, `pre_pause_slot` or `resume_slot`, see `actor/pause.rs`.
     PauseSlot {
         slot: Arc<str>,
-        resume: bool,
+        action: SlotAction,
         reply: RpcReplyPort<Result<bool, crate::error::ControllerError>>,
         intake: Option<OwnedSemaphorePermit>,
     },
+}
+
+/// What a `PauseSlot` command does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotAction {
+    /// `pause_slot`: pause a slot the controller tracks; `UnknownSlot` otherwise.
+    Pause,
+    /// `pre_pause_slot`: pause it, creating it paused if it is not tracked.
+    PrePause,
+    /// `resume_slot`.
+    Resume,
 }
 
 /// One submission on its way into the controller.

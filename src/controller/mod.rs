@@ -53,7 +53,7 @@ pub use config::ControllerConfig;
 pub use messages::ControllerMessage;
 pub(crate) use messages::{
     ControllerCommandKind, ControllerLink, ControllerShared, IdentityRequest, IdentityRoute,
-    Submission, command,
+    SlotAction, Submission, command,
 };
 pub use snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
 pub use spec::{AdmissionPolicy, ControllerSpec};

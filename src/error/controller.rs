@@ -37,6 +37,13 @@ pub enum ControllerError {
         limit: usize,
     },
 
+    /// `pause_slot` named a slot the controller does not track: nothing was submitted to
+    /// it, or it went idle and was forgotten (a typo looks the same). Nothing was paused.
+    /// Pausing a lane before work arrives is said explicitly with
+    /// [`SupervisorHandle::pre_pause_slot`](crate::SupervisorHandle::pre_pause_slot).
+    #[error("unknown controller slot (use pre_pause_slot to pause a slot before work arrives)")]
+    UnknownSlot,
+
     /// The controller has stopped (after shutdown, after `run` finished, or because the
     /// supervisor died); it takes no more submissions.
     #[error("controller channel closed")]
@@ -51,6 +58,7 @@ impl ControllerError {
             Self::Full => "controller_full",
             Self::ResourceLimit { .. } => "controller_resource_limit",
             Self::Closed => "controller_closed",
+            Self::UnknownSlot => "controller_unknown_slot",
         }
     }
 }

@@ -16,6 +16,8 @@ use super::operations::{OperationFuture, call_registry};
 #[cfg(feature = "controller")]
 use super::submit;
 #[cfg(feature = "controller")]
+use crate::controller::SlotAction;
+#[cfg(feature = "controller")]
 use crate::error::ControllerError;
 use crate::error::RuntimeError;
 use crate::identity::TaskTarget;
@@ -27,24 +29,44 @@ impl SupervisorHandle {
     /// submissions to it are queued where they would have started (`JoinExisting` still
     /// joins a live owner), and its owner is untouched — it runs to its own end, after
     /// which the slot stays idle. [`SlotView::paused`](crate::SlotView::paused) shows it;
-    /// `SlotPaused` is published. A slot the controller does not track yet (nothing
-    /// submitted, or idle and forgotten) is created paused, so a lane can be paused before
-    /// work arrives.
+    /// `SlotPaused` is published.
+    ///
+    /// The slot must exist: the controller tracks it (it has an owner or a queue, or is
+    /// paused already). A slot it does not track — nothing submitted to it, or idle and
+    /// forgotten, or a typo — is refused, so a mistyped name never creates a paused
+    /// phantom lane while the real one runs on. To pause a lane before work arrives, say so
+    /// with [`pre_pause_slot`](Self::pre_pause_slot).
     ///
     /// Awaits to `Ok(true)` when this call paused the slot, `Ok(false)` when it was
     /// already paused. At shutdown a paused slot's queue is rejected
     /// `ControllerShuttingDown` like any other.
     ///
     /// # Errors
+    /// - [`ControllerError::UnknownSlot`]: the controller does not track `slot`;
     /// - [`ControllerError::NotConfigured`]: the supervisor has no controller;
-    /// - [`ControllerError::Closed`]: the controller has shut down (or is shutting down);
-    /// - [`ControllerError::ResourceLimit`] (`resource = "controller_slots"`): the slot is
-    ///   not tracked and `max_controller_slots` slots already are.
+    /// - [`ControllerError::Closed`]: the controller has shut down (or is shutting down).
     pub fn pause_slot(
         &self,
         slot: impl Into<Arc<str>>,
     ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
-        slot_command(self.clone(), slot.into(), false)
+        slot_command(self.clone(), slot.into(), SlotAction::Pause)
+    }
+
+    /// Pauses controller slot `slot` as [`pause_slot`](Self::pause_slot) does, and creates
+    /// it paused if the controller does not track it: the caller means to pause a lane
+    /// before work arrives (a maintenance window). Awaits to `Ok(true)` when this call
+    /// paused (or created) it, `Ok(false)` when it was already paused.
+    ///
+    /// # Errors
+    /// - [`ControllerError::NotConfigured`]: the supervisor has no controller;
+    /// - [`ControllerError::Closed`]: the controller has shut down (or is shutting down);
+    /// - [`ControllerError::ResourceLimit`] (`resource = "controller_slots"`): the slot is
+    ///   not tracked and `max_controller_slots` slots already are.
+    pub fn pre_pause_slot(
+        &self,
+        slot: impl Into<Arc<str>>,
+    ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
+        slot_command(self.clone(), slot.into(), SlotAction::PrePause)
     }
 
     /// Resumes a paused controller slot: its queue advances at once (the head starts if
@@ -60,7 +82,7 @@ impl SupervisorHandle {
         &self,
         slot: impl Into<Arc<str>>,
     ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
-        slot_command(self.clone(), slot.into(), true)
+        slot_command(self.clone(), slot.into(), SlotAction::Resume)
     }
 }
 
@@ -70,7 +92,7 @@ impl SupervisorHandle {
 async fn slot_command(
     handle: SupervisorHandle,
     slot: Arc<str>,
-    resume: bool,
+    action: SlotAction,
 ) -> Result<bool, ControllerError> {
     use crate::controller::{ControllerCommandKind, command};
     use ractor::rpc::CallResult;
@@ -86,7 +108,7 @@ async fn slot_command(
             |reply| {
                 command(ControllerCommandKind::PauseSlot {
                     slot,
-                    resume,
+                    action,
                     reply,
                     intake: Some(intake),
                 })

@@ -4,9 +4,11 @@
 //! leaving the slot idle), its queue stays queued, new submissions are placed by
 //! `queue::place_paused` (queued where they would have started). Nothing starts from the
 //! queue until the slot is resumed; then it advances as usual. A paused slot stays
-//! tracked even when idle with an empty queue, so `SlotView::paused` shows it; pausing a
-//! slot the controller does not track yet creates it, paused (so a lane can be paused
-//! before work arrives), under `max_controller_slots`.
+//! tracked even when idle with an empty queue, so `SlotView::paused` shows it. Pausing a
+//! slot the controller does not track is refused `UnknownSlot` (a typo must not create a
+//! paused phantom lane while the real one runs on); `pre_pause_slot` says the caller means
+//! it and creates the slot paused (a lane paused before work arrives), under
+//! `max_controller_slots`.
 
 use std::sync::Arc;
 
@@ -19,18 +21,26 @@ use crate::error::ControllerError;
 use crate::events::{Event, EventKind};
 
 impl ControllerState {
-    /// Pauses slot `key`: `Ok(true)` when this call paused it (creating it if untracked),
-    /// `Ok(false)` when it was already paused.
+    /// Pauses slot `key`: `Ok(true)` when this call paused it (creating it if untracked and
+    /// `create`), `Ok(false)` when it was already paused.
     ///
     /// # Errors
     /// [`ControllerError::Closed`] after the controller's shutdown;
+    /// [`ControllerError::UnknownSlot`] when the slot is not tracked and not `create`;
     /// [`ControllerError::ResourceLimit`] (`"controller_slots"`) when the slot is not
     /// tracked and `max_controller_slots` slots already are.
-    pub(super) fn pause_slot(&mut self, key: &Arc<str>) -> Result<bool, ControllerError> {
+    pub(super) fn pause_slot(
+        &mut self,
+        key: &Arc<str>,
+        create: bool,
+    ) -> Result<bool, ControllerError> {
         if self.closed {
             return Err(ControllerError::Closed);
         }
         let tracked = self.slots.contains_key(key);
+        if !tracked && !create {
+            return Err(ControllerError::UnknownSlot);
+        }
         if track_slot(tracked, self.slots.len(), self.limits).is_err() {
             return Err(ControllerError::ResourceLimit {
                 resource: "controller_slots",
