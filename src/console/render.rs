@@ -307,11 +307,7 @@ fn render_slots(frame: &mut Frame, area: Rect, state: &ConsoleState) {
     let rows: Vec<Row> = slots
         .iter()
         .map(|slot| {
-            let status = if slot.paused {
-                format!("{} (paused)", slot.status.as_label())
-            } else {
-                slot.status.as_label().to_owned()
-            };
+            let status = slot_status(slot.status, slot.paused);
             Row::new([
                 slot.slot.to_string(),
                 status,
@@ -336,6 +332,24 @@ fn render_slots(frame: &mut Frame, area: Rect, state: &ConsoleState) {
     )
     .block(block);
     frame.render_widget(table, area);
+}
+
+/// A slot's status cell. It fits the 11-column status field whole, so a paused slot (the
+/// state that matters in a maintenance window) is never cut: paused ones lead with
+/// `paused` and abbreviate what the slot is doing (`paused·run`, `paused·term`).
+#[cfg(feature = "controller")]
+fn slot_status(status: crate::SlotStatusKind, paused: bool) -> String {
+    use crate::SlotStatusKind;
+    if !paused {
+        return status.as_label().to_owned();
+    }
+    let doing = match status {
+        SlotStatusKind::Idle => "idle",
+        SlotStatusKind::Admitting => "adm",
+        SlotStatusKind::Running => "run",
+        SlotStatusKind::Terminating => "term",
+    };
+    format!("paused·{doing}")
 }
 
 #[cfg(not(feature = "controller"))]

@@ -319,6 +319,36 @@ fn slots_panel_shows_queue_depth() {
     line_with(&lines, "queue");
 }
 
+/// Issue 22 item 13: a paused slot's status is never cut, at a narrow or a wide width.
+#[cfg(feature = "controller")]
+#[test]
+fn a_paused_slot_shows_paused_in_full_at_any_width() {
+    use crate::{SlotStatusKind, SlotView};
+    let mut state = sample_state();
+    let slot = |name: &str, status| SlotView {
+        slot: Arc::from(name),
+        status,
+        owner_id: Some(TaskId::fixed(9)),
+        queue_depth: 2,
+        status_for: Duration::from_secs(2),
+        paused: true,
+    };
+    state.apply_slots(vec![
+        slot("tenant-a", SlotStatusKind::Running),
+        slot("tenant-b", SlotStatusKind::Terminating),
+    ]);
+    for width in [90, 120, 200] {
+        let lines = screen(&state, &ViewState::default(), width, 28);
+        // The slot name may be cut at a narrow width; the status never is.
+        assert!(
+            line_with(&lines, "tena").contains("paused·run "),
+            "width {width}"
+        );
+        let term = lines.iter().filter(|l| l.contains("paused·term ")).count();
+        assert_eq!(term, 1, "width {width}: {lines:?}");
+    }
+}
+
 #[test]
 fn restart_sparkline_title_counts_the_window() {
     let mut state = sample_state();
