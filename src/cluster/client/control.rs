@@ -13,14 +13,14 @@ impl RemoteSupervisor {
     /// Cancels the remote task `target` (by id or name), as its own node's
     /// `SupervisorHandle::cancel` would, and waits for its outcome to be committed (bounded
     /// by `query_timeout`: give the client a timeout longer than the task's stop window).
-    /// `Ok(true)`: this command ended it; `Ok(false)`: it joined another removal. The
-    /// serving node publishes a `RemoteCommand` event naming this node.
+    /// `Ok(true)`: this command ended it; `Ok(false)`: it joined another removal, or no
+    /// such task is registered (the local rule, docs/semantics.md "Unknown targets"). The
+    /// serving node publishes a `RemoteCommand` event naming this node and the result.
     ///
     /// # Errors
     /// [`QueryError::ControlDisabled`](crate::cluster::QueryError::ControlDisabled) (inside
     /// [`RemoteError::Query`]) unless the serving side allowed remote cancel;
-    /// [`QueryError::UnknownTask`](crate::cluster::QueryError::UnknownTask) for a target that is
-    /// not registered; [`QueryError::Refused`](crate::cluster::QueryError::Refused) when the
+    /// [`QueryError::Refused`](crate::cluster::QueryError::Refused) when the
     /// supervisor refused (shutting down); otherwise as [`list`](Self::list) (operation
     /// `"cancel"`).
     pub async fn cancel(&self, target: impl Into<TaskTarget>) -> Result<bool, RemoteError> {
@@ -31,7 +31,7 @@ impl RemoteSupervisor {
 
     /// Removes the remote task `target`, as its node's `SupervisorHandle::remove` would:
     /// `Ok(true)` when this command made the claim (the reply comes before the task's
-    /// cleanup), `Ok(false)` when another removal had it.
+    /// cleanup), `Ok(false)` when another removal had it or no such task is registered.
     ///
     /// # Errors
     /// As [`cancel`](Self::cancel) (operation `"remove"`).

@@ -30,19 +30,20 @@ pub(super) fn control(
     let serving = state.serving.clone();
     let events = state.events.clone();
     tokio::spawn(async move {
-        let answer = if allowed {
+        let (answer, known) = if allowed {
             carry_out(&registry, &serving, request.command.clone(), timeout).await
         } else {
-            Err(QueryError::ControlDisabled {
+            let refused = Err(QueryError::ControlDisabled {
                 command: request.command.label().to_owned(),
-            })
+            });
+            (refused, true)
         };
         events.publish(|| {
             let reason = format!(
                 "{} by {}: {}",
                 request.command.label(),
                 request.node,
-                verdict(&request.command, &answer)
+                verdict(&request.command, &answer, known)
             );
             let event = Event::new(EventKind::RemoteCommand).with_reason(reason);
             match request.command.target() {
@@ -54,14 +55,17 @@ pub(super) fn control(
     });
 }
 
-/// Runs an allowed command and returns what its caller is answered.
+/// Runs an allowed command and returns what its caller is answered, and whether its target
+/// was registered. An unknown target follows the local rule (docs/semantics.md#unknown-targets):
+/// cancel and remove answer `Ok(false)` (nothing left to end), pause and resume
+/// `UnknownTask` (the remote name of `TaskNotFound`).
 async fn carry_out(
     registry: &ActorRef<RegistryMessage>,
     serving: &Serving,
     command: ControlCommand,
     timeout: Duration,
-) -> QueryResult<bool> {
-    match command {
+) -> (QueryResult<bool>, bool) {
+    let answer = match command {
         ControlCommand::Shutdown => {
             if serving.request_shutdown() {
                 Ok(true)
@@ -69,15 +73,20 @@ async fn carry_out(
                 Err(QueryError::Unavailable)
             }
         }
-        ControlCommand::Cancel(target)
-        | ControlCommand::Remove(target)
-        | ControlCommand::Pause(target)
-        | ControlCommand::Resume(target)
+        ControlCommand::Cancel(target) | ControlCommand::Remove(target)
             if !registered(registry, &target, timeout).await =>
         {
-            Err(QueryError::UnknownTask {
-                target: target_text(&target),
-            })
+            return (Ok(false), false);
+        }
+        ControlCommand::Pause(target) | ControlCommand::Resume(target)
+            if !registered(registry, &target, timeout).await =>
+        {
+            return (
+                Err(QueryError::UnknownTask {
+                    target: target_text(&target),
+                }),
+                false,
+            );
         }
         ControlCommand::Cancel(target) => {
             self::command(registry, timeout, |port| {
@@ -103,7 +112,8 @@ async fn carry_out(
             })
             .await
         }
-    }
+    };
+    (answer, true)
 }
 
 /// The text after `"<label> by <node>: "` in a `RemoteCommand` event's reason: the
@@ -115,7 +125,10 @@ async fn carry_out(
 /// - `not found (...)` for an unknown target, `refused (...)` when remote control does
 ///   not allow the command or the supervisor refused it (with its error), `failed (...)`
 ///   when the supervisor did not answer.
-pub(super) fn verdict(command: &ControlCommand, result: &QueryResult<bool>) -> String {
+pub(super) fn verdict(command: &ControlCommand, result: &QueryResult<bool>, known: bool) -> String {
+    if !known && let Some(target) = command.target() {
+        return format!("not found (no registered task {})", target_text(target));
+    }
     match (command, result) {
         (ControlCommand::Cancel(_), Ok(true)) => "accepted (cancelled)".into(),
         (ControlCommand::Cancel(_), Ok(false)) => {

@@ -82,14 +82,14 @@ async fn an_undecodable_reply_becomes_a_wire_error() {
 fn the_remote_command_verdict_names_the_real_result() {
     use super::control::verdict;
     let cancel = ControlCommand::Cancel(TaskTarget::from("job"));
-    assert_eq!(verdict(&cancel, &Ok(true)), "accepted (cancelled)");
-    assert!(verdict(&cancel, &Ok(false)).starts_with("no effect"));
+    assert_eq!(verdict(&cancel, &Ok(true), true), "accepted (cancelled)");
+    assert!(verdict(&cancel, &Ok(false), true).starts_with("no effect"));
+    // An unknown target: cancel answers Ok(false), the event says "not found".
     assert_eq!(
         verdict(
-            &cancel,
-            &Err(QueryError::UnknownTask {
-                target: "nope".into()
-            })
+            &ControlCommand::Cancel(TaskTarget::from("nope")),
+            &Ok(false),
+            false
         ),
         "not found (no registered task nope)"
     );
@@ -98,7 +98,8 @@ fn the_remote_command_verdict_names_the_real_result() {
             &ControlCommand::Remove(TaskTarget::from("job")),
             &Err(QueryError::ControlDisabled {
                 command: "remove".into()
-            })
+            }),
+            true
         ),
         "refused (remote remove is not enabled on this supervisor)"
     );
@@ -107,15 +108,21 @@ fn the_remote_command_verdict_names_the_real_result() {
             &ControlCommand::Pause(TaskTarget::from("job")),
             &Err(QueryError::Refused {
                 reason: "shutting down".into()
-            })
+            }),
+            true
         ),
         "refused (shutting down)"
     );
     assert!(
-        verdict(&ControlCommand::Shutdown, &Err(QueryError::Unavailable)).starts_with("failed (")
+        verdict(
+            &ControlCommand::Shutdown,
+            &Err(QueryError::Unavailable),
+            true
+        )
+        .starts_with("failed (")
     );
     assert_eq!(
-        verdict(&ControlCommand::Shutdown, &Ok(true)),
+        verdict(&ControlCommand::Shutdown, &Ok(true), true),
         "accepted (shutdown started)"
     );
     assert_eq!(
