@@ -126,7 +126,11 @@ fn the_remote_command_verdict_names_the_real_result() {
         "accepted (shutdown started)"
     );
     assert_eq!(
-        verdict(&ControlCommand::Resume(TaskTarget::from("job")), &Ok(false)),
+        verdict(
+            &ControlCommand::Resume(TaskTarget::from("job")),
+            &Ok(false),
+            true
+        ),
         "no effect (not paused)"
     );
 }
