@@ -245,9 +245,24 @@ impl ControllerState {
         kind: RejectionKind,
         reason: &str,
     ) {
+        let Submission { id, outcome, .. } = *submission;
+        self.refuse(id, outcome, slot, kind, reason);
+    }
+
+    /// The controller's one way to refuse work: the rejection metric, `ControllerRejected`,
+    /// and the outcome `Rejected { kind, reason }` on the submission's waiter, if any.
+    /// [`reject`](Self::reject) and the hand-off (whose submission is already taken apart
+    /// when the registry turns out to be gone) both come here.
+    pub(super) fn refuse(
+        &self,
+        id: TaskId,
+        outcome: Option<crate::outcome::OutcomePromise>,
+        slot: &Arc<str>,
+        kind: RejectionKind,
+        reason: &str,
+    ) {
         self.observer.rejected(kind);
         let reason: Arc<str> = reason.into();
-        let id = submission.id;
         self.publish(|| {
             Event::new(EventKind::ControllerRejected)
                 .with_id(id)
@@ -255,7 +270,7 @@ impl ControllerState {
                 .with_rejection_kind(kind)
                 .with_reason(reason.clone())
         });
-        if let Some(tx) = submission.outcome {
+        if let Some(tx) = outcome {
             tx.reject(kind, reason);
         }
     }

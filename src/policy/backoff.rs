@@ -367,8 +367,10 @@ mod tests {
             JitterPolicy::RandomizedBand,
         )
         .unwrap();
-        assert_eq!(p.delay_for_retry(0), Duration::MAX);
-        assert_eq!(p.delay_for_retry(u32::MAX), Duration::MAX);
+        // Clamped to 30 years, "never" (src/duration.rs), so no deadline overflows.
+        let never = crate::duration::MAX_DURATION;
+        assert_eq!(p.delay_for_retry(0), never);
+        assert_eq!(p.delay_for_retry(u32::MAX), never);
         let grow = BackoffPolicy::new(
             Duration::from_secs(1),
             Duration::MAX,
@@ -376,7 +378,7 @@ mod tests {
             JitterPolicy::None,
         )
         .unwrap();
-        assert_eq!(grow.delay_for_retry(u32::MAX), Duration::MAX);
+        assert_eq!(grow.delay_for_retry(u32::MAX), never);
         assert_eq!(grow.delay_for_retry(10), Duration::from_secs(1_024));
     }
 

@@ -9,7 +9,7 @@ use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use super::{ControllerState, Owner};
 use crate::controller::messages::{ControllerCommandKind, ControllerMessage, Submission, command};
 use crate::error::RuntimeError;
-use crate::events::{Event, EventKind, RejectionKind};
+use crate::events::RejectionKind;
 use crate::identity::TaskId;
 use crate::registry::{
     AddRequest, Command, CommandKind as RegistryCommand, RegistryMessage, ReleaseHook, Stage,
@@ -85,23 +85,14 @@ impl ControllerState {
             }
             Err(error) => {
                 // The registry is gone: the command comes back with the watcher's channel.
+                let outcome = match error {
+                    ractor::MessagingErr::SendErr(RegistryMessage::Command(Command(
+                        RegistryCommand::Add(request, _),
+                    ))) => request.outcome,
+                    _ => None,
+                };
                 let reason = format!("add_failed: {}", RuntimeError::ShuttingDown);
-                let reason: Arc<str> = reason.into();
-                let kind = RejectionKind::AdmissionFailed;
-                self.publish(|| {
-                    Event::new(EventKind::ControllerRejected)
-                        .with_id(id)
-                        .with_task(key.clone())
-                        .with_rejection_kind(kind)
-                        .with_reason(reason.clone())
-                });
-                if let ractor::MessagingErr::SendErr(RegistryMessage::Command(Command(
-                    RegistryCommand::Add(request, _),
-                ))) = error
-                    && let Some(tx) = request.outcome
-                {
-                    tx.reject(kind, reason);
-                }
+                self.refuse(id, outcome, key, RejectionKind::AdmissionFailed, &reason);
                 false
             }
         }
