@@ -1,4 +1,4 @@
-//! The keyed-admission snippet of docs/guide/admission.md: one slot per tenant, latest wins.
+//! The README's keyed-admission snippet: one slot per tenant, latest wins.
 //!
 //! Run: `cargo run --example readme_admission`
 

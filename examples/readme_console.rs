@@ -1,4 +1,4 @@
-//! The live-console snippet of docs/guide/console.md: a supervisor with one periodic task, shown in the
+//! The README's live-console snippet: a supervisor with one periodic task, shown in the
 //! console until `q`; `?` turns the console's error into `ractor_taskvisor::Error`.
 //!
 //! Run in a terminal: `cargo run --features console --example readme_console`. CI only

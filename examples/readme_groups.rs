@@ -1,4 +1,4 @@
-//! The snippet of docs/guide/groups.md ("Supervision strategies"), kept compiling.
+//! The snippet of README.md's "Supervision strategies" section, kept compiling.
 
 use ractor_taskvisor::prelude::*;
 use ractor_taskvisor::{GroupStrategy, TaskGroup};

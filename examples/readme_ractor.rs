@@ -1,4 +1,4 @@
-//! The snippet of docs/guide/ractor.md ("In a ractor supervision tree"): a root actor owns a supervisor,
+//! The README's "In a ractor supervision tree" snippet: a root actor owns a supervisor,
 //! supervises one of its own actors, adds work and reads a snapshot by `call!`, reacts to
 //! the supervisor's failure, and waits for the supervisor's shutdown when it stops.
 //!

@@ -1,4 +1,4 @@
-//! The work-control snippet of docs/guide/work-control.md: stall watchdog, pause and resume, join-existing.
+//! The README's work-control snippet: stall watchdog, pause and resume, join-existing.
 //!
 //! Run: `cargo run --example readme_work_control`
 

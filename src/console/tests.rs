@@ -522,7 +522,7 @@ async fn refresh_reads_a_running_supervisor() {
     line_with(&lines, "worker");
 }
 
-/// The capture in docs/guide/console.md: `cargo test --features console readme_capture -- --nocapture`.
+/// The README's capture: `cargo test --features console readme_capture -- --nocapture`.
 #[test]
 fn readme_capture() {
     let mut state = sample_state();
@@ -594,20 +594,20 @@ fn readme_capture() {
     println!("{}", lines.join("\n"));
     line_with(&lines, "Events of flaky-sync #2");
     line_with(&lines, "group_restart");
-    // docs/guide/console.md shows this screen (with the controller's slot panel).
+    // The README shows this screen (with the controller's slot panel).
     #[cfg(feature = "controller")]
     {
-        let readme = include_str!("../../docs/guide/console.md");
+        let readme = include_str!("../../README.md");
         let block = readme
             .split("<!-- console-capture -->\n```text\n")
             .nth(1)
             .and_then(|rest| rest.split("\n```").next())
-            .expect("docs/guide/console.md has the console capture block");
+            .expect("README.md has the console capture block");
         let rendered: Vec<&str> = lines.iter().map(|line| line.trim_end()).collect();
         assert_eq!(
             block.lines().collect::<Vec<_>>(),
             rendered,
-            "docs/guide/console.md's console capture is stale: paste this test's output"
+            "README.md's console capture is stale: paste this test's output"
         );
     }
 }

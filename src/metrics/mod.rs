@@ -50,7 +50,7 @@
 //!
 //! # Cost
 //! Without the feature nothing of this module exists and the hooks compile to nothing.
-//! With it, a supervisor records through handles registered once (see `BENCHMARKS.md`, "Observability", for the
+//! With it, a supervisor records through handles registered once (see `README.md` for the
 //! measured cost per task). [`MetricsConfig::disabled`] switches a supervisor's metrics
 //! off at run time.
 //!
