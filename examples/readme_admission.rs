@@ -1,4 +1,5 @@
-//! The README's keyed-admission snippet: one slot per tenant, latest wins.
+//! The snippet of docs/guide/admission.md (its body is shown there: keep the two identical):
+//! one slot per tenant, latest wins.
 //!
 //! Run: `cargo run --example readme_admission`
 

@@ -1,9 +1,10 @@
-//! The README's live-console snippet: a supervisor with one periodic task, shown in the
-//! console until `q`; `?` turns the console's error into `ractor_taskvisor::Error`.
+//! The live-console program of docs/guide/console.md: a supervisor with one periodic task,
+//! shown in the console until `q`; `?` turns the console's error into
+//! `ractor_taskvisor::Error`.
 //!
 //! Run in a terminal: `cargo run --features console --example readme_console`. CI only
-//! builds it (`cargo build --examples --all-features`); run without a terminal (stdout
-//! redirected), it says so and exits instead of taking the screen over.
+//! builds it (`cargo test --all-features` builds every example); run without a terminal
+//! (stdout redirected), it says so and exits instead of taking the screen over.
 
 use std::io::IsTerminal;
 use std::time::Duration;

@@ -1,4 +1,7 @@
-//! The snippet of README.md's "Supervision strategies" section, kept compiling.
+//! The snippet of docs/guide/groups.md (its body is shown there: keep the two identical):
+//! three stages under `OneForAll`; the transformer crashes once and all three restart.
+//!
+//! Run: `cargo run --example readme_groups`
 
 use ractor_taskvisor::prelude::*;
 use ractor_taskvisor::{GroupStrategy, TaskGroup};

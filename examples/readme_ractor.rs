@@ -1,6 +1,7 @@
-//! The README's "In a ractor supervision tree" snippet: a root actor owns a supervisor,
-//! supervises one of its own actors, adds work and reads a snapshot by `call!`, reacts to
-//! the supervisor's failure, and waits for the supervisor's shutdown when it stops.
+//! The snippet of docs/guide/ractor.md (its body is shown there: keep the two identical):
+//! a root actor owns a supervisor, supervises one of its own actors, adds work and reads a
+//! snapshot by `call!`, reacts to the supervisor's failure, and waits for the supervisor's
+//! shutdown when it stops.
 //!
 //! Run: `cargo run --example readme_ractor`
 

@@ -1,4 +1,5 @@
-//! The README's work-control snippet: stall watchdog, pause and resume, join-existing.
+//! The snippet of docs/guide/work-control.md (its body is shown there: keep the two
+//! identical): stall watchdog, pause and resume, join-existing.
 //!
 //! Run: `cargo run --example readme_work_control`
 

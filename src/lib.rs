@@ -16,6 +16,33 @@
 //! tree, and the cluster streams); OTP rules cite the Erlang/OTP `supervisor` manual.
 //! `ARCHITECTURE.md` is the contributor's map.
 //!
+//! # Where to read
+//!
+//! The repository's `README.md` is the front page (a quick start and one table of
+//! features). The manual is this documentation plus the guide pages under `docs/guide/`
+//! in the repository, one per topic; every snippet there is a part of an example program
+//! that CI builds (`cargo build --examples`) or a doctest of this crate:
+//!
+//! | topic | API reference | guide page | example |
+//! |---|---|---|---|
+//! | tasks, retries, timeouts, shutdown, outcomes | [`TaskSpec`], [`SupervisorHandle`], [`TaskOutcome`] | `docs/guide/tasks.md` | `quickstart`, `dynamic_tasks`, `outcomes`, `graceful_worker` |
+//! | keyed admission (feature `controller`) | [`ControllerSpec`], [`AdmissionPolicy`] | `docs/guide/admission.md` | `readme_admission`, `controller_slots`, `tenant_sync` |
+//! | stall watchdog, pause and resume, join existing | [`TaskSpec::with_stall_timeout`], [`SupervisorHandle::pause`] | `docs/guide/work-control.md` | `readme_work_control`, `stall_watchdog`, `deploy_lanes` |
+//! | supervision strategies | [`TaskGroup`], [`GroupStrategy`] | `docs/guide/groups.md` | `readme_groups`, `pipeline` |
+//! | ractor actors as tasks, the supervisor in your tree | [`TaskSpec::actor`], [`SupervisorBuilder::with_parent`], [`RegistryMessage`] | `docs/guide/ractor.md` | `readme_ractor`, `ractor_app`, `nested_supervisors` |
+//! | events, metrics, attempt spans | [`Event`], [`Subscribe`], the `metrics` module | `docs/guide/observability.md` | `custom_subscriber`, `actor_monitor`, `tracing`, `prometheus` |
+//! | remote monitoring and control (feature `cluster`) | the `cluster` module | `docs/guide/cluster.md` | `cluster_node` |
+//! | live terminal console (feature `console`) | the `console` module | `docs/guide/console.md` | `readme_console`, `remote_screen` |
+//!
+//! # Errors
+//!
+//! Handle operations return [`RuntimeError`], controller submissions [`ControllerError`];
+//! [`Error`] converts from both (and from `console::ConsoleError` and
+//! `cluster::RemoteError` with those features), so `?` works for all of them in one
+//! function returning `Result<_, ractor_taskvisor::Error>`. Invalid configuration is a
+//! typed [`ConfigError`] (from the `try_with_*` setters) or
+//! [`RuntimeError::InvalidTaskSpec`] (at `add`), never a panic.
+//!
 //! # What is public
 //!
 //! Every public type is at the crate root; [`prelude`] brings in the quick-start subset.
@@ -58,6 +85,9 @@
 //!     handle.shutdown().await
 //! }
 //! ```
+// The README's Rust blocks (its quick start) are compiled and run as doctests of the crate
+// root; the rendered crate documentation is the `//!` block above only.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

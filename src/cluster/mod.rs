@@ -30,6 +30,47 @@
 //! - [`LocalEvent`]: a consumer of this node's events that no peer can send to (the trust
 //!   model, `docs/semantics.md#trust-model`).
 //!
+//! # Watching from node B
+//!
+//! Node A needs nothing beyond a `ractor_cluster::NodeServer` and a named supervisor: with
+//! the feature on, `serve` also starts the supervisor's query actor. Node B runs a
+//! `NodeServer` of its own (same cookie) and the client. Node names must be unique in the
+//! cluster: two watchers named alike break each other's sessions (put e.g. the process id
+//! in the name).
+//!
+//! ```no_run
+//! # async fn watch(cookie: String) -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//!
+//! use ractor_cluster::NodeServer;
+//! use ractor_taskvisor::cluster::{DisconnectReason, RemoteOptions, RemoteSupervisor, WatchItem};
+//!
+//! let name = format!("watcher-{}", std::process::id());
+//! let server = NodeServer::new(0, cookie, name, "127.0.0.1".into(), None, None)
+//!     .with_listen_addr([127, 0, 0, 1].into());
+//! let (node, _) = ractor::Actor::spawn(None, server, ()).await?;
+//! let options = RemoteOptions::default().with_suspect_after(Duration::from_secs(3));
+//! let remote = RemoteSupervisor::connect_with(&node, "127.0.0.1:7100", "demo", options).await?;
+//! let tasks = remote.list().await?; // also snapshot, alive_snapshot, is_alive,
+//! let slots = remote.controller_snapshot().await?; // task_info, event_stats, stream_stats
+//! println!("{tasks:?} {slots:?}");
+//! let mut events = remote.events().await?; // or events_after(seq): replay from there
+//! while let Some(item) = events.recv().await {
+//!     match item {
+//!         WatchItem::Event(event) => println!("#{} {:?}", event.seq, event.kind),
+//!         WatchItem::Gap(gap) => println!("{} events fell out of node A's buffer", gap.len()),
+//!         WatchItem::Disconnected { reason: DisconnectReason::Silent } => println!("paused?"),
+//!         WatchItem::Disconnected { reason } => println!("unreachable: {reason}"),
+//!         WatchItem::Reconnected => println!("back: the missed events follow"),
+//!         other => println!("{other:?}"), // Restarted { epoch }, Undecodable(..)
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! `examples/cluster_node.rs` is a complete pair of programs (`serve`, `watch`, `fleet`,
+//! `control`); `docs/guide/cluster.md` in the repository walks through them.
+//!
 //! # What the feature changes for the whole program
 //! `cluster` turns on `ractor/cluster`, which removes ractor's blanket `Message` impl: every
 //! message type in the program needs an explicit `impl ractor::Message` (empty for

@@ -8,6 +8,29 @@
 //! once, when it starts (per-task series of opted-in tasks when the task is admitted), so
 //! recording on the per-attempt paths is an atomic update in the recorder's own handle.
 //!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use metrics_exporter_prometheus::PrometheusBuilder;
+//! use ractor_taskvisor::metrics::MetricsConfig;
+//! use ractor_taskvisor::prelude::*;
+//!
+//! PrometheusBuilder::new()
+//!     .with_http_listener(([127, 0, 0, 1], 9000))
+//!     .install()?; // the global recorder, serving /metrics
+//! let supervisor = Supervisor::builder(SupervisorConfig::default())
+//!     .with_name("billing") // the `supervisor` label
+//!     .with_metrics(MetricsConfig::default().with_slot_label("priority"))
+//!     .build();
+//! let task = TaskFn::arc(|_ctx| async { Ok(()) });
+//! let poller = TaskSpec::restartable("poller", task).with_metrics_label(); // its own `task` series
+//! # let _ = (supervisor, poller);
+//! # Ok(()) }
+//! ```
+//!
+//! `examples/prometheus.rs` runs this with a demo workload
+//! (`cargo run --example prometheus --features metrics`; then
+//! `curl -s 127.0.0.1:9000/metrics`).
+//!
 //! # Metrics
 //!
 //! Every series carries `supervisor="<name>"` (the
@@ -43,6 +66,11 @@
 //! the registry's and the controller's message handlers, so a value is exact after every
 //! message they handled.
 //!
+//! The two duration metrics are recorded with `metrics::histogram!`; how they are exported
+//! is the exporter's choice. `metrics-exporter-prometheus` renders histograms as Prometheus
+//! summaries (quantiles) unless given buckets, e.g.
+//! `PrometheusBuilder::new().set_buckets(&[0.001, 0.01, 0.1, 1.0, 10.0])`.
+//!
 //! # A recorder that panics
 //! Every call into the recorder (registration and every update) runs inside a panic
 //! boundary. The first panic switches that supervisor's metrics off (later updates are
@@ -50,8 +78,8 @@
 //!
 //! # Cost
 //! Without the feature nothing of this module exists and the hooks compile to nothing.
-//! With it, a supervisor records through handles registered once (see `README.md` for the
-//! measured cost per task). [`MetricsConfig::disabled`] switches a supervisor's metrics
+//! With it, a supervisor records through handles registered once (`BENCHMARKS.md`,
+//! "Observability", has the measured cost per task). [`MetricsConfig::disabled`] switches a supervisor's metrics
 //! off at run time.
 //!
 //! # Layout
