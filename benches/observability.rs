@@ -8,7 +8,7 @@
 //! ```
 //! `metrics_noop` records into the `metrics` facade with no recorder installed (every
 //! handle a no-op); `metrics_prometheus` into a `metrics-exporter-prometheus` recorder
-//! (no HTTP listener: the recording cost only). See BENCHMARKS.md and README.md for the
+//! (no HTTP listener: the recording cost only). See BENCHMARKS.md and docs/guide/performance.md for the
 //! figures.
 
 mod support;
