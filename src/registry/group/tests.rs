@@ -572,3 +572,31 @@ proptest! {
         }
     }
 }
+
+/// Issue 22 item 6: a OneForAll restart of `n` members examines O(n) member statuses in
+/// total, including the emptiness check `groups.rs::settle` makes after every input.
+#[test]
+fn a_one_for_all_restart_costs_linear_member_visits() {
+    let n = 1000;
+    let mut m = machine(GroupStrategy::OneForAll, n);
+    let now = Instant::now();
+    let mut queue = std::collections::VecDeque::from([Input::Ended {
+        member: 0,
+        restart: Some(Duration::ZERO),
+    }]);
+    let mut starts = 0;
+    while let Some(input) = queue.pop_front() {
+        for effect in m.step(input, now) {
+            match effect {
+                Effect::Stop { member } => queue.push_back(stopped(member)),
+                Effect::Start { .. } => starts += 1,
+                Effect::Restarting { .. } => {}
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert!(!m.is_empty());
+    }
+    assert_eq!(starts, n);
+    let visits = m.visits();
+    assert!(visits <= 8 * n as u64, "{visits} member visits for {n} members");
+}
