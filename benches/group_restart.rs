@@ -135,7 +135,10 @@ async fn one_large_restart(members: usize) -> Duration {
     let zero = BackoffPolicy::constant(Duration::ZERO);
     let mut g = TaskGroup::new("bench", GroupStrategy::OneForAll);
     for i in 1..members {
-        g = g.with_task(TaskSpec::restartable(format!("member-{i}"), resident.clone()));
+        g = g.with_task(TaskSpec::restartable(
+            format!("member-{i}"),
+            resident.clone(),
+        ));
     }
     g = g.with_task(
         TaskSpec::restartable("trigger", trigger)
@@ -143,7 +146,12 @@ async fn one_large_restart(members: usize) -> Duration {
             .with_max_retries(None),
     );
     let mut waiters = handle.add_group_and_watch(g).await.expect("add");
-    let outcome = waiters.pop().expect("trigger").wait().await.expect("outcome");
+    let outcome = waiters
+        .pop()
+        .expect("trigger")
+        .wait()
+        .await
+        .expect("outcome");
     assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
     let failed = failed_at.lock().expect("lock").expect("failed once");
     let restarted = restarted_at.lock().expect("lock").expect("restarted");

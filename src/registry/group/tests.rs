@@ -598,5 +598,8 @@ fn a_one_for_all_restart_costs_linear_member_visits() {
     }
     assert_eq!(starts, n);
     let visits = m.visits();
-    assert!(visits <= 8 * n as u64, "{visits} member visits for {n} members");
+    assert!(
+        visits <= 8 * n as u64,
+        "{visits} member visits for {n} members"
+    );
 }
