@@ -42,7 +42,6 @@ fn slow_stopper(
 }
 
 #[tokio::test(start_paused = true)]
-#[ignore = "issue 22 item 11: in progress"]
 async fn at_shutdown_members_stop_in_reverse_start_order_one_at_a_time_ungrouped_concurrently() {
     let (_sup, handle) = serve(SupervisorConfig::default().with_grace(Duration::from_secs(1)));
     let stops = Stops::default();

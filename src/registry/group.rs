@@ -18,6 +18,11 @@
 //! - A trigger while a restart is under way joins that restart (the sets merge; the latest
 //!   trigger's delay applies).
 //! - Exceeding the intensity ends every member still registered (`Failed`).
+//! - At the supervisor's shutdown ([`Input::Shutdown`]) any restart under way is abandoned
+//!   and the members still registered are asked to stop one at a time in reverse start
+//!   order, the next only once the previous one is gone ([`Effect::ShutdownStop`]), as OTP
+//!   stops a supervisor's children (`supervisor` manual, "Shutdown": "in reverse start
+//!   order"). From then on no member is restarted, by the group or alone.
 
 use std::time::Duration;
 
@@ -55,6 +60,8 @@ pub(crate) enum Input {
     Left { member: usize },
     /// The restart delay announced by [`Effect::Wait`] with this `epoch` ended.
     DelayElapsed { epoch: u64 },
+    /// The supervisor shuts down: stop every member, last started first, one at a time.
+    Shutdown,
 }
 
 /// What the registry must do, in order.
@@ -75,6 +82,18 @@ pub(crate) enum Effect {
     Start { member: usize },
     /// The group restart intensity is exceeded: these members (start order) end `Failed`.
     IntensityExceeded { members: Vec<usize> },
+    /// Shutdown: claim the member as the shutdown claims any task. Answer with
+    /// [`Input::Left`] once it is gone (its terminal commit).
+    ShutdownStop { member: usize },
+}
+
+/// The ordered stop at the supervisor's shutdown.
+#[derive(Debug)]
+struct ShutdownOrder {
+    /// Every member at this index or above was asked already (or was gone).
+    cursor: usize,
+    /// The member asked last, until it is gone.
+    asked: Option<usize>,
 }
 
 /// A group restart under way.
@@ -110,6 +129,8 @@ pub(crate) struct GroupMachine {
     restart: Option<Restart>,
     /// Bumped whenever a pending `Wait` becomes stale.
     epoch: u64,
+    /// The ordered stop, once the supervisor shuts down.
+    shutdown: Option<ShutdownOrder>,
     /// Members not `Gone`.
     live: usize,
     /// Members `Down` (only members of the restart set under way are ever `Down`).
@@ -137,6 +158,7 @@ impl GroupMachine {
             window: Window::new(intensity),
             restart: None,
             epoch: 0,
+            shutdown: None,
             #[cfg(test)]
             visits: 0,
         }
@@ -215,8 +237,45 @@ impl GroupMachine {
                     self.start_set(&mut effects);
                 }
             }
+            Input::Shutdown => {
+                if self.shutdown.is_none() {
+                    self.restart = None;
+                    self.epoch += 1;
+                    self.shutdown = Some(ShutdownOrder {
+                        cursor: self.status.len(),
+                        asked: None,
+                    });
+                }
+            }
         }
+        self.advance_shutdown(&mut effects);
         effects
+    }
+
+    /// At shutdown: asks the next member (reverse start order) to stop once the one asked
+    /// before it is gone. Amortized O(1) per input.
+    fn advance_shutdown(&mut self, effects: &mut Vec<Effect>) {
+        let Some(mut order) = self.shutdown.take() else {
+            return;
+        };
+        if let Some(asked) = order.asked
+            && self.status[asked] != Status::Gone
+        {
+            self.shutdown = Some(order);
+            return;
+        }
+        order.asked = None;
+        while order.cursor > 0 {
+            let i = order.cursor - 1;
+            order.cursor = i;
+            self.visit();
+            if self.status[i] != Status::Gone {
+                order.asked = Some(i);
+                effects.push(Effect::ShutdownStop { member: i });
+                break;
+            }
+        }
+        self.shutdown = Some(order);
     }
 
     fn ended(
@@ -234,6 +293,11 @@ impl GroupMachine {
             self.advance(effects);
             return;
         };
+        if self.shutdown.is_some() {
+            // Shutting down: nobody restarts; it waits (held) for its turn to be claimed.
+            self.set(member, Status::Down);
+            return;
+        }
         // A member already in a restart set that ends before the group stopped it is simply
         // down: the restart under way covers it (no second trigger).
         if let Some(run) = self.restart.as_ref()
