@@ -5,7 +5,15 @@
 //! then succeeds: one iteration is one group restart of the whole group (plus 1/iters of
 //! the group's admission and first start).
 //!
-//! `cargo bench --bench group_restart`
+//! `large/one_for_all/{1000,10000,100000}` times one OneForAll restart alone (issue 22
+//! item 6): every resident member has started, then the last member fails once; the time is
+//! from that failure to its second start (the group stopped the other members one at a time
+//! in reverse start order and started all of them again in start order, the failing member
+//! last). Admission and the first start are not timed. Each sample builds its own group.
+//!
+//! `cargo bench --bench group_restart` (the large sizes take a while: filter them with
+//! `-- large/one_for_all/1000`, and keep it short on a shared machine with
+//! `--warm-up-time 1 --measurement-time 3`).
 
 mod support;
 
@@ -19,7 +27,10 @@ use ractor_taskvisor::{
     TaskOutcome, TaskRef, TaskSpec,
 };
 
-use support::{config, on_worker, runtime, warm};
+use criterion::SamplingMode;
+use std::sync::Mutex;
+
+use support::{config, on_worker, runtime, wait_until, warm};
 
 fn group_restart(c: &mut Criterion) {
     let rt = runtime();
@@ -84,5 +95,93 @@ fn group_restart(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, group_restart);
+/// One OneForAll restart of `members` members, timed from the failure to the failing
+/// (last) member's second start.
+async fn one_large_restart(members: usize) -> Duration {
+    let supervisor = Supervisor::new(config(), Vec::new());
+    let handle = supervisor.serve().expect("serve");
+    warm(&handle).await;
+    let started = Arc::new(AtomicU64::new(0));
+    let failed_at: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+    let restarted_at: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+    let residents = (members - 1) as u64;
+    let resident: TaskRef = {
+        let started = started.clone();
+        TaskFn::arc(move |ctx: TaskContext| {
+            started.fetch_add(1, Ordering::Relaxed);
+            async move {
+                ctx.cancelled().await;
+                Ok(())
+            }
+        })
+    };
+    let trigger: TaskRef = {
+        let (started, failed_at, restarted_at) =
+            (started.clone(), failed_at.clone(), restarted_at.clone());
+        TaskFn::arc(move |_ctx: TaskContext| {
+            let (started, failed_at, restarted_at) =
+                (started.clone(), failed_at.clone(), restarted_at.clone());
+            async move {
+                if failed_at.lock().expect("lock").is_some() {
+                    *restarted_at.lock().expect("lock") = Some(Instant::now());
+                    return Ok(());
+                }
+                wait_until(|| started.load(Ordering::Relaxed) >= residents).await;
+                *failed_at.lock().expect("lock") = Some(Instant::now());
+                Err(TaskError::fail("transient"))
+            }
+        })
+    };
+    let zero = BackoffPolicy::constant(Duration::ZERO);
+    let mut g = TaskGroup::new("bench", GroupStrategy::OneForAll);
+    for i in 1..members {
+        g = g.with_task(TaskSpec::restartable(
+            format!("member-{i}"),
+            resident.clone(),
+        ));
+    }
+    g = g.with_task(
+        TaskSpec::restartable("trigger", trigger)
+            .with_backoff(zero)
+            .with_max_retries(None),
+    );
+    let mut waiters = handle.add_group_and_watch(g).await.expect("add");
+    let outcome = waiters
+        .pop()
+        .expect("trigger")
+        .wait()
+        .await
+        .expect("outcome");
+    assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
+    let failed = failed_at.lock().expect("lock").expect("failed once");
+    let restarted = restarted_at.lock().expect("lock").expect("restarted");
+    handle.shutdown().await.expect("shutdown");
+    restarted.duration_since(failed)
+}
+
+fn group_restart_large(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("large");
+    group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
+    group.throughput(Throughput::Elements(1));
+    for members in [1_000usize, 10_000, 100_000] {
+        group.bench_with_input(
+            BenchmarkId::new("one_for_all", members),
+            &members,
+            |b, &members| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        total += on_worker(&rt, one_large_restart(members));
+                    }
+                    total
+                });
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, group_restart, group_restart_large);
 criterion_main!(benches);

@@ -18,6 +18,11 @@
 //! - A trigger while a restart is under way joins that restart (the sets merge; the latest
 //!   trigger's delay applies).
 //! - Exceeding the intensity ends every member still registered (`Failed`).
+//! - At the supervisor's shutdown ([`Input::Shutdown`]) any restart under way is abandoned
+//!   and the members still registered are asked to stop one at a time in reverse start
+//!   order, the next only once the previous one is gone ([`Effect::ShutdownStop`]), as OTP
+//!   stops a supervisor's children (`supervisor` manual, "Shutdown": "in reverse start
+//!   order"). From then on no member is restarted, by the group or alone.
 
 use std::time::Duration;
 
@@ -55,6 +60,8 @@ pub(crate) enum Input {
     Left { member: usize },
     /// The restart delay announced by [`Effect::Wait`] with this `epoch` ended.
     DelayElapsed { epoch: u64 },
+    /// The supervisor shuts down: stop every member, last started first, one at a time.
+    Shutdown,
 }
 
 /// What the registry must do, in order.
@@ -75,6 +82,18 @@ pub(crate) enum Effect {
     Start { member: usize },
     /// The group restart intensity is exceeded: these members (start order) end `Failed`.
     IntensityExceeded { members: Vec<usize> },
+    /// Shutdown: claim the member as the shutdown claims any task. Answer with
+    /// [`Input::Left`] once it is gone (its terminal commit).
+    ShutdownStop { member: usize },
+}
+
+/// The ordered stop at the supervisor's shutdown.
+#[derive(Debug)]
+struct ShutdownOrder {
+    /// Every member at this index or above was asked already (or was gone).
+    cursor: usize,
+    /// The member asked last, until it is gone.
+    asked: Option<usize>,
 }
 
 /// A group restart under way.
@@ -82,6 +101,12 @@ pub(crate) enum Effect {
 struct Restart {
     /// Per member: part of this restart.
     set: Vec<bool>,
+    /// Every member of the set at this index or above is no longer `Running`: the next stop
+    /// is searched below it, so stopping the whole set scans each member once (reset to the
+    /// top whenever a trigger grows the set).
+    cursor: usize,
+    /// The member the group asked to stop and whose exit is awaited, if any.
+    stopping: Option<usize>,
     /// The delay of the latest trigger, applied once the set is stopped.
     delay: Duration,
     /// Whether the `Wait` for the current epoch was issued.
@@ -89,6 +114,10 @@ struct Restart {
 }
 
 /// The restart state of one group.
+///
+/// Cost: every input costs O(1) amortized, except a trigger (O(members): it marks its
+/// restart set), starting the set (O(members)) and an intensity failure (O(members)), so a
+/// whole group restart is O(members) (issue 22 item 6).
 #[derive(Debug)]
 pub(crate) struct GroupMachine {
     strategy: GroupStrategy,
@@ -100,6 +129,16 @@ pub(crate) struct GroupMachine {
     restart: Option<Restart>,
     /// Bumped whenever a pending `Wait` becomes stale.
     epoch: u64,
+    /// The ordered stop, once the supervisor shuts down.
+    shutdown: Option<ShutdownOrder>,
+    /// Members not `Gone`.
+    live: usize,
+    /// Members `Down` (only members of the restart set under way are ever `Down`).
+    down: usize,
+    /// Members examined so far (every look at one member's status in a scan counts one),
+    /// so a unit test can check that a restart costs O(members), not O(members²).
+    #[cfg(test)]
+    visits: u64,
 }
 
 impl GroupMachine {
@@ -113,10 +152,15 @@ impl GroupMachine {
         GroupMachine {
             strategy,
             status: vec![Status::Running; restartable.len()],
+            live: restartable.len(),
+            down: 0,
             restartable,
             window: Window::new(intensity),
             restart: None,
             epoch: 0,
+            shutdown: None,
+            #[cfg(test)]
+            visits: 0,
         }
     }
 
@@ -125,9 +169,41 @@ impl GroupMachine {
         self.status.get(member).copied().unwrap_or(Status::Gone)
     }
 
-    /// True once every member is gone: the group can be forgotten.
+    /// True once every member is gone: the group can be forgotten. O(1).
     pub(crate) fn is_empty(&self) -> bool {
-        self.status.iter().all(|s| *s == Status::Gone)
+        self.live == 0
+    }
+
+    /// Members examined so far (unit tests: the cost of a restart).
+    #[cfg(test)]
+    pub(crate) fn visits(&self) -> u64 {
+        self.visits
+    }
+
+    /// Counts one member examined by a scan (unit tests only).
+    #[inline]
+    fn visit(&mut self) {
+        #[cfg(test)]
+        {
+            self.visits += 1;
+        }
+    }
+
+    /// Sets `member`'s status, keeping the `live` and `down` counts.
+    fn set(&mut self, member: usize, status: Status) {
+        let old = std::mem::replace(&mut self.status[member], status);
+        if old == Status::Down {
+            self.down -= 1;
+        }
+        if status == Status::Down {
+            self.down += 1;
+        }
+        if old != Status::Gone && status == Status::Gone {
+            self.live -= 1;
+        }
+        if old == Status::Gone && status != Status::Gone {
+            self.live += 1;
+        }
     }
 
     /// Applies `input` at `now` and returns what to do, in order.
@@ -138,9 +214,9 @@ impl GroupMachine {
             Input::Stopped { member } => {
                 if self.status(member) == Status::Stopping {
                     if self.restartable[member] {
-                        self.status[member] = Status::Down;
+                        self.set(member, Status::Down);
                     } else {
-                        self.status[member] = Status::Gone;
+                        self.set(member, Status::Gone);
                         effects.push(Effect::EndCanceled { member });
                     }
                     self.advance(&mut effects);
@@ -148,7 +224,7 @@ impl GroupMachine {
             }
             Input::Left { member } => {
                 if self.status(member) != Status::Gone {
-                    self.status[member] = Status::Gone;
+                    self.set(member, Status::Gone);
                     self.advance(&mut effects);
                 }
             }
@@ -161,8 +237,45 @@ impl GroupMachine {
                     self.start_set(&mut effects);
                 }
             }
+            Input::Shutdown => {
+                if self.shutdown.is_none() {
+                    self.restart = None;
+                    self.epoch += 1;
+                    self.shutdown = Some(ShutdownOrder {
+                        cursor: self.status.len(),
+                        asked: None,
+                    });
+                }
+            }
         }
+        self.advance_shutdown(&mut effects);
         effects
+    }
+
+    /// At shutdown: asks the next member (reverse start order) to stop once the one asked
+    /// before it is gone. Amortized O(1) per input.
+    fn advance_shutdown(&mut self, effects: &mut Vec<Effect>) {
+        let Some(mut order) = self.shutdown.take() else {
+            return;
+        };
+        if let Some(asked) = order.asked
+            && self.status[asked] != Status::Gone
+        {
+            self.shutdown = Some(order);
+            return;
+        }
+        order.asked = None;
+        while order.cursor > 0 {
+            let i = order.cursor - 1;
+            order.cursor = i;
+            self.visit();
+            if self.status[i] != Status::Gone {
+                order.asked = Some(i);
+                effects.push(Effect::ShutdownStop { member: i });
+                break;
+            }
+        }
+        self.shutdown = Some(order);
     }
 
     fn ended(
@@ -176,25 +289,32 @@ impl GroupMachine {
             return;
         }
         let Some(delay) = restart else {
-            self.status[member] = Status::Gone;
+            self.set(member, Status::Gone);
             self.advance(effects);
             return;
         };
+        if self.shutdown.is_some() {
+            // Shutting down: nobody restarts; it waits (held) for its turn to be claimed.
+            self.set(member, Status::Down);
+            return;
+        }
         // A member already in a restart set that ends before the group stopped it is simply
         // down: the restart under way covers it (no second trigger).
         if let Some(run) = self.restart.as_ref()
             && run.set[member]
         {
-            self.status[member] = Status::Down;
+            self.set(member, Status::Down);
             self.advance(effects);
             return;
         }
         if self.exceeded(now) {
-            let members: Vec<usize> = (0..self.status.len())
-                .filter(|i| self.status[*i] != Status::Gone)
-                .collect();
-            for i in &members {
-                self.status[*i] = Status::Gone;
+            let mut members = Vec::with_capacity(self.live);
+            for i in 0..self.status.len() {
+                self.visit();
+                if self.status[i] != Status::Gone {
+                    members.push(i);
+                    self.set(i, Status::Gone);
+                }
             }
             self.restart = None;
             self.epoch += 1;
@@ -210,20 +330,26 @@ impl GroupMachine {
             GroupStrategy::RestForOne => member,
         };
         effects.push(Effect::Restarting { trigger: member });
-        self.status[member] = Status::Down;
+        self.set(member, Status::Down);
         let count = self.status.len();
-        let run = self.restart.get_or_insert_with(|| Restart {
+        let mut run = self.restart.take().unwrap_or_else(|| Restart {
             set: vec![false; count],
+            cursor: count,
+            stopping: None,
             delay,
             waiting: false,
         });
         for i in first..count {
+            self.visit();
             if self.status[i] != Status::Gone {
                 run.set[i] = true;
             }
         }
+        // The set grew: members above the old cursor may be running again.
+        run.cursor = count;
         run.delay = delay;
         run.waiting = false;
+        self.restart = Some(run);
         self.epoch += 1;
         self.advance(effects);
     }
@@ -234,34 +360,50 @@ impl GroupMachine {
     }
 
     /// Moves the restart under way one step: the next stop, the wait, or the start.
+    /// Amortized O(1): the stop search resumes at the cursor, below every member it passed.
     fn advance(&mut self, effects: &mut Vec<Effect>) {
-        let Some(run) = self.restart.as_ref() else {
+        let Some(mut run) = self.restart.take() else {
             return;
         };
-        let status = &self.status;
-        let members = || (0..status.len()).filter(|i| run.set[*i]);
-        if members().any(|i| status[i] == Status::Stopping) {
-            return;
-        }
-        let next = members().rev().find(|i| status[*i] == Status::Running);
-        let any_down = members().any(|i| status[i] == Status::Down);
-        let (delay, waiting) = (run.delay, run.waiting);
-        if let Some(next) = next {
-            self.status[next] = Status::Stopping;
-            effects.push(Effect::Stop { member: next });
-        } else if !any_down {
-            // Everything in the set ended or left meanwhile: nothing to restart.
-            self.restart = None;
-        } else if delay.is_zero() {
-            self.start_set(effects);
-        } else if !waiting {
-            if let Some(run) = self.restart.as_mut() {
-                run.waiting = true;
+        if let Some(member) = run.stopping {
+            if self.status[member] == Status::Stopping {
+                self.restart = Some(run);
+                return;
             }
-            effects.push(Effect::Wait {
-                delay,
-                epoch: self.epoch,
-            });
+            run.stopping = None;
+        }
+        let mut next = None;
+        while run.cursor > 0 {
+            let i = run.cursor - 1;
+            self.visit();
+            if run.set[i] && self.status[i] == Status::Running {
+                next = Some(i);
+                break;
+            }
+            run.cursor = i;
+        }
+        if let Some(next) = next {
+            self.set(next, Status::Stopping);
+            run.cursor = next;
+            run.stopping = Some(next);
+            self.restart = Some(run);
+            effects.push(Effect::Stop { member: next });
+        } else if self.down == 0 {
+            // Everything in the set ended or left meanwhile: nothing to restart.
+        } else if run.delay.is_zero() {
+            self.restart = Some(run);
+            self.start_set(effects);
+        } else {
+            let wait = !run.waiting;
+            run.waiting = true;
+            let delay = run.delay;
+            self.restart = Some(run);
+            if wait {
+                effects.push(Effect::Wait {
+                    delay,
+                    epoch: self.epoch,
+                });
+            }
         }
     }
 
@@ -270,9 +412,10 @@ impl GroupMachine {
         let Some(run) = self.restart.take() else {
             return;
         };
-        for (i, status) in self.status.iter_mut().enumerate() {
-            if run.set[i] && *status == Status::Down {
-                *status = Status::Running;
+        for i in 0..self.status.len() {
+            self.visit();
+            if run.set[i] && self.status[i] == Status::Down {
+                self.set(i, Status::Running);
                 effects.push(Effect::Start { member: i });
             }
         }

@@ -9,6 +9,7 @@
 //! start, restart alone, end, intensity failure), keeping only the restart delay timer
 //! and the group events itself. The decision is the group machine's (`super::group`).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use ractor::ActorRef;
@@ -16,10 +17,10 @@ use tokio::task::AbortHandle;
 
 use super::admission::{admit_batch, reject_batch};
 use super::attempts::step;
-use super::group::{Effect, GroupMachine};
+use super::group::{Effect, GroupMachine, Input as GroupInput};
 use super::lifecycle::Input;
 use super::messages::{CommandKind, GroupRequest, RegistryMessage};
-use super::removal::{claim_with_grace, send_later};
+use super::removal::{claim_with_grace, send_later, shutdown_claim};
 use super::state::RegistryState;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
@@ -85,6 +86,18 @@ pub(super) fn admit(
         },
     );
     Ok(ids)
+}
+
+/// The supervisor shuts down: every group is told (its machine then asks its members to
+/// stop one at a time, last started first, from [`settle`]). Returns every member id, which
+/// the shutdown must not claim itself. O(members).
+pub(super) fn begin_shutdown(state: &mut RegistryState) -> HashSet<TaskId> {
+    let mut members = HashSet::new();
+    for (key, record) in &state.groups {
+        members.extend(record.members.iter().copied());
+        state.group_inputs.push_back((*key, GroupInput::Shutdown));
+    }
+    members
 }
 
 /// Applies every queued group input and the effects they lead to; forgets groups whose
@@ -168,6 +181,13 @@ async fn apply(
         Effect::Start { member } => (member, Input::GroupStart),
         Effect::IntensityExceeded { members } => {
             return exceeded(myself, state, key, &members).await;
+        }
+        Effect::ShutdownStop { member: index } => {
+            if let Some(id) = member(state, key, index) {
+                let cap = state.shutdown.as_ref().and_then(|wait| wait.window_cap);
+                shutdown_claim(myself, state, id, cap).await;
+            }
+            return;
         }
     };
     if let Some(id) = member(state, key, index) {

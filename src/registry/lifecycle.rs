@@ -179,6 +179,9 @@ struct Member {
     index: usize,
     /// True while the group waits for this member's attempt to stop.
     stopping: bool,
+    /// Stopped by its group (not by an end of its own) since its latest start: its next
+    /// `GroupStart` counts one restart (OTP counts a sibling's restart as a restart).
+    stopped: bool,
     /// The delay (wall time) its own policy asked after its latest attempt.
     delay: Duration,
     /// Its `BackoffScheduled`, held until the group decides on the restart.
@@ -203,7 +206,7 @@ pub(crate) struct Life {
     attempt: u32,
     /// Current failure streak (reset by a success or a healthy run).
     retry_count: u32,
-    /// Failure restarts so far.
+    /// Restarts so far: after a failure of its own, or imposed by its group (`TaskInfo::restarts`).
     restarts: u32,
     last_failure: Option<Arc<str>>,
     /// The task's own restart intensity window.
@@ -254,7 +257,8 @@ impl Life {
         self.attempt
     }
 
-    /// Failure restarts so far, and the latest failure text.
+    /// Restarts so far (after a failure of its own, or stopped and started again by its
+    /// group), and the latest failure text.
     pub(crate) fn restarts(&self) -> (u32, Option<Arc<str>>) {
         (self.restarts, self.last_failure.clone())
     }
@@ -292,7 +296,14 @@ impl Life {
             }
             Input::Admitted if phase == Phase::Pending => self.due(&mut fx),
             Input::RetryDue if phase == Phase::Backoff && free => self.due(&mut fx),
-            Input::GroupStart if phase == Phase::Held && free => self.due(&mut fx),
+            Input::GroupStart if phase == Phase::Held && free => {
+                if let Some(member) = self.member.as_mut()
+                    && std::mem::take(&mut member.stopped)
+                {
+                    self.restarts = self.restarts.saturating_add(1);
+                }
+                self.due(&mut fx);
+            }
             Input::Granted if phase == Phase::Waiting => {
                 self.attempt = self.attempt.saturating_add(1);
                 fx.push(Effect::Spawn {
@@ -521,6 +532,7 @@ impl Life {
             return;
         };
         let attempt = self.attempt;
+        member.stopped = true;
         match self.phase {
             Phase::Attempt => {
                 member.stopping = true;

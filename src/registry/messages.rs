@@ -225,7 +225,13 @@ pub struct TaskInfo {
     pub state: TaskState,
     /// The number of the latest attempt started (1-based); 0 before the first one.
     pub attempt: u32,
-    /// Attempts restarted after a failure so far (successful `Always` repeats not counted).
+    /// Restarts so far: each attempt started again after a failure of its own (a retried
+    /// failure, counted once its restart is decided), plus, for a group member, each time
+    /// its group stopped it and started it again because a sibling (or its own failure)
+    /// triggered a `OneForAll`/`RestForOne` restart (OTP counts a restart of every child in
+    /// the restart set). Not counted: successful `Always` repeats, periodic runs, a
+    /// member's first start, and a stop its group never followed with a start.
+    /// docs/semantics.md#groups.
     pub restarts: u32,
     /// The failure text of the latest failed attempt, if any attempt failed.
     pub last_failure: Option<Arc<str>>,

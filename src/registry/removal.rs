@@ -53,30 +53,23 @@ pub(super) async fn begin_shutdown(
         let _ = reply.send(Vec::new());
         return;
     }
-    // One cancellation of the runtime token reaches every registration's token at once;
-    // the claims below then find their tokens already cancelled.
-    state.settings.root_token.cancel();
+    // Ungrouped tasks are claimed at once, concurrently (as a DynamicSupervisor stops its
+    // children); each group stops its members one at a time in reverse start order (its
+    // machine decides the order, `super::group`), as OTP stops a supervisor's children.
+    // Both within the one shared deadline below.
+    let members = super::groups::begin_shutdown(state);
     let ids = state.ids();
     for id in ids {
-        // A task's own stop window replaces the grace for it (OTP child `shutdown`).
-        let own = state
-            .entry(id)
-            .and_then(|e| e.life.policy().shutdown_timeout);
-        if own == Some(Duration::ZERO) {
-            // OTP `brutal_kill`, the rule of `claim_with_grace`: killed at once, before the
-            // shutdown wait exists, so it is not reported stuck (it had no window to overrun).
-            step(myself, state, id, Input::Claim { timer: None }).await;
-            step(myself, state, id, Input::ForceAbort).await;
-            continue;
+        if !members.contains(&id) {
+            shutdown_claim(myself, state, id, window_cap).await;
         }
-        let own = own.map(|own| window_cap.map_or(own, |cap| own.min(cap)));
-        step(myself, state, id, Input::Claim { timer: own }).await;
     }
     let wait = ShutdownWait {
         reply,
         stuck: Vec::new(),
         deadline: None,
         verdict,
+        window_cap,
     };
     if state.is_empty() {
         state.complete_shutdown(wait);
@@ -88,6 +81,37 @@ pub(super) async fn begin_shutdown(
     } else if let Some(wait) = state.shutdown.as_mut() {
         wait.deadline = Some(send_later(myself, grace, CommandKind::ShutdownDeadline));
     }
+}
+
+/// The shutdown's claim of one task: its own stop window (capped by `window_cap`) replaces
+/// the grace for it (OTP child `shutdown`); a zero one kills it at once (OTP `brutal_kill`,
+/// the rule of [`claim_with_grace`]), which is never reported stuck (it had no window to
+/// overrun).
+pub(super) async fn shutdown_claim(
+    myself: &ActorRef<RegistryMessage>,
+    state: &mut RegistryState,
+    id: TaskId,
+    window_cap: Option<Duration>,
+) {
+    let Some(entry) = state.entry(id) else {
+        return;
+    };
+    let own = entry.life.policy().shutdown_timeout;
+    if own == Some(Duration::ZERO) {
+        let name = entry.shared.name.clone();
+        let stuck = state.shutdown.as_ref().map_or(0, |wait| wait.stuck.len());
+        step(myself, state, id, Input::Claim { timer: None }).await;
+        step(myself, state, id, Input::ForceAbort).await;
+        if let Some(wait) = state.shutdown.as_mut()
+            && wait.stuck.len() > stuck
+            && wait.stuck.last() == Some(&name)
+        {
+            wait.stuck.pop();
+        }
+        return;
+    }
+    let own = own.map(|own| window_cap.map_or(own, |cap| own.min(cap)));
+    step(myself, state, id, Input::Claim { timer: own }).await;
 }
 
 /// The shared shutdown deadline passed: force-abort every task still registered, except those

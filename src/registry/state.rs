@@ -172,6 +172,9 @@ pub(crate) struct ShutdownWait {
     pub(crate) deadline: Option<AbortHandle>,
     /// Whether to publish the verdict event when the wait completes.
     pub(crate) verdict: bool,
+    /// The cap on a task's own stop window during this shutdown (for group members asked
+    /// later, in their group's order).
+    pub(crate) window_cap: Option<Duration>,
 }
 
 /// The registry actor's state (opaque).

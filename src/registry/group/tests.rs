@@ -513,6 +513,7 @@ proptest! {
                     Effect::RestartAlone { member } => prop_assert!(running[member]),
                     Effect::EndCanceled { member } => prop_assert!(!running[member]),
                     Effect::IntensityExceeded { .. } => {}
+                    Effect::ShutdownStop { .. } => prop_assert!(false, "no shutdown here"),
                 }
             }
             Ok(())
@@ -571,4 +572,76 @@ proptest! {
             prop_assert_eq!(status == Status::Running, *has_attempt, "member {}", i);
         }
     }
+}
+
+/// Issue 22 item 6: a OneForAll restart of `n` members examines O(n) member statuses in
+/// total, including the emptiness check `groups.rs::settle` makes after every input.
+#[test]
+fn a_one_for_all_restart_costs_linear_member_visits() {
+    let n = 1000;
+    let mut m = machine(GroupStrategy::OneForAll, n);
+    let now = Instant::now();
+    let mut queue = std::collections::VecDeque::from([Input::Ended {
+        member: 0,
+        restart: Some(Duration::ZERO),
+    }]);
+    let mut starts = 0;
+    while let Some(input) = queue.pop_front() {
+        for effect in m.step(input, now) {
+            match effect {
+                Effect::Stop { member } => queue.push_back(stopped(member)),
+                Effect::Start { .. } => starts += 1,
+                Effect::Restarting { .. } => {}
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert!(!m.is_empty());
+    }
+    assert_eq!(starts, n);
+    let visits = m.visits();
+    assert!(
+        visits <= 8 * n as u64,
+        "{visits} member visits for {n} members"
+    );
+}
+
+/// Issue 22 item 11: at shutdown, members are asked in reverse start order, each only once
+/// the previous one is gone; a restart under way is abandoned and nobody restarts.
+#[test]
+fn shutdown_asks_members_in_reverse_start_order_one_at_a_time() {
+    let mut m = machine(GroupStrategy::OneForAll, 4);
+    let now = Instant::now();
+    let left = |member| Input::Left { member };
+    // Member 3 left earlier; a restart triggered by 1 is under way (2 is being stopped).
+    assert!(m.step(left(3), now).is_empty());
+    assert_eq!(
+        m.step(fail(1), now),
+        vec![
+            Effect::Restarting { trigger: 1 },
+            Effect::Stop { member: 2 }
+        ]
+    );
+    assert_eq!(
+        m.step(Input::Shutdown, now),
+        vec![Effect::ShutdownStop { member: 2 }]
+    );
+    // A second Shutdown changes nothing; nothing moves until 2 is gone.
+    assert!(m.step(Input::Shutdown, now).is_empty());
+    assert!(
+        m.step(fail(0), now).is_empty(),
+        "no trigger while shutting down"
+    );
+    assert_eq!(
+        m.step(left(2), now),
+        vec![Effect::ShutdownStop { member: 1 }]
+    );
+    assert_eq!(
+        m.step(left(1), now),
+        vec![Effect::ShutdownStop { member: 0 }]
+    );
+    assert!(!m.is_empty());
+    assert!(m.step(left(0), now).is_empty());
+    assert!(m.is_empty());
+    // The abandoned restart's delay no longer starts anything.
+    assert!(m.step(Input::DelayElapsed { epoch: 1 }, now).is_empty());
 }
