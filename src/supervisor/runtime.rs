@@ -122,6 +122,8 @@ pub(crate) struct Runtime {
     pub(crate) shutdown: ShutdownCell,
     /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
     pub(crate) parent_link: Option<ActorRef<super::parent::ParentLinkMessage>>,
+    /// Receives the shutdown's verdict (`with_shutdown_report`), before the link stops.
+    pub(crate) shutdown_report: Option<super::report::ReportSink>,
     /// The remotable query actor; closed in the shutdown tail after the relay.
     #[cfg(feature = "cluster")]
     pub(crate) cluster: crate::cluster::ClusterPresence,
@@ -141,6 +143,7 @@ impl Runtime {
         defaults: TaskDefaults,
         subscribers: &[SubscriberEntry],
         parent: Option<ractor::ActorCell>,
+        shutdown_report: Option<super::report::ReportSink>,
         #[cfg(feature = "controller")] controller: Option<ControllerConfig>,
     ) -> Result<Arc<Runtime>, RuntimeError> {
         if tokio::runtime::Handle::try_current().is_err() {
@@ -273,6 +276,7 @@ impl Runtime {
             root_token,
             shutdown: ShutdownCell::default(),
             parent_link: parent_link.as_ref().map(|(link, _)| link.clone()),
+            shutdown_report,
             #[cfg(feature = "cluster")]
             cluster,
         });
