@@ -176,8 +176,10 @@ impl Supervisor {
             self.config.clone(),
             self.defaults.clone(),
             &self.subscribers,
-            self.parent.clone(),
-            self.shutdown_report.clone(),
+            runtime::Reporting {
+                parent: self.parent.clone(),
+                shutdown_report: self.shutdown_report.clone(),
+            },
             #[cfg(feature = "controller")]
             self.controller.clone(),
         )?;

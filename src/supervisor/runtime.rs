@@ -129,6 +129,13 @@ pub(crate) struct Runtime {
     pub(crate) cluster: crate::cluster::ClusterPresence,
 }
 
+/// How a runtime tells the application it ended: the parent to link under
+/// (`with_parent`) and the shutdown report's sink (`with_shutdown_report`).
+pub(crate) struct Reporting {
+    pub(crate) parent: Option<ractor::ActorCell>,
+    pub(crate) shutdown_report: Option<super::report::ReportSink>,
+}
+
 impl Runtime {
     /// Spawns the relay and registry actors (without awaiting: `serve` is synchronous).
     ///
@@ -142,13 +149,16 @@ impl Runtime {
         config: SupervisorConfig,
         defaults: TaskDefaults,
         subscribers: &[SubscriberEntry],
-        parent: Option<ractor::ActorCell>,
-        shutdown_report: Option<super::report::ReportSink>,
+        reporting: Reporting,
         #[cfg(feature = "controller")] controller: Option<ControllerConfig>,
     ) -> Result<Arc<Runtime>, RuntimeError> {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(RuntimeError::TokioRuntimeUnavailable);
         }
+        let Reporting {
+            parent,
+            shutdown_report,
+        } = reporting;
         let event_group = format!("taskvisor.{name}.events");
         let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?
             .with_observer(observer.clone());
