@@ -10,8 +10,11 @@
 //! - prints a dashboard from one `RegistryMessage::Snapshot` call;
 //! - starts a second supervisor whose restart intensity is exceeded: the root receives
 //!   `ActorFailed` for that supervisor's link and reacts by starting a replacement;
-//! - and on shutdown waits for both supervisors with ractor's own
-//!   `stop_children_and_wait`, so every task has stopped when the root exits.
+//! - and on shutdown waits for its supervisors with ractor's own `stop_children_and_wait`,
+//!   so every task has stopped when the root exits; the main supervisor's verdict arrives
+//!   as a message of the root's own (`with_shutdown_report`), already queued when
+//!   `stop_children_and_wait` returns: the root drains its mailbox and prints which task
+//!   had to be force-aborted.
 //!
 //! Run: `cargo run --example ractor_app`
 
@@ -19,7 +22,7 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use ractor_taskvisor::prelude::*;
-use ractor_taskvisor::{RegistryMessage, TaskInfo};
+use ractor_taskvisor::{RegistryMessage, ShutdownReport, TaskInfo};
 use tokio::sync::mpsc;
 
 /// Messages of the connector (one of the application's own actors).
@@ -72,6 +75,10 @@ enum RootMsg {
     Wire,
     /// A watched task finished (delivered by `forward_to`).
     Finished(TaskId, String),
+    /// Stop every supervisor, read their verdicts, then exit.
+    Stop,
+    /// A supervisor's shutdown verdict (delivered by `with_shutdown_report`).
+    ShutDown(ShutdownReport),
 }
 ractor_taskvisor::local_message!(RootMsg);
 
@@ -110,9 +117,21 @@ impl Actor for Root {
         let supervisor = Supervisor::builder(SupervisorConfig::default())
             .with_name("app")
             .with_parent(myself.get_cell())
+            .with_shutdown_report(myself.clone(), RootMsg::ShutDown)
             .with_grace(Duration::from_secs(2))
             .build();
         let main = supervisor.serve()?;
+        // A legacy poller that ignores cancellation: at shutdown it gets 100 ms, then it is
+        // force-aborted, and the verdict names it.
+        let poller = TaskSpec::once(
+            "legacy-poller",
+            TaskFn::arc(|_ctx| async {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                Ok(())
+            }),
+        )
+        .with_shutdown_timeout(Duration::from_millis(100));
+        main.add(poller).await?;
         let starts = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
         let connector = TaskSpec::actor("connector", move || (Connector, starts.clone()))
             .with_restart(RestartPolicy::Always { interval: None }) // OTP "permanent"
@@ -208,6 +227,25 @@ impl Actor for Root {
                 println!("[root] job {id} finished: {outcome}");
                 let _ = state.milestones.send("job finished");
             }
+            RootMsg::Stop => {
+                // Each supervisor's link stops only when that supervisor's shutdown is
+                // complete; the verdict is already in our mailbox then.
+                myself
+                    .stop_children_and_wait(None, Some(Duration::from_secs(10)))
+                    .await;
+                println!("[root] every supervisor has shut down");
+                // Handle what is queued (the verdict), then exit.
+                myself.drain()?;
+            }
+            RootMsg::ShutDown(report) => {
+                println!(
+                    "[root] supervisor {} shut down ({}): {:?}; force-aborted: {:?}",
+                    report.supervisor,
+                    report.cause.as_label(),
+                    report.result,
+                    report.force_aborted
+                );
+            }
         }
         Ok(())
     }
@@ -241,11 +279,11 @@ impl Actor for Root {
         myself: ActorRef<RootMsg>,
         _state: &mut RootState,
     ) -> Result<(), ActorProcessingErr> {
-        // Each supervisor's link stops only when that supervisor's shutdown is complete.
+        // Stopped without `RootMsg::Stop` (killed or failed): still wait for every
+        // supervisor (a no-op when `Stop` already did), though no verdict is read here.
         myself
             .stop_children_and_wait(None, Some(Duration::from_secs(10)))
             .await;
-        println!("[root] every supervisor has shut down");
         Ok(())
     }
 }
@@ -262,7 +300,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!("[main] {seen:?}; stopping the root actor");
-    root.stop(None);
+    root.cast(RootMsg::Stop)?;
     join.await?;
     println!("[main] done");
     Ok(())

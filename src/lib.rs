@@ -143,8 +143,8 @@ pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, Restar
 pub use registry::{RegistryMessage, TaskInfo, TaskState};
 pub use rejection::RejectionKind;
 pub use supervisor::{
-    AddOperation, CancelOperation, OperationFuture, PauseOperation, RemoveOperation, Supervisor,
-    SupervisorBuilder, SupervisorHandle, WatchedAddOperation,
+    AddOperation, CancelOperation, OperationFuture, PauseOperation, RemoveOperation, ShutdownCause,
+    ShutdownReport, Supervisor, SupervisorBuilder, SupervisorHandle, WatchedAddOperation,
 };
 #[cfg(feature = "controller")]
 pub use supervisor::{PreparedSubmission, Submit, WatchedSubmit};

@@ -194,6 +194,74 @@ async fn task_info_reports_the_attempt_number_and_restarts_during_backoff() {
     handle.shutdown().await.unwrap();
 }
 
+/// Asserts `actual` is `expected` give or take 5 ms (paused time: scheduling adds at most a
+/// few auto-advanced milliseconds).
+fn assert_about(actual: Option<Duration>, expected: Duration) {
+    let actual = actual.expect("a next-run time");
+    let diff = actual.abs_diff(expected);
+    assert!(diff <= ms(5), "expected about {expected:?}, got {actual:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_periodic_task_waiting_for_its_next_run_is_scheduled_with_the_time_until_it() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    let runs = Arc::new(AtomicU32::new(0));
+    let counted = runs.clone();
+    let task = TaskFn::arc(move |_ctx| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { Ok(()) }
+    });
+    let id = handle
+        .add(TaskSpec::periodic("tick", task, ms(10_000)))
+        .await
+        .unwrap();
+    // The first run succeeds at t = 0; the next one is due at t = 10 s.
+    tokio::time::sleep(ms(2_000)).await;
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let info = handle.task_info(id).await.expect("registered");
+    assert_eq!(info.state, TaskState::Scheduled);
+    assert_eq!(info.state.as_label(), "scheduled");
+    assert_about(info.next_run_in, ms(8_000));
+    assert_eq!(info.restarts, 0);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_task_in_backoff_stays_backoff_with_the_time_until_its_retry() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    let attempts = Arc::new(AtomicU32::new(0));
+    let spec = TaskSpec::restartable("backing-off", failing(attempts.clone()))
+        .with_backoff(BackoffPolicy::exponential(ms(100)));
+    let (id, _waiter) = handle.add_and_watch(spec).await.unwrap();
+    // Attempts start at t = 0, 100, 300; at t = 150 the retry is due in 150 ms.
+    tokio::time::sleep(ms(150)).await;
+    let info = handle.task_info(id).await.expect("registered");
+    assert_eq!(info.state, TaskState::Backoff);
+    assert_about(info.next_run_in, ms(150));
+    let listed = handle.snapshot().await;
+    assert_eq!(listed.len(), 1);
+    assert_about(listed[0].next_run_in, ms(150));
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_running_task_has_no_next_run_time() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    let task = TaskFn::arc(|ctx: TaskContext| async move {
+        ctx.cancelled().await;
+        Ok(())
+    });
+    let id = handle
+        .add(TaskSpec::periodic("long", task, ms(10_000)))
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(50)).await;
+    let info = handle.task_info(id).await.expect("registered");
+    assert_eq!(info.state, TaskState::Running);
+    assert_eq!(info.next_run_in, None);
+    handle.shutdown().await.unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_panic_while_polling_is_a_retryable_failure() {
     silence_expected_panics();

@@ -402,3 +402,165 @@ async fn a_foreign_actor_queries_snapshots_by_rpc_while_a_thousand_tasks_churn()
     observer.stop(None);
     handle.shutdown().await.unwrap();
 }
+
+/// Messages of a parent that collects its supervisor's shutdown reports.
+enum AuditMsg {
+    /// Delivered by `with_shutdown_report`.
+    Report(ractor_taskvisor::ShutdownReport),
+    /// Returns every report received so far.
+    Reports(ractor::RpcReplyPort<Vec<ractor_taskvisor::ShutdownReport>>),
+}
+ractor_taskvisor::local_message!(AuditMsg);
+
+/// A parent that keeps its supervisor's shutdown reports and forwards its supervision
+/// events' stop reasons.
+struct AuditingParent;
+
+impl Actor for AuditingParent {
+    type Msg = AuditMsg;
+    type State = (
+        Vec<ractor_taskvisor::ShutdownReport>,
+        mpsc::UnboundedSender<String>,
+    );
+    type Arguments = mpsc::UnboundedSender<String>;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<AuditMsg>,
+        reasons: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok((Vec::new(), reasons))
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<AuditMsg>,
+        message: AuditMsg,
+        (reports, _): &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            AuditMsg::Report(report) => reports.push(report),
+            AuditMsg::Reports(reply) => {
+                let _ = reply.send(reports.clone());
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _myself: ActorRef<AuditMsg>,
+        event: SupervisionEvent,
+        (_, reasons): &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match event {
+            SupervisionEvent::ActorTerminated(_, _, reason) => {
+                let _ = reasons.send(format!("terminated:{}", reason.unwrap_or_default()));
+            }
+            SupervisionEvent::ActorFailed(_, error) => {
+                let _ = reasons.send(format!("failed:{error}"));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_parent_that_stops_its_children_finds_the_shutdown_report_naming_the_stuck_task() {
+    let (reasons, mut reason) = mpsc::unbounded_channel();
+    let (parent, _join) = Actor::spawn(None, AuditingParent, reasons).await.unwrap();
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_name("tree-shutdown-report")
+        .with_grace(Duration::from_millis(200))
+        .with_parent(parent.get_cell())
+        .with_shutdown_report(parent.clone(), AuditMsg::Report)
+        .build();
+    let handle = supervisor.serve().unwrap();
+    handle
+        .add(TaskSpec::once("polite", cooperative()))
+        .await
+        .unwrap();
+    handle
+        .add(TaskSpec::once("deaf", stubborn(Duration::from_secs(3600))))
+        .await
+        .unwrap();
+    tokio::task::yield_now().await;
+
+    parent
+        .stop_children_and_wait(None, Some(Duration::from_secs(10)))
+        .await;
+    // Sent before the link stopped, so it precedes this query in the parent's mailbox.
+    let reports = ractor::call!(parent, AuditMsg::Reports).unwrap();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let report = &reports[0];
+    assert_eq!(report.force_aborted, vec![Arc::<str>::from("deaf")]);
+    assert_eq!(report.grace, Duration::from_millis(200));
+    assert_eq!(&*report.supervisor, "tree-shutdown-report");
+    assert_eq!(report.cause, ractor_taskvisor::ShutdownCause::Requested);
+    assert!(
+        matches!(&report.result, Err(RuntimeError::GraceExceeded { stuck, .. }) if stuck == &report.force_aborted),
+        "{report:?}"
+    );
+    // The parent stopped the link itself: ractor keeps the parent's reason (none).
+    let reason = tokio::time::timeout(Duration::from_secs(5), reason.recv())
+        .await
+        .expect("a supervision event")
+        .unwrap();
+    assert_eq!(reason, "terminated:");
+    parent.stop(None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shutdown_past_the_grace_names_the_stuck_tasks_in_the_link_stop_reason() {
+    let (reasons, mut reason) = mpsc::unbounded_channel();
+    let (parent, _join) = Actor::spawn(None, AuditingParent, reasons).await.unwrap();
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_name("tree-shutdown-reason")
+        .with_grace(Duration::from_millis(200))
+        .with_parent(parent.get_cell())
+        .build();
+    let handle = supervisor.serve().unwrap();
+    for name in ["deaf-b", "deaf-a"] {
+        handle
+            .add(TaskSpec::once(name, stubborn(Duration::from_secs(3600))))
+            .await
+            .unwrap();
+    }
+    tokio::task::yield_now().await;
+    let result = handle.shutdown().await;
+    assert!(
+        matches!(result, Err(RuntimeError::GraceExceeded { .. })),
+        "{result:?}"
+    );
+    // Still a termination (the shutdown completed), with the verdict in the reason.
+    let reason = tokio::time::timeout(Duration::from_secs(5), reason.recv())
+        .await
+        .expect("a supervision event")
+        .unwrap();
+    assert_eq!(
+        reason,
+        "terminated:supervisor shut down: grace exceeded; force-aborted: deaf-a, deaf-b"
+    );
+    parent.stop(None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_clean_shutdown_reports_ok_without_a_parent() {
+    let (reasons, _reason) = mpsc::unbounded_channel();
+    let (audit, _join) = Actor::spawn(None, AuditingParent, reasons).await.unwrap();
+    let supervisor = Supervisor::builder(SupervisorConfig::default())
+        .with_shutdown_report(audit.clone(), AuditMsg::Report)
+        .build();
+    let handle = supervisor.serve().unwrap();
+    handle
+        .add(TaskSpec::once("polite", cooperative()))
+        .await
+        .unwrap();
+    handle.shutdown().await.unwrap();
+    let reports = ractor::call!(audit, AuditMsg::Reports).unwrap();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(reports[0].result.is_ok(), "{reports:?}");
+    assert!(reports[0].force_aborted.is_empty());
+    audit.stop(None);
+}

@@ -159,6 +159,7 @@ envelope_bytes!(
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+    use std::time::Duration;
 
     use super::*;
     use crate::events::EventKind;
@@ -231,8 +232,23 @@ mod tests {
             restarts: 2,
             last_failure: Some(Arc::from("boom")),
             group: Some(Arc::from("pipeline")),
+            next_run_in: Some(Duration::from_millis(250)),
         };
         assert_eq!(TaskInfo::from_bytes(info.clone().into_bytes()), info);
+        let scheduled = TaskInfo {
+            state: TaskState::Scheduled,
+            ..info.clone()
+        };
+        assert_eq!(
+            TaskInfo::from_bytes(scheduled.clone().into_bytes()),
+            scheduled
+        );
+        // A record from a peer without `next_run_in` still decodes (as `None`).
+        let mut value = serde_json::to_value(&info).unwrap();
+        value.as_object_mut().unwrap().remove("next_run_in");
+        let older: TaskInfo = decode(&encode(&value)).unwrap();
+        assert_eq!(older.next_run_in, None);
+        assert_eq!(older.state, TaskState::Backoff);
         let stats = EventStats {
             published: 10,
             group_delivered: 9,

@@ -136,14 +136,17 @@ pub(crate) fn failure_cell(text: &str) -> String {
         .replace('\n', " ")
 }
 
-/// A short state label that fits the table's state column. A `Backoff` whose latest
-/// `BackoffScheduled` came after a success (a periodic task waiting for its next run) is
-/// `waiting`; one after a failure, or whose event the console has not seen, `backoff`.
+/// A short state label that fits the table's state column: a periodic task waiting for its
+/// next run is `scheduled`, a retry after a failure `backoff`. A peer built before
+/// [`TaskState::Scheduled`] reports both as `Backoff`: one whose latest `BackoffScheduled`
+/// came after a success is `scheduled` too; one after a failure, or whose event the console
+/// has not seen, `backoff`.
 pub(crate) fn state_label(state: TaskState, backoff: Option<BackoffSource>) -> &'static str {
     match state {
         TaskState::WaitingForPermit => "permit_wait",
         TaskState::Running => "running",
-        TaskState::Backoff if backoff == Some(BackoffSource::Success) => "waiting",
+        TaskState::Scheduled => "scheduled",
+        TaskState::Backoff if backoff == Some(BackoffSource::Success) => "scheduled",
         TaskState::Backoff => "backoff",
         TaskState::Removing => "removing",
         TaskState::GroupRestarting => "group_restart",
@@ -156,7 +159,7 @@ fn state_style(state: TaskState) -> Style {
         TaskState::Running => Color::Green,
         TaskState::Backoff | TaskState::GroupRestarting => Color::Yellow,
         TaskState::Removing => Color::Red,
-        TaskState::WaitingForPermit | TaskState::Paused => Color::Cyan,
+        TaskState::WaitingForPermit | TaskState::Paused | TaskState::Scheduled => Color::Cyan,
     };
     Style::default().fg(color)
 }

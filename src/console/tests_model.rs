@@ -123,7 +123,7 @@ fn the_cursor_stays_on_its_task_across_churn_and_sorting() {
 }
 
 #[test]
-fn a_periodic_wait_shows_waiting_and_a_retry_backoff() {
+fn a_periodic_wait_shows_scheduled_and_a_retry_backoff() {
     let mut state = ConsoleState::new("t");
     state.apply_snapshot(
         secs(1.0),
@@ -132,6 +132,7 @@ fn a_periodic_wait_shows_waiting_and_a_retry_backoff() {
             info(2, "flaky", TaskState::Backoff, 2, 1),
             info(3, "unseen", TaskState::Backoff, 1, 0),
             info(4, "queued", TaskState::WaitingForPermit, 0, 0),
+            info(5, "cron", TaskState::Scheduled, 7, 0),
         ],
     );
     state.record_event(
@@ -143,7 +144,10 @@ fn a_periodic_wait_shows_waiting_and_a_retry_backoff() {
         &event(EventKind::BackoffScheduled, 2, "flaky").with_backoff_source(BackoffSource::Failure),
     );
     let lines = screen(&state, &ViewState::default(), 100, 28);
-    assert!(line_with(&lines, "tick").contains("waiting"));
+    // `Scheduled` from the snapshot; a peer built before it sends `Backoff`, told apart by
+    // the `BackoffScheduled` event's source.
+    assert!(line_with(&lines, "cron").contains("scheduled"));
+    assert!(line_with(&lines, "tick").contains("scheduled"));
     assert!(line_with(&lines, "flaky").contains("backoff"));
     assert!(line_with(&lines, "unseen").contains("backoff"));
     assert!(line_with(&lines, "queued").contains("permit_wait"));

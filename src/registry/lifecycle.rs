@@ -33,7 +33,6 @@ use tokio::time::Instant;
 use super::decision::{Decision, Finish, decide_parts};
 use super::group::Input as GroupInput;
 use super::intensity::{Meltdown, Window};
-use super::messages::TaskState;
 use crate::attempt::AttemptVerdict;
 use crate::events::{BackoffSource, EventKind};
 use crate::outcome::TaskOutcome;
@@ -214,6 +213,8 @@ pub(crate) struct Life {
     member: Option<Box<Member>>,
     /// The decision waiting for `ErrorDropped`.
     pending: Option<Box<Decision>>,
+    /// The latest delay scheduled (when, how long): read in `Backoff` by `view`.
+    next_run: Option<(Instant, Duration)>,
 }
 
 impl Life {
@@ -232,6 +233,7 @@ impl Life {
             last_failure: None,
             member: None,
             pending: None,
+            next_run: None,
         }
     }
 
@@ -261,19 +263,6 @@ impl Life {
     /// group), and the latest failure text.
     pub(crate) fn restarts(&self) -> (u32, Option<Arc<str>>) {
         (self.restarts, self.last_failure.clone())
-    }
-
-    /// The public state (`running`: the attempt's body is running now).
-    pub(crate) fn task_state(&self, running: bool) -> TaskState {
-        match self.phase {
-            _ if self.claimed => TaskState::Removing,
-            _ if self.member.as_ref().is_some_and(|m| m.stopping) => TaskState::GroupRestarting,
-            Phase::Backoff => TaskState::Backoff,
-            Phase::Held => TaskState::GroupRestarting,
-            Phase::Paused => TaskState::Paused,
-            _ if running => TaskState::Running,
-            _ => TaskState::WaitingForPermit,
-        }
     }
 
     /// Applies `input` at `now` (`meltdown`: the supervisor-wide intensity) and returns
@@ -358,7 +347,7 @@ impl Life {
             Input::GroupRestartAlone if phase == Phase::Held && free => {
                 self.announce_pending(&mut fx);
                 let delay = self.member.as_ref().map_or(Duration::ZERO, |m| m.delay);
-                self.schedule(delay, &mut fx);
+                self.schedule(delay, now, &mut fx);
             }
             Input::GroupRestarting => self.announce_pending(&mut fx),
             Input::GroupEndCanceled => self.commit(Finish::plain(TaskOutcome::Canceled), &mut fx),
@@ -385,12 +374,13 @@ impl Life {
         }
     }
 
-    /// The next attempt after `delay` (at once when zero).
-    fn schedule(&mut self, delay: Duration, fx: &mut Effects) {
+    /// The next attempt after `delay` (at once when zero), scheduled at `now`.
+    fn schedule(&mut self, delay: Duration, now: Instant, fx: &mut Effects) {
         if delay.is_zero() {
             self.due(fx);
         } else {
             self.phase = Phase::Backoff;
+            self.next_run = Some((now, delay));
             fx.push(Effect::RetryTimer(delay));
         }
     }
@@ -504,7 +494,7 @@ impl Life {
         if let Some(backoff) = backoff {
             fx.push(Effect::AnnounceBackoff(backoff));
         }
-        self.schedule(delay, fx);
+        self.schedule(delay, now, fx);
     }
 
     /// A claim: exactly one wins; between attempts it ends `Canceled` at once, otherwise
@@ -595,3 +585,4 @@ fn panicked(reason: String) -> Finish {
 
 #[cfg(test)]
 mod tests;
+mod view;

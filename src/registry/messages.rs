@@ -177,6 +177,10 @@ pub(crate) struct CancelTicket {
 }
 
 /// Where one registration is in its life, as [`TaskInfo::state`] reports it.
+///
+/// Serialized (feature `cluster`, remote snapshots) by variant name, e.g. `"Scheduled"`.
+/// `Scheduled` was added after `Backoff`: a peer built before it cannot decode a snapshot
+/// holding a scheduled task, so upgrade the watching nodes first (docs/semantics.md#task-states).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum TaskState {
@@ -185,7 +189,8 @@ pub enum TaskState {
     WaitingForPermit,
     /// An attempt body is running.
     Running,
-    /// Between attempts: a failure backoff or a periodic interval is pending.
+    /// Between attempts after a failure: the retry backoff is pending
+    /// ([`TaskInfo::next_run_in`] says for how long).
     Backoff,
     /// A remove, cancel or shutdown claimed it; it is stopping within its grace.
     Removing,
@@ -195,8 +200,13 @@ pub enum TaskState {
     GroupRestarting,
     /// Paused (`handle.pause`): its next attempt was due and waits, with no actor and no
     /// permit, for `handle.resume`. (A paused task whose attempt is still running shows
-    /// `Running`, one in a backoff `Backoff`, until that attempt or backoff ends.)
+    /// `Running`, one in a backoff `Backoff` (or `Scheduled`), until that attempt or
+    /// backoff ends.)
     Paused,
+    /// Between attempts after a success: a periodic (`RestartPolicy::Always`) task waits for
+    /// its next run ([`TaskInfo::next_run_in`] says for how long). Not a failure: `restarts`
+    /// is unchanged. (A group member restarted alone after a success shows it as well.)
+    Scheduled,
 }
 
 impl TaskState {
@@ -209,6 +219,7 @@ impl TaskState {
             TaskState::Removing => "removing",
             TaskState::GroupRestarting => "group_restarting",
             TaskState::Paused => "paused",
+            TaskState::Scheduled => "scheduled",
         }
     }
 }
@@ -238,4 +249,10 @@ pub struct TaskInfo {
     /// The name of its [`TaskGroup`](crate::TaskGroup), when it is a group member.
     #[serde(default)]
     pub group: Option<Arc<str>>,
+    /// Time until the next attempt is due, measured when the record was taken: `Some` in
+    /// [`TaskState::Backoff`] (the retry delay left) and [`TaskState::Scheduled`] (the
+    /// periodic interval left), `None` in every other state. Zero when the timer is due but
+    /// its message not handled yet. A remote record is as old as its transit.
+    #[serde(default)]
+    pub next_run_in: Option<Duration>,
 }

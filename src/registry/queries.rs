@@ -8,13 +8,20 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use tokio::time::Instant;
+
 use super::messages::TaskInfo;
 use super::state::RegistryState;
 use crate::identity::TaskId;
 
 impl RegistryState {
-    /// Point-in-time record of one entry.
+    /// Point-in-time record of one entry, taken now.
     pub(crate) fn info(&self, id: TaskId) -> Option<TaskInfo> {
+        self.info_at(id, Instant::now())
+    }
+
+    /// Record of one entry at `now` (its `next_run_in` is measured from `now`).
+    fn info_at(&self, id: TaskId, now: Instant) -> Option<TaskInfo> {
         let entry = self.entry(id)?;
         let (restarts, last_failure) = entry.life.restarts();
         Some(TaskInfo {
@@ -27,6 +34,7 @@ impl RegistryState {
             restarts,
             last_failure,
             group: entry.shared.group.clone(),
+            next_run_in: entry.life.next_run_in(now),
         })
     }
 
@@ -54,7 +62,10 @@ impl RegistryState {
 
     /// A record of every registration, in no particular order: callers sort.
     pub(crate) fn snapshot_unsorted(&self) -> Vec<TaskInfo> {
-        self.entries().filter_map(|(id, _)| self.info(id)).collect()
+        let now = Instant::now();
+        self.entries()
+            .filter_map(|(id, _)| self.info_at(id, now))
+            .collect()
     }
 
     /// Every registration as `(id, name)`, in no particular order: callers sort.

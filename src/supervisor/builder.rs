@@ -8,9 +8,10 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::ActorCell;
+use ractor::{ActorCell, ActorRef};
 
 use super::Supervisor;
+use super::report::{ReportSink, ShutdownReport};
 use crate::config::SupervisorConfig;
 use crate::error::{BuildError, ConfigError, MAX_CAPACITY};
 use crate::events::{Subscribe, SubscriberEntry};
@@ -36,6 +37,7 @@ pub struct SupervisorBuilder {
     pub(crate) subscribers: Vec<Arc<dyn Subscribe>>,
     pub(crate) name: Option<Arc<str>>,
     pub(crate) parent: Option<ActorCell>,
+    pub(crate) shutdown_report: Option<ReportSink>,
     #[cfg(feature = "controller")]
     pub(crate) controller: Option<crate::controller::ControllerConfig>,
     #[cfg(feature = "metrics")]
@@ -52,6 +54,7 @@ impl SupervisorBuilder {
             subscribers: Vec::new(),
             name: None,
             parent: None,
+            shutdown_report: None,
             #[cfg(feature = "controller")]
             controller: None,
             #[cfg(feature = "metrics")]
@@ -209,16 +212,53 @@ impl SupervisorBuilder {
     ///   killed starts the same graceful shutdown, detached;
     /// - when the supervisor has shut down gracefully (any trigger), the link stops normally
     ///   and `parent` receives `SupervisionEvent::ActorTerminated` for it, with the reason
-    ///   `"supervisor shut down"`; when it failed (restart intensity exceeded, registry
+    ///   `"supervisor shut down"` (when tasks had to be force-aborted after the grace:
+    ///   `"supervisor shut down: grace exceeded; force-aborted: a, b"`, at most 8 names,
+    ///   then `" and N more"`); when it failed (restart intensity exceeded, registry
     ///   died), the link fails and `parent` receives `SupervisionEvent::ActorFailed` whose
     ///   error reads `"supervisor failed: <the RuntimeError>"`. Nothing of ours kills
     ///   `parent`; but ractor's default `handle_supervisor_evt` stops a parent when any
     ///   child ends, so override it in `parent` if it should outlive the supervisor.
     ///
+    /// For the full verdict as a message (result, every force-aborted name, grace), add
+    /// [`with_shutdown_report`](Self::with_shutdown_report).
+    ///
     /// The registry itself is not linked under `parent`: ractor kills linked children
     /// without `post_stop` when a parent exits, which would skip the grace period.
     pub fn with_parent(mut self, parent: ActorCell) -> Self {
         self.parent = Some(parent);
+        self
+    }
+
+    /// Sends the supervisor's shutdown verdict to `actor` as one message, `map(report)`, when
+    /// its shutdown has finished (any [`ShutdownCause`](crate::ShutdownCause): requested,
+    /// natural, last owner dropped, failure): every task stopped or was force-aborted,
+    /// subscriber lanes drained, the supervisor's actors stopped. The report carries the
+    /// same `result` every `shutdown()` caller gets, the names of the force-aborted tasks
+    /// and the grace (see [`ShutdownReport`]).
+    ///
+    /// The message is sent *before* the [`with_parent`](Self::with_parent) link stops, so
+    /// after `parent.stop_children_and_wait(..)` (or `link.stop_and_wait(..)`) returns it is
+    /// already in `actor`'s mailbox: a parent that stops its children inside a handler and
+    /// then calls `myself.drain()` handles the report before it exits. (A parent stopping
+    /// its children in its own `post_stop` no longer processes messages: choose another
+    /// actor there.) Works without a parent as well.
+    ///
+    /// `map` runs once, on the shutdown's task; it must not block. If `actor` has stopped,
+    /// the message is dropped; if `map` panics, the panic is contained and the report lost,
+    /// the shutdown is unaffected. A later call replaces an earlier one.
+    ///
+    /// This is the ractor-style counterpart of OTP's supervisor exit reason: ractor's
+    /// `stop_children_and_wait` returns `()` and carries no verdict.
+    pub fn with_shutdown_report<M, F>(mut self, actor: ActorRef<M>, map: F) -> Self
+    where
+        M: ractor::Message,
+        F: Fn(ShutdownReport) -> M + Send + Sync + 'static,
+    {
+        self.shutdown_report = Some(std::sync::Arc::new(move |report| {
+            // A stopped actor: the message comes back in the error and is dropped here.
+            let _ = actor.cast(map(report));
+        }));
         self
     }
 
@@ -297,6 +337,7 @@ impl SupervisorBuilder {
             subscribers,
             self.name,
             self.parent,
+            self.shutdown_report,
             #[cfg(feature = "controller")]
             self.controller,
         );

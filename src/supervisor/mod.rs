@@ -25,6 +25,7 @@ mod parent;
 mod pause;
 #[cfg(feature = "controller")]
 mod prepared;
+mod report;
 pub(crate) mod runtime;
 pub(crate) mod shutdown;
 mod signals;
@@ -47,6 +48,7 @@ use owner::OwnerLease;
 pub use pause::PauseOperation;
 #[cfg(feature = "controller")]
 pub use prepared::{PreparedSubmission, Submit, WatchedSubmit};
+pub use report::{ShutdownCause, ShutdownReport};
 use runtime::Runtime;
 
 use crate::config::SupervisorConfig;
@@ -74,6 +76,8 @@ pub struct Supervisor {
     defaults: TaskDefaults,
     subscribers: Vec<SubscriberEntry>,
     parent: Option<ActorCell>,
+    /// Where the shutdown's verdict goes (`SupervisorBuilder::with_shutdown_report`).
+    shutdown_report: Option<report::ReportSink>,
     #[cfg(feature = "controller")]
     controller: Option<crate::controller::ControllerConfig>,
     lease: Arc<OwnerLease>,
@@ -115,6 +119,7 @@ impl Supervisor {
         subscribers: Vec<SubscriberEntry>,
         name: Option<Arc<str>>,
         parent: Option<ActorCell>,
+        shutdown_report: Option<report::ReportSink>,
         #[cfg(feature = "controller")] controller: Option<crate::controller::ControllerConfig>,
     ) -> Supervisor {
         Supervisor {
@@ -123,6 +128,7 @@ impl Supervisor {
             defaults,
             subscribers,
             parent,
+            shutdown_report,
             #[cfg(feature = "controller")]
             controller,
             lease: Arc::new(OwnerLease::default()),
@@ -170,7 +176,10 @@ impl Supervisor {
             self.config.clone(),
             self.defaults.clone(),
             &self.subscribers,
-            self.parent.clone(),
+            runtime::Reporting {
+                parent: self.parent.clone(),
+                shutdown_report: self.shutdown_report.clone(),
+            },
             #[cfg(feature = "controller")]
             self.controller.clone(),
         )?;

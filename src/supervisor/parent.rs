@@ -11,8 +11,8 @@
 //!   subscriber lanes drained;
 //! - the parent exiting (ractor then kills the link) drops the link's state, which fires a
 //!   token: the runtime runs the same graceful shutdown, detached;
-//! - at the end of a shutdown the link stops normally (`ActorTerminated` for the parent),
-//!   or, when the supervisor failed (restart intensity exceeded, registry died), fails with
+//! - at the end of a shutdown the link stops normally (`ActorTerminated` for the parent;
+//!   the reason names the force-aborted tasks when the grace was exceeded), or, when the supervisor failed (restart intensity exceeded, registry died), fails with
 //!   the [`RuntimeError`]'s text, so the parent receives `ActorFailed` and can react as a
 //!   ractor supervisor does (docs/semantics.md#ractor-tree).
 
@@ -122,20 +122,115 @@ pub(crate) fn link_under(
     Ok((link, gone))
 }
 
-/// Tells the parent how the supervisor ended: a failure as `ActorFailed` (the link fails
-/// with the error's text), anything else as a normal stop.
-pub(crate) fn report(link: &ActorRef<ParentLinkMessage>, result: &Result<(), RuntimeError>) {
+/// How the link ends, decided from the shutdown's result ([`verdict`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum LinkVerdict {
+    /// Fail with this text: the parent receives `ActorFailed`.
+    Fail(String),
+    /// Stop with this reason: the parent receives `ActorTerminated`.
+    Stop(String),
+}
+
+/// At most this many stuck names go into a link's stop reason (the rest are counted), so
+/// the reason stays small whatever the number of tasks; the full list is in the
+/// `ShutdownReport` and in `RuntimeError::GraceExceeded`.
+pub(crate) const MAX_NAMES_IN_REASON: usize = 8;
+
+/// The link's end for `result`: a failure of the supervisor (restart intensity, registry or
+/// component death) fails the link with the error's text; a graceful shutdown stops it with
+/// [`SHUT_DOWN_REASON`], followed by `": grace exceeded; force-aborted: a, b"` when tasks
+/// had to be force-aborted (still a termination, not a failure: the shutdown completed, as
+/// an OTP supervisor whose child needed `brutal_kill` still exits with `shutdown`).
+pub(crate) fn verdict(result: &Result<(), RuntimeError>) -> LinkVerdict {
     match result {
         Err(
             error @ (RuntimeError::RestartIntensityExceeded { .. }
             | RuntimeError::RegistryFailed { .. }
             | RuntimeError::ComponentFailed { .. }),
-        ) => {
-            let text = format!("supervisor failed: {error}");
+        ) => LinkVerdict::Fail(format!("supervisor failed: {error}")),
+        Err(RuntimeError::GraceExceeded { stuck, .. }) => {
+            let mut reason = format!("{SHUT_DOWN_REASON}: grace exceeded; force-aborted: ");
+            let shown = stuck.len().min(MAX_NAMES_IN_REASON);
+            for (i, name) in stuck[..shown].iter().enumerate() {
+                if i > 0 {
+                    reason.push_str(", ");
+                }
+                reason.push_str(name);
+            }
+            if stuck.len() > shown {
+                reason.push_str(&format!(" and {} more", stuck.len() - shown));
+            }
+            LinkVerdict::Stop(reason)
+        }
+        _ => LinkVerdict::Stop(SHUT_DOWN_REASON.to_owned()),
+    }
+}
+
+/// Tells the parent how the supervisor ended ([`verdict`]).
+pub(crate) fn report(link: &ActorRef<ParentLinkMessage>, result: &Result<(), RuntimeError>) {
+    match verdict(result) {
+        LinkVerdict::Fail(text) => {
             if link.cast(ParentLinkMessage::Fail(text)).is_err() {
                 link.stop(Some(SHUT_DOWN_REASON.to_owned()));
             }
         }
-        _ => link.stop(Some(SHUT_DOWN_REASON.to_owned())),
+        LinkVerdict::Stop(reason) => link.stop(Some(reason)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn grace_exceeded(names: &[&str]) -> Result<(), RuntimeError> {
+        Err(RuntimeError::GraceExceeded {
+            grace: Duration::from_secs(1),
+            stuck: names.iter().map(|name| Arc::from(*name)).collect(),
+        })
+    }
+
+    #[test]
+    fn a_clean_shutdown_stops_the_link_with_the_plain_reason() {
+        assert_eq!(verdict(&Ok(())), LinkVerdict::Stop(SHUT_DOWN_REASON.into()));
+        let unclean = Err(RuntimeError::ShuttingDown);
+        assert_eq!(
+            verdict(&unclean),
+            LinkVerdict::Stop(SHUT_DOWN_REASON.into())
+        );
+    }
+
+    #[test]
+    fn an_exceeded_grace_names_the_force_aborted_tasks_in_the_stop_reason() {
+        assert_eq!(
+            verdict(&grace_exceeded(&["a", "b"])),
+            LinkVerdict::Stop("supervisor shut down: grace exceeded; force-aborted: a, b".into())
+        );
+    }
+
+    #[test]
+    fn the_stop_reason_lists_a_bounded_number_of_names() {
+        let names: Vec<String> = (0..20).map(|i| format!("t{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let LinkVerdict::Stop(reason) = verdict(&grace_exceeded(&names)) else {
+            panic!("a graceful shutdown stops the link");
+        };
+        assert!(reason.ends_with("t6, t7 and 12 more"), "{reason}");
+        assert!(!reason.contains("t8"), "{reason}");
+    }
+
+    #[test]
+    fn a_failed_supervisor_fails_the_link_with_the_error_text() {
+        let failed = Err(RuntimeError::ComponentFailed {
+            component: "relay",
+            reason: Arc::from("killed"),
+        });
+        let LinkVerdict::Fail(text) = verdict(&failed) else {
+            panic!("a failure fails the link");
+        };
+        assert!(text.starts_with("supervisor failed: "), "{text}");
+        assert!(text.contains("relay"), "{text}");
     }
 }

@@ -122,9 +122,18 @@ pub(crate) struct Runtime {
     pub(crate) shutdown: ShutdownCell,
     /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
     pub(crate) parent_link: Option<ActorRef<super::parent::ParentLinkMessage>>,
+    /// Receives the shutdown's verdict (`with_shutdown_report`), before the link stops.
+    pub(crate) shutdown_report: Option<super::report::ReportSink>,
     /// The remotable query actor; closed in the shutdown tail after the relay.
     #[cfg(feature = "cluster")]
     pub(crate) cluster: crate::cluster::ClusterPresence,
+}
+
+/// How a runtime tells the application it ended: the parent to link under
+/// (`with_parent`) and the shutdown report's sink (`with_shutdown_report`).
+pub(crate) struct Reporting {
+    pub(crate) parent: Option<ractor::ActorCell>,
+    pub(crate) shutdown_report: Option<super::report::ReportSink>,
 }
 
 impl Runtime {
@@ -140,12 +149,16 @@ impl Runtime {
         config: SupervisorConfig,
         defaults: TaskDefaults,
         subscribers: &[SubscriberEntry],
-        parent: Option<ractor::ActorCell>,
+        reporting: Reporting,
         #[cfg(feature = "controller")] controller: Option<ControllerConfig>,
     ) -> Result<Arc<Runtime>, RuntimeError> {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(RuntimeError::TokioRuntimeUnavailable);
         }
+        let Reporting {
+            parent,
+            shutdown_report,
+        } = reporting;
         let event_group = format!("taskvisor.{name}.events");
         let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?
             .with_observer(observer.clone());
@@ -273,6 +286,7 @@ impl Runtime {
             root_token,
             shutdown: ShutdownCell::default(),
             parent_link: parent_link.as_ref().map(|(link, _)| link.clone()),
+            shutdown_report,
             #[cfg(feature = "cluster")]
             cluster,
         });

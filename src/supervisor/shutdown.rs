@@ -170,6 +170,8 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
         .stop_and_wait(None, Some(Duration::from_secs(1)))
         .await;
 
+    let cause = super::report::ShutdownCause::of(&trigger);
+    let force_aborted = stuck.clone().unwrap_or_default();
     let result = match (trigger, stuck) {
         (Trigger::RegistryFailed { reason }, _) => Err(RuntimeError::RegistryFailed { reason }),
         (Trigger::ComponentFailed { component, reason }, Some(_)) => {
@@ -199,6 +201,20 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
         }),
         _ => Ok(()),
     };
+    if let Some(sink) = &runtime.shutdown_report {
+        // Before the link stops: a parent's `stop_children_and_wait` returns with the report
+        // already in the chosen actor's mailbox.
+        super::report::deliver(
+            sink,
+            super::report::ShutdownReport {
+                supervisor: runtime.name.clone(),
+                cause,
+                result: result.clone(),
+                force_aborted,
+                grace,
+            },
+        );
+    }
     if let Some(link) = &runtime.parent_link {
         // The parent's supervision event: terminated, or failed with the error's text.
         super::parent::report(link, &result);

@@ -22,6 +22,34 @@ fn the_first_attempt_waits_for_a_permit_and_spawns_once() {
 }
 
 #[test]
+fn a_wait_after_a_success_is_scheduled_and_after_a_failure_backoff_with_the_time_left() {
+    let every = Duration::from_secs(10);
+    let mut sim = Sim::new(policy(RestartPolicy::Always {
+        interval: Some(every),
+    }))
+    .run();
+    assert_eq!(sim.life.next_run_in(sim.now), None, "running");
+    sim.go(ok());
+    assert_eq!(sim.life.task_state(false), TaskState::Scheduled);
+    assert_eq!(sim.life.next_run_in(sim.now), Some(every));
+    let later = sim.now + Duration::from_secs(4);
+    assert_eq!(sim.life.next_run_in(later), Some(Duration::from_secs(6)));
+    // Past due (the timer not handled yet): zero, never an underflow.
+    let past = sim.now + Duration::from_secs(60);
+    assert_eq!(sim.life.next_run_in(past), Some(Duration::ZERO));
+    assert_eq!(sim.go(Input::RetryDue), ["permit"]);
+    assert_eq!(sim.life.next_run_in(sim.now), None, "waiting for a permit");
+    sim.attempt();
+    sim.go(fail());
+    sim.go(dropped());
+    assert_eq!(sim.life.task_state(false), TaskState::Backoff);
+    assert_eq!(sim.life.next_run_in(sim.now), Some(D));
+    // Claimed in its backoff: removed at once, no next run.
+    sim.go(Input::Claim { timer: None });
+    assert_eq!(sim.life.next_run_in(sim.now), None);
+}
+
+#[test]
 fn a_failure_is_retried_after_its_backoff_and_counted() {
     let mut sim = Sim::new(on_failure()).run();
     assert_eq!(sim.go(fail()), ["drop error"]);

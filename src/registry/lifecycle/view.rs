@@ -1,0 +1,39 @@
+//! What a registration shows to queries (`TaskInfo`): its public state and the time until
+//! its next attempt, read from the machine without changing it.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::{Life, Phase};
+use crate::registry::messages::TaskState;
+
+impl Life {
+    /// The public state (`running`: the attempt's body is running now). A delay between
+    /// attempts is `Scheduled` when it follows a success (the failure streak is 0: a
+    /// periodic repeat) and `Backoff` when it follows a failure.
+    pub(crate) fn task_state(&self, running: bool) -> TaskState {
+        match self.phase {
+            _ if self.claimed => TaskState::Removing,
+            _ if self.member.as_ref().is_some_and(|m| m.stopping) => TaskState::GroupRestarting,
+            Phase::Backoff if self.retry_count == 0 => TaskState::Scheduled,
+            Phase::Backoff => TaskState::Backoff,
+            Phase::Held => TaskState::GroupRestarting,
+            Phase::Paused => TaskState::Paused,
+            _ if running => TaskState::Running,
+            _ => TaskState::WaitingForPermit,
+        }
+    }
+
+    /// Time from `now` until the next attempt is due: `Some` only in `Backoff` and
+    /// `Scheduled` (zero once the delay has elapsed and its timer is not handled yet).
+    pub(crate) fn next_run_in(&self, now: Instant) -> Option<Duration> {
+        match self.task_state(false) {
+            TaskState::Backoff | TaskState::Scheduled => {
+                let (since, delay) = self.next_run?;
+                Some(delay.saturating_sub(now.saturating_duration_since(since)))
+            }
+            _ => None,
+        }
+    }
+}
