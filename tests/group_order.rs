@@ -13,9 +13,12 @@ use ractor_taskvisor::prelude::*;
 use ractor_taskvisor::{GroupStrategy, TaskGroup, TaskRef};
 use tokio::time::Instant;
 
-/// When each task saw cancellation and when it exited: `(name, cancelled at, exited at)`.
+/// One task's stop: `(name, cancelled at, exited at)`.
+type Stop = (&'static str, Duration, Duration);
+
+/// When each task saw cancellation and when it exited.
 #[derive(Clone, Default)]
-struct Stops(Arc<Mutex<Vec<(&'static str, Duration, Duration)>>>);
+struct Stops(Arc<Mutex<Vec<Stop>>>);
 
 /// Runs until cancelled, then takes `stop_time` to exit; records both times from `origin`.
 fn slow_stopper(
