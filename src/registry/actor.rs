@@ -22,18 +22,17 @@
 //! runtime shuts down with [`RuntimeError::RegistryFailed`](crate::RuntimeError::RegistryFailed).
 
 use futures_util::FutureExt;
+use ractor::actor::messages::BoxedState;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use tokio::sync::oneshot;
+use tokio::time::Instant;
 
-use super::admission::{admit_batch, admit_one};
-use super::attempts::{Exit, on_exit, start_waiting, step};
-use super::groups;
-use super::lifecycle::Input;
-use super::messages::{CancelTicket, Command, CommandKind, RegistryMessage};
-use super::removal::{begin_shutdown, claim_with_grace, shutdown_deadline_passed};
-use super::state::{CancelWaiter, RegistrySettings, RegistryState};
-use super::{pause, requests};
-use crate::identity::{TaskId, TaskTarget};
+use super::RegistrySettings;
+use super::core::{Core, Input, Request};
+use super::lifecycle::Ended;
+use super::messages::{Command, CommandKind, RegistryMessage};
+use super::shell::Resources;
+use crate::attempt::AttemptState;
+use crate::observe::AttemptEnd;
 use crate::panic_guard::{dispose, panic_message};
 use crate::task::hosted_actor;
 
@@ -58,7 +57,10 @@ impl Actor for RegistryActor {
         _myself: ActorRef<Self::Msg>,
         settings: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(RegistryState::new(settings))
+        Ok(RegistryState {
+            core: Core::new(settings),
+            resources: Resources::default(),
+        })
     }
 
     async fn handle(
@@ -67,13 +69,9 @@ impl Actor for RegistryActor {
         message: Self::Msg,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let handled = std::panic::AssertUnwindSafe(async {
-            handle_message(&myself, state, message).await;
-            groups::settle(&myself, state).await;
-            state.observe();
-        })
-        .catch_unwind()
-        .await;
+        let handled = std::panic::AssertUnwindSafe(handle_message(&myself, state, message))
+            .catch_unwind()
+            .await;
         contain(state, handled, "message handler")
     }
 
@@ -83,13 +81,9 @@ impl Actor for RegistryActor {
         event: SupervisionEvent,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let handled = std::panic::AssertUnwindSafe(async {
-            handle_supervision(&myself, state, event).await;
-            groups::settle(&myself, state).await;
-            state.observe();
-        })
-        .catch_unwind()
-        .await;
+        let handled = std::panic::AssertUnwindSafe(handle_supervision(&myself, state, event))
+            .catch_unwind()
+            .await;
         contain(state, handled, "supervision handler")
     }
 
@@ -101,7 +95,7 @@ impl Actor for RegistryActor {
         // Asked to stop (the end of the shutdown workflow): not a failure. Whatever is still
         // registered sees cancellation when the guard drops with the state; ractor kills the
         // linked attempt actors right after this.
-        state.settings.life.stopping_gracefully();
+        state.core.life().stopping_gracefully();
         Ok(())
     }
 }
@@ -117,7 +111,7 @@ fn contain(
         Err(payload) => {
             let reason = format!("registry {site} panicked: {}", panic_message(&*payload));
             dispose(payload);
-            state.settings.life.life().fail(reason.clone());
+            state.core.life().life().fail(reason.clone());
             Err(reason.into())
         }
     }
@@ -140,59 +134,80 @@ fn reply_sorted<T: Send + 'static>(
     }
 }
 
+/// The registry actor's state (opaque): the core and the resources its shell keeps.
+pub(crate) struct RegistryState {
+    core: Core,
+    resources: Resources,
+}
+
+impl RegistryState {
+    /// Steps the core with `input`, now, through the actor's shell.
+    async fn step(&mut self, myself: &ActorRef<RegistryMessage>, input: Input) {
+        let mut shell = self.resources.shell(myself);
+        self.core.step(&mut shell, input, Instant::now()).await;
+    }
+}
+
 async fn handle_message(
     myself: &ActorRef<RegistryMessage>,
     state: &mut RegistryState,
     message: RegistryMessage,
 ) {
-    match message {
+    let core = &state.core;
+    let request = match message {
         RegistryMessage::List(reply) => {
-            reply_sorted(state.list_unsorted(), reply, |all| {
+            return reply_sorted(core.list_unsorted(), reply, |all| {
                 all.sort_unstable_by_key(|(id, _)| *id)
             });
         }
         RegistryMessage::AliveSnapshot(reply) => {
-            reply_sorted(state.alive_unsorted(), reply, |names| {
+            return reply_sorted(core.alive_unsorted(), reply, |names| {
                 names.sort_unstable();
                 names.dedup();
             });
         }
         RegistryMessage::IsAlive(name, reply) => {
-            let _ = reply.send(state.is_alive(&name));
+            let _ = reply.send(core.is_alive(&name));
+            return;
         }
         RegistryMessage::Snapshot(reply) => {
-            reply_sorted(state.snapshot_unsorted(), reply, |all| {
+            return reply_sorted(core.snapshot_unsorted(), reply, |all| {
                 all.sort_unstable_by_key(|info| info.id)
             });
         }
         RegistryMessage::ActorOf(target, reply) => {
-            let hosted = state
-                .resolve(&target)
-                .and_then(|id| state.entry(id))
-                .and_then(|entry| entry.cell.as_ref().and_then(hosted_actor));
+            let hosted = core
+                .attempt_actor(&target)
+                .and_then(|actor| state.resources.cell(actor))
+                .and_then(hosted_actor);
             let _ = reply.send(hosted);
-        }
-        RegistryMessage::Add(spec, reply) => requests::add(myself, state, spec, reply).await,
-        RegistryMessage::Remove(target, reply) => {
-            requests::remove(myself, state, target, reply).await;
-        }
-        RegistryMessage::Cancel(target, reply) => {
-            requests::cancel(myself, state, target, reply).await;
-        }
-        RegistryMessage::Pause(target, reply) => {
-            pause::by_message(myself, state, target, false, reply).await;
-        }
-        RegistryMessage::Resume(target, reply) => {
-            pause::by_message(myself, state, target, true, reply).await;
+            return;
         }
         RegistryMessage::TaskInfo(target, reply) => {
-            let info = state.resolve(&target).and_then(|id| state.info(id));
-            let _ = reply.send(info);
+            let _ = reply.send(core.task_info(&target));
+            return;
         }
+        RegistryMessage::Add(spec, reply) => Request::Add(Box::new(spec), reply),
+        RegistryMessage::Remove(target, reply) => Request::Remove(target, reply),
+        RegistryMessage::Cancel(target, reply) => Request::Cancel(target, reply),
+        RegistryMessage::Pause(target, reply) => Request::Pause {
+            target,
+            resume: false,
+            reply,
+        },
+        RegistryMessage::Resume(target, reply) => Request::Pause {
+            target,
+            resume: true,
+            reply,
+        },
         RegistryMessage::Command(Command(command)) => {
-            handle_command(myself, state, command).await;
+            if let CommandKind::Timer(timer) = &command {
+                state.resources.fired(timer);
+            }
+            return state.step(myself, Input::Command(command)).await;
         }
-    }
+    };
+    state.step(myself, Input::Request(request)).await;
 }
 
 /// Overridden on purpose: ractor's default stops the parent when any child ends.
@@ -201,137 +216,37 @@ async fn handle_supervision(
     state: &mut RegistryState,
     event: SupervisionEvent,
 ) {
-    let (actor, exit) = match event {
+    let (actor, ended) = match event {
         SupervisionEvent::ActorTerminated(cell, boxed, _reason) => {
-            (cell.get_id(), Exit::Terminated(boxed))
+            let actor = cell.get_id();
+            let attempt = boxed
+                .as_ref()
+                .and_then(|b| b.msg.as_deref())
+                .and_then(|state| state.downcast_ref::<AttemptState>());
+            state.core.observe_exit(&actor, AttemptEnd::State(attempt));
+            (actor, ended(boxed))
         }
         SupervisionEvent::ActorFailed(cell, error) => {
-            (cell.get_id(), Exit::Failed(error.to_string()))
+            let actor = cell.get_id();
+            state.core.observe_exit(&actor, AttemptEnd::RunnerPanicked);
+            (actor, Ended::RunnerPanicked(error.to_string()))
         }
         _ => return,
     };
-    if !state.reaped(actor) {
-        on_exit(myself, state, actor, exit).await;
-    }
-    // The attempt that ended gave its permit back: start whoever waits for one.
-    start_waiting(myself, state).await;
+    state.resources.exited(&actor);
+    state.step(myself, Input::Exited { actor, ended }).await;
 }
 
-/// Replies to an admission, then starts the first attempt of every accepted id, in order.
-async fn start(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    admitted: Result<Vec<TaskId>, crate::error::RuntimeError>,
-    reply: RpcReplyPort<Result<(), crate::error::RuntimeError>>,
-) {
-    let (result, ids) = match admitted {
-        Ok(ids) => (Ok(()), ids),
-        Err(error) => (Err(error), Vec::new()),
-    };
-    let _ = reply.send(result);
-    for id in ids {
-        step(myself, state, id, Input::Admitted).await;
-    }
-}
-
-async fn handle_command(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    command: CommandKind,
-) {
-    match command {
-        CommandKind::Add(request, reply) => {
-            let ids = vec![request.id];
-            let result = admit_one(state, *request).map(|()| ids);
-            start(myself, state, result, reply).await;
-        }
-        CommandKind::AddBatch(requests, reply) => {
-            let ids: Vec<TaskId> = requests.iter().map(|r| r.id).collect();
-            let result = admit_batch(state, requests).map(|()| ids);
-            start(myself, state, result, reply).await;
-        }
-        CommandKind::AddGroup(request, reply) => {
-            // Members start in order, each announced before the next is spawned.
-            let result = groups::admit(state, *request);
-            start(myself, state, result, reply).await;
-        }
-        CommandKind::GroupStopDeadline { id, attempt } => {
-            let window = state.stop_window(id);
-            let deadline = Input::GroupStopDeadline { attempt, window };
-            step(myself, state, id, deadline).await;
-        }
-        CommandKind::GroupRestartDue { group, epoch } => {
-            let elapsed = super::group::Input::DelayElapsed { epoch };
-            state.group_inputs.push_back((group, elapsed));
-        }
-        CommandKind::Remove(target, reply) => {
-            let claimed = match state.resolve(&target) {
-                None => false,
-                Some(id) => {
-                    // A by-id remove was announced by the handle before it was sent
-                    // (docs/semantics.md#admission).
-                    if let TaskTarget::Name(_) = &target {
-                        requests::announce(state, id, &target, false);
-                    }
-                    claim_with_grace(myself, state, id, None).await
-                }
-            };
-            let _ = reply.send(claimed);
-        }
-        CommandKind::Cancel(target, reply) => {
-            let ticket = match state.resolve(&target) {
-                None => CancelTicket {
-                    id: None,
-                    claimed: false,
-                    done: None,
-                },
-                Some(id) => {
-                    requests::announce(state, id, &target, true);
-                    let (tx, rx) = oneshot::channel();
-                    if let Some(entry) = state.entry_mut(id) {
-                        entry.add_cancel_waiter(CancelWaiter::Handle(tx));
-                    }
-                    let claimed = claim_with_grace(myself, state, id, None).await;
-                    CancelTicket {
-                        id: Some(id),
-                        claimed,
-                        done: Some(rx),
-                    }
-                }
-            };
-            let _ = reply.send(ticket);
-        }
-        CommandKind::Watch(target, watcher, reply) => {
-            let id = state.resolve(&target);
-            match id.and_then(|id| state.entry_mut(id)) {
-                Some(entry) => entry.add_watcher(watcher),
-                None => drop(watcher),
-            }
-            let _ = reply.send(id);
-        }
-        CommandKind::WaitEmpty(reply) => state.wait_empty(reply),
-        CommandKind::Shutdown {
-            grace,
-            verdict,
-            window_cap,
-            reply,
-        } => begin_shutdown(myself, state, grace, verdict, window_cap, reply).await,
-        CommandKind::ShutdownDeadline => shutdown_deadline_passed(myself, state).await,
-        CommandKind::ForceAbortAll => {
-            let ids = state.ids();
-            for id in ids {
-                step(myself, state, id, Input::Claim { timer: None }).await;
-                step(myself, state, id, Input::ForceAbort).await;
-            }
-        }
-        CommandKind::Restart(id) => drop(step(myself, state, id, Input::RetryDue).await),
-        CommandKind::ForceAbort(id) => drop(step(myself, state, id, Input::ForceAbort).await),
-        CommandKind::Pause(target, reply) => {
-            let _ = reply.send(pause::set(myself, state, &target, false).await);
-        }
-        CommandKind::Resume(target, reply) => {
-            let _ = reply.send(pause::set(myself, state, &target, true).await);
-        }
+/// What an attempt actor's final state says of its end.
+fn ended(boxed: Option<BoxedState>) -> Ended {
+    match boxed {
+        Some(mut boxed) => match boxed.take::<AttemptState>().ok().and_then(|s| s.verdict) {
+            Some(verdict) => Ended::Verdict(verdict),
+            None => Ended::Vanished,
+        },
+        // Killed by someone other than the registry (the registry's own kills were reaped
+        // first, by `Core::reaped`): the attempt is gone without a verdict.
+        None => Ended::Vanished,
     }
 }
 

@@ -115,28 +115,38 @@ pub(crate) enum CommandKind {
     /// Admits a [`TaskGroup`](crate::TaskGroup) all-or-nothing and starts its members in
     /// order.
     AddGroup(Box<GroupRequest>, RpcReplyPort<Result<(), RuntimeError>>),
-    /// The stop window of a group member's attempt number `attempt` ended: kill it.
-    GroupStopDeadline {
-        id: TaskId,
-        attempt: u32,
-    },
-    /// The restart delay of group `group` ended (stale unless `epoch` is current).
-    GroupRestartDue {
-        group: u64,
-        epoch: u64,
-    },
     /// Force-abort everything still registered now (second signal, owner drop fallback).
     ForceAbortAll,
     /// `handle.pause` (`registry/pause.rs`).
     Pause(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
     /// `handle.resume` (`registry/pause.rs`).
     Resume(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
-    /// A backoff or repeat delay of registration `id` ended.
-    Restart(TaskId),
-    /// The removal grace of registration `id` ended.
+    /// A timer the registry set ran out (`super::shell::Shell::schedule`).
+    Timer(Timer),
+}
+
+/// A timer of the registry: what it is for, and which registration, attempt or group it
+/// belongs to. The key of a pending timer in the shell: at most one per value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Timer {
+    /// The backoff or periodic delay of registration `id` ended.
+    Retry(TaskId),
+    /// The removal stop window of registration `id` ended.
     ForceAbort(TaskId),
-    /// The shared shutdown deadline passed.
+    /// The stop window a group restart gave attempt number `attempt` of member `id` ended.
+    GroupStop { id: TaskId, attempt: u32 },
+    /// The restart delay of group `group` ended (stale unless `epoch` is current).
+    GroupRestart { group: u64, epoch: u64 },
+    /// The shutdown's shared deadline passed.
     ShutdownDeadline,
+}
+
+impl Timer {
+    /// Whether the core may cancel it (its abort handle is kept until it fires). A group
+    /// stop deadline is not: a stale one finds another attempt number and does nothing.
+    pub(crate) fn cancellable(&self) -> bool {
+        !matches!(self, Timer::GroupStop { .. })
+    }
 }
 
 impl From<CommandKind> for RegistryMessage {
@@ -154,8 +164,8 @@ pub(crate) struct AddRequest {
     /// The ownership unit (docs/semantics.md#ownership) this registration holds until its terminal
     /// commit.
     pub(crate) unit: Option<tokio::sync::OwnedSemaphorePermit>,
-    /// Called once the registration is entirely gone (see [`super::state::ReleaseHook`]).
-    pub(crate) release: Option<super::state::ReleaseHook>,
+    /// Called once the registration is entirely gone (see [`super::core::ReleaseHook`]).
+    pub(crate) release: Option<super::core::ReleaseHook>,
     /// The name of the group it is a member of (set by the group's admission only).
     pub(crate) group: Option<Arc<str>>,
 }

@@ -1,11 +1,28 @@
-//! The registry's bookkeeping: membership indexes, admission's insert and reject, and (in
-//! `commit`) the terminal commit and the reaping of force-aborted attempts (each
-//! registration's life cycle is its [`Life`] machine, its name is in the [`Names`] index).
+//! The registry core: every index and every registration of one supervisor, changed only by
+//! [`Core::step`]`(shell, input, now)`.
 //!
-//! Everything here is synchronous and O(1) per operation (hash maps, no scans on the
-//! per-task paths); the actor in [`super::actor`] wires it to messages and spawns attempts.
-//! The indexes are private: the other registry modules read and change them through the
-//! methods below.
+//! The core decides everything the registry does: admission (every door: the handle's
+//! adds, batches and groups, and `Add` sent by message), claims and stop windows, the
+//! shutdown wait, groups, pause, `max_concurrent` permits, the supervisor-wide restart
+//! intensity, and the terminal commit that delivers each outcome. Each registration's own
+//! decisions are its pure [`Life`] machine's ([`super::lifecycle`]); a group's are its
+//! [`super::group::GroupMachine`]'s. What the core needs from the actor system (spawn an
+//! attempt actor, kill one, set or cancel a timer) it asks of a [`Shell`], in the order it
+//! decides it; the registry actor's shell is the only one with actors, and the tests drive
+//! the core with a fake one (`tests.rs`, a proptest over arbitrary input sequences).
+//! Spawning is the one request that waits for an answer (a group member's attempt reports
+//! its start before the next member is spawned), which is why effects are carried out
+//! through the shell as they are decided rather than returned in a batch.
+//!
+//! No field here is visible outside this module: the actor reads through the query methods
+//! (`queries.rs`) and changes state only through `step`.
+//!
+//! Submodules, one decision each: `admission` (which registrations are accepted),
+//! `attempts` (stepping a registration's machine and carrying out its effects), `removal`
+//! (claims, stop windows, the shutdown wait), `groups` (group admission and the group
+//! machine's effects), `pause`, `requests` (commands sent as messages, with the intake
+//! bound), `commit` (the terminal commit: the one place an outcome is delivered),
+//! `queries` (the read-only views).
 //!
 //! Invariants:
 //! 1. A registration is in `entries` from acceptance until its terminal commit, and its name
@@ -17,29 +34,44 @@
 //!    and shown as alive.
 //! 4. Events are published in the order of docs/semantics.md#events: `TaskFinished`, then the
 //!    watched outcome, then `TaskRemoved`.
+//! 5. A `max_concurrent` permit is held exactly while an attempt actor exists.
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::{ActorCell, ActorId, RpcReplyPort};
+use ractor::{ActorId, RpcReplyPort};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
-use tokio::task::AbortHandle;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::intensity::Meltdown;
 use super::life::LifeGuard;
-use super::lifecycle::Life;
+use super::lifecycle::{Ended, Life};
+use super::messages::{CommandKind, Timer};
 use super::names::Names;
 use super::permits::Permits;
+use super::shell::Shell;
 use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
-use crate::outcome::OutcomePromise;
+use crate::outcome::{OutcomePromise, TaskOutcome};
 use crate::task::TaskDefaults;
 
+mod admission;
+mod attempts;
+mod commands;
 mod commit;
+mod groups;
+mod pause;
+mod queries;
+mod removal;
+mod requests;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use requests::Request;
 
 /// A map keyed by the runtime's own ids ([`TaskId`], [`ActorId`]: counters, never user
 /// input), hashed with `foldhash` rather than SipHash: these are looked up several times
@@ -84,26 +116,23 @@ pub(crate) struct RegistrySettings {
 }
 
 /// One registration: its life-cycle machine and the resources its effects act on.
-pub(crate) struct Entry {
-    pub(crate) shared: Arc<TaskShared>,
+struct Entry {
+    shared: Arc<TaskShared>,
     /// Phase, claim, pause, counters and restart log (see [`super::lifecycle`]).
-    pub(crate) life: Life,
-    pub(crate) outcome: Option<OutcomePromise>,
-    /// The attempt actor, while the phase is `Attempt`.
-    pub(crate) cell: Option<ActorCell>,
-    /// The backoff timer, which casts `Restart` when the delay ends.
-    pub(crate) retry_timer: Option<AbortHandle>,
-    pub(crate) removal_timer: Option<AbortHandle>,
+    life: Life,
+    outcome: Option<OutcomePromise>,
+    /// The attempt actor, while the phase is `Attempt` (its cell is the shell's).
+    actor: Option<ActorId>,
     /// A group member's current attempt token: a group restart stops the attempt, not the
     /// registration.
-    pub(crate) scope: Option<CancellationToken>,
+    scope: Option<CancellationToken>,
     /// Cancel callers and later watchers, told at commit; boxed and absent until the first
     /// one (most registrations never have any).
     waiters: Option<Box<Waiters>>,
-    /// Ownership unit (docs/semantics.md#ownership), returned when the entry is dropped at terminal
-    /// commit.
-    pub(crate) _unit: Option<OwnedSemaphorePermit>,
-    pub(crate) release: Option<ReleaseHook>,
+    /// Ownership unit (docs/semantics.md#ownership), returned when the entry is dropped at
+    /// terminal commit.
+    unit: Option<OwnedSemaphorePermit>,
+    release: Option<ReleaseHook>,
 }
 
 /// Who else waits for a registration's terminal commit.
@@ -142,18 +171,18 @@ impl Entry {
     }
 
     /// Tells `waiter` of the terminal commit when it comes.
-    pub(crate) fn add_cancel_waiter(&mut self, waiter: CancelWaiter) {
+    fn add_cancel_waiter(&mut self, waiter: CancelWaiter) {
         self.waiters().cancel.push(waiter);
     }
 
     /// Gives `watcher` a copy of the outcome at the terminal commit.
-    pub(crate) fn add_watcher(&mut self, watcher: OutcomePromise) {
+    fn add_watcher(&mut self, watcher: OutcomePromise) {
         self.waiters().add_watcher(watcher);
     }
 }
 
 /// A cancel caller waiting for the terminal commit of its target.
-pub(crate) enum CancelWaiter {
+enum CancelWaiter {
     /// A handle's cancel: a value means "committed"; a channel that closes without one
     /// means the registry went away first.
     Handle(oneshot::Sender<()>),
@@ -166,21 +195,22 @@ pub(crate) enum CancelWaiter {
 
 /// The shutdown wait in progress (docs/semantics.md#shutdown): every registration is
 /// claimed, and the `Shutdown` caller is answered once none is left.
-pub(crate) struct ShutdownWait {
-    pub(crate) reply: RpcReplyPort<Vec<Arc<str>>>,
-    pub(crate) stuck: Vec<Arc<str>>,
-    pub(crate) deadline: Option<AbortHandle>,
+struct ShutdownWait {
+    reply: RpcReplyPort<Vec<Arc<str>>>,
+    stuck: Vec<Arc<str>>,
+    /// Whether the shared deadline's timer is pending.
+    deadline: bool,
     /// Whether to publish the verdict event when the wait completes.
-    pub(crate) verdict: bool,
+    verdict: bool,
     /// The cap on a task's own stop window during this shutdown (for group members asked
     /// later, in their group's order).
-    pub(crate) window_cap: Option<Duration>,
+    window_cap: Option<Duration>,
 }
 
-/// The registry actor's state (opaque).
-pub(crate) struct RegistryState {
-    pub(super) settings: RegistrySettings,
-    pub(super) permits: Permits,
+/// The registry's state (opaque outside this module): see the module documentation.
+pub(crate) struct Core {
+    settings: RegistrySettings,
+    permits: Permits,
     /// Boxed: the map's slots stay 16 bytes, so its spare capacity (up to half of it after
     /// a growth) costs pointers, not whole entries (W6 in BENCHMARKS.md).
     entries: IdMap<TaskId, Box<Entry>>,
@@ -196,24 +226,36 @@ pub(crate) struct RegistryState {
     significant_ended: usize,
     empty_waiters: Vec<RpcReplyPort<()>>,
     /// Set while the shutdown waits for the registrations to end.
-    pub(super) shutdown: Option<ShutdownWait>,
+    shutdown: Option<ShutdownWait>,
     /// Set by the first `Shutdown` command: later adds are refused.
-    pub(super) closed: bool,
+    closed: bool,
     /// The supervisor-wide restart intensity, stepped by every registration's machine.
     intensity: Meltdown,
     /// Groups with at least one member registered, by key.
-    pub(super) groups: HashMap<u64, super::groups::GroupRecord>,
+    groups: HashMap<u64, groups::GroupRecord>,
     /// Group names in use, to their keys.
-    pub(super) group_names: HashMap<Arc<str>, u64>,
-    pub(super) next_group: u64,
-    /// What happened to group members during the current handler, applied by
-    /// [`super::groups::settle`] at its end.
-    pub(super) group_inputs: std::collections::VecDeque<(u64, super::group::Input)>,
+    group_names: HashMap<Arc<str>, u64>,
+    next_group: u64,
+    /// What happened to group members during the current step, applied by
+    /// [`groups::settle`] at its end.
+    group_inputs: std::collections::VecDeque<(u64, super::group::Input)>,
+    /// The clock of the step in progress: one reading serves every decision of one input.
+    now: Instant,
+}
+
+/// What happened, as the core takes it.
+pub(crate) enum Input {
+    /// A command of the handle or the controller, or one of the registry's own timers.
+    Command(CommandKind),
+    /// A command sent as a message by another actor, checked against the intake bound.
+    Request(Request),
+    /// Attempt actor `actor` exited, as its supervision event reports it.
+    Exited { actor: ActorId, ended: Ended },
 }
 
 /// What a force-aborted attempt that has not physically exited yet keeps (its name is in
 /// [`Names`]).
-pub(super) struct Reaping {
+struct Reaping {
     release: Option<ReleaseHook>,
     /// The ownership unit stays taken while the attempt (and the task object it uses)
     /// is physically alive (docs/semantics.md#ownership).
@@ -241,9 +283,9 @@ pub(crate) enum Stage {
 /// is never refused by the slot it just watched finish.
 pub(crate) type ReleaseHook = Box<dyn FnMut(Stage) + Send + 'static>;
 
-impl RegistryState {
+impl Core {
     pub(crate) fn new(settings: RegistrySettings) -> Self {
-        RegistryState {
+        Core {
             permits: Permits::new(settings.max_concurrent),
             intensity: Meltdown::new(settings.intensity),
             settings,
@@ -260,104 +302,126 @@ impl RegistryState {
             group_names: HashMap::new(),
             next_group: 0,
             group_inputs: std::collections::VecDeque::new(),
+            now: Instant::now(),
         }
     }
 
+    /// Applies `input` at `now`: every decision it leads to, carried out through `shell`
+    /// in order, then the group inputs it queued (`groups::settle`) and the gauges.
+    pub(crate) async fn step(&mut self, shell: &mut dyn Shell, input: Input, now: Instant) {
+        self.now = now;
+        match input {
+            Input::Command(command) => self.command(shell, command).await,
+            Input::Request(request) => requests::handle(self, shell, request).await,
+            Input::Exited { actor, ended } => {
+                if !self.reaped(shell, actor) {
+                    attempts::on_exit(self, shell, actor, ended).await;
+                }
+                // The attempt that ended gave its permit back: start whoever waits for one.
+                attempts::start_waiting(self, shell).await;
+            }
+        }
+        groups::settle(self, shell).await;
+        self.observe();
+    }
+
+    /// How the registry's end reaches the runtime (see [`super::life`]).
+    pub(crate) fn life(&mut self) -> &mut LifeGuard {
+        &mut self.settings.life
+    }
+
     /// The stop window of `id`: its own shutdown timeout, else the supervisor grace.
-    pub(crate) fn stop_window(&self, id: TaskId) -> Duration {
+    fn stop_window(&self, id: TaskId) -> Duration {
         self.entries
             .get(&id)
             .and_then(|e| e.life.policy().shutdown_timeout)
             .unwrap_or(self.settings.grace)
     }
 
-    pub(crate) fn events(&self) -> &EventSink {
+    fn events(&self) -> &EventSink {
         &self.settings.events
     }
 
     /// The entry of registration `id`, while it is registered.
     #[inline]
-    pub(super) fn entry(&self, id: TaskId) -> Option<&Entry> {
+    fn entry(&self, id: TaskId) -> Option<&Entry> {
         self.entries.get(&id).map(|entry| &**entry)
     }
 
     /// The entry of registration `id`, mutably, while it is registered.
     #[inline]
-    pub(super) fn entry_mut(&mut self, id: TaskId) -> Option<&mut Entry> {
+    fn entry_mut(&mut self, id: TaskId) -> Option<&mut Entry> {
         self.entries.get_mut(&id).map(|entry| &mut **entry)
     }
 
     /// The entry of `id` with what stepping its machine and carrying out its effects use
     /// besides: the supervisor-wide intensity and the event sink.
     #[inline]
-    pub(super) fn entry_parts(
-        &mut self,
-        id: TaskId,
-    ) -> Option<(&mut Entry, &mut Meltdown, &EventSink)> {
+    fn entry_parts(&mut self, id: TaskId) -> Option<(&mut Entry, &mut Meltdown, &EventSink)> {
         let entry = self.entries.get_mut(&id)?;
         Some((entry, &mut self.intensity, &self.settings.events))
     }
 
     /// Kills the attempt actor of `id` for a removal; during the shutdown wait its name is
     /// recorded as stuck.
-    pub(super) fn kill_attempt(&mut self, id: TaskId) {
+    fn kill_attempt(&mut self, shell: &mut dyn Shell, id: TaskId) {
         let Some(entry) = self.entries.get(&id) else {
             return;
         };
-        entry.cell.as_ref().inspect(|cell| cell.kill());
+        entry.actor.as_ref().inspect(|actor| shell.kill(actor));
         if let Some(wait) = self.shutdown.as_mut() {
             wait.stuck.push(entry.shared.name.clone());
         }
     }
 
     /// Every registration, in no particular order.
-    pub(super) fn entries(&self) -> impl Iterator<Item = (TaskId, &Entry)> {
+    fn entries(&self) -> impl Iterator<Item = (TaskId, &Entry)> {
         self.entries.iter().map(|(id, entry)| (*id, &**entry))
     }
 
     /// The ids of every registration, in no particular order.
-    pub(super) fn ids(&self) -> Vec<TaskId> {
+    fn ids(&self) -> Vec<TaskId> {
         self.entries.keys().copied().collect()
     }
 
     /// True when nothing is registered (reaping attempts aside).
     #[inline]
-    pub(super) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// The name index, read-only (written by admission, commit and reaping here).
     #[inline]
-    pub(super) fn names(&self) -> &Names<Reaping> {
+    fn names(&self) -> &Names<Reaping> {
         &self.names
     }
 
     /// True when a registration claimed the ractor name `name`.
     #[inline]
-    pub(super) fn actor_name_taken(&self, name: &str) -> bool {
+    fn actor_name_taken(&self, name: &str) -> bool {
         self.actor_names.contains_key(name)
     }
 
     /// Records that attempt actor `actor` of registration `id` exists.
     #[inline]
-    pub(super) fn attach_attempt(&mut self, actor: ActorId, id: TaskId) {
+    fn attach_attempt(&mut self, actor: ActorId, id: TaskId) {
         self.by_actor.insert(actor, id);
     }
 
     /// Forgets attempt actor `actor` at its exit; returns its registration, or `None` for
     /// an actor not (or no longer) attached.
     #[inline]
-    pub(super) fn detach_attempt(&mut self, actor: &ActorId) -> Option<TaskId> {
+    fn detach_attempt(&mut self, actor: &ActorId) -> Option<TaskId> {
         self.by_actor.remove(actor)
     }
 
     /// The registrations that have an attempt actor, in no particular order.
-    pub(super) fn with_attempt(&self) -> impl Iterator<Item = &Entry> {
+    fn with_attempt(&self) -> impl Iterator<Item = &Entry> {
         self.by_actor.values().filter_map(|id| self.entry(*id))
     }
 
     /// The next registration waiting for a permit that may take a free one, oldest first.
-    pub(super) fn next_ready(&mut self) -> Option<TaskId> {
+    fn next_ready(&mut self) -> Option<TaskId> {
         let entries = &self.entries;
         self.permits.next_ready(|id| {
             entries
@@ -367,7 +431,7 @@ impl RegistryState {
     }
 
     /// Replies to `reply` once nothing is registered (at once when nothing is).
-    pub(super) fn wait_empty(&mut self, reply: RpcReplyPort<()>) {
+    fn wait_empty(&mut self, reply: RpcReplyPort<()>) {
         if self.entries.is_empty() {
             let _ = reply.send(());
         } else {
@@ -378,25 +442,25 @@ impl RegistryState {
     /// Sets the registry's gauges after a handled message: registrations, and attempt
     /// actors physically alive (reaping ones included).
     #[inline]
-    pub(super) fn observe(&self) {
+    fn observe(&self) {
         let alive = self.by_actor.len() + self.names.reaping_len();
         self.settings.observer.registry(self.entries.len(), alive);
     }
 
     /// What `max_registered_tasks` charges: registrations plus reaping attempts.
     #[inline]
-    pub(super) fn charged(&self) -> usize {
+    fn charged(&self) -> usize {
         self.entries.len() + self.names.reaping_len()
     }
 
     /// True when `name` is registered or reserved by a force-aborted attempt.
-    pub(crate) fn name_taken(&self, name: &str) -> bool {
+    fn name_taken(&self, name: &str) -> bool {
         self.names.taken(name)
     }
 
     /// Checks whether `extra` more registrations fit under `max_registered_tasks`, counting
     /// reaping attempts (docs/semantics.md#outcomes); `Err(limit)` when they do not.
-    pub(crate) fn check_limit(&self, extra: usize) -> Result<(), usize> {
+    fn check_limit(&self, extra: usize) -> Result<(), usize> {
         let limit = self
             .settings
             .max_registered
@@ -408,7 +472,7 @@ impl RegistryState {
         }
     }
 
-    pub(crate) fn resolve(&self, target: &TaskTarget) -> Option<TaskId> {
+    fn resolve(&self, target: &TaskTarget) -> Option<TaskId> {
         match target {
             TaskTarget::Id(id) => self.entries.contains_key(id).then_some(*id),
             TaskTarget::Name(name) => self.names.id(name),
@@ -416,7 +480,7 @@ impl RegistryState {
     }
 
     /// Creates the entry of an accepted registration and publishes `TaskAdded`.
-    pub(crate) fn insert(
+    fn insert(
         &mut self,
         id: TaskId,
         spec: crate::task::TaskSpec,
@@ -457,12 +521,10 @@ impl RegistryState {
                 shared,
                 outcome,
                 life: Life::new(policy),
-                cell: None,
-                retry_timer: None,
-                removal_timer: None,
+                actor: None,
                 scope: None,
                 waiters: None,
-                _unit: unit,
+                unit,
                 release,
             }),
         );
@@ -474,7 +536,7 @@ impl RegistryState {
 
     /// Publishes `TaskAddFailed` and resolves a watcher with `Rejected`
     /// (docs/semantics.md#outcomes).
-    pub(crate) fn reject(
+    fn reject(
         &self,
         id: TaskId,
         name: &str,
@@ -495,9 +557,10 @@ impl RegistryState {
                 None => event,
             }
         });
-        if let Some(tx) = outcome {
-            tx.reject(kind, reason);
-        }
+        drop(commit::deliver(
+            outcome,
+            TaskOutcome::rejected(kind, reason),
+        ));
     }
 }
 

@@ -21,19 +21,17 @@
 //! added, already finished, or controller work not handed to the registry yet), and
 //! [`RuntimeError::ShuttingDown`] once shutdown started.
 
-use ractor::{ActorRef, RpcReplyPort};
-
+use super::Core;
 use super::attempts::step;
-use super::lifecycle::Input;
-use super::messages::RegistryMessage;
-use super::state::RegistryState;
 use crate::error::RuntimeError;
 use crate::identity::TaskTarget;
+use crate::registry::lifecycle::Input;
+use crate::registry::shell::Shell;
 
 /// Pauses (`resume_it` false) or resumes `target`: `Ok(true)` when its machine changed.
 pub(super) async fn set(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
+    state: &mut Core,
+    shell: &mut dyn Shell,
     target: &TaskTarget,
     resume_it: bool,
 ) -> Result<bool, RuntimeError> {
@@ -50,21 +48,5 @@ pub(super) async fn set(
     } else {
         Input::Pause
     };
-    Ok(step(myself, state, id, input).await)
-}
-
-/// `RegistryMessage::Pause` / `Resume` from another actor: the same rules, with the
-/// `registry_queue_capacity` bound checked without waiting (`CommandQueueFull`).
-pub(super) async fn by_message(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    target: TaskTarget,
-    resume_it: bool,
-    reply: RpcReplyPort<Result<bool, RuntimeError>>,
-) {
-    let result = match super::requests::intake(state) {
-        Err(error) => Err(error),
-        Ok(_slot) => set(myself, state, &target, resume_it).await,
-    };
-    let _ = reply.send(result);
+    Ok(step(state, shell, id, input).await)
 }

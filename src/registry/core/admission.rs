@@ -9,11 +9,12 @@
 
 use std::sync::Arc;
 
-use super::messages::AddRequest;
-use super::state::{RegistryState, Stage};
+use super::{Core, Stage, commit};
 use crate::error::RuntimeError;
 use crate::events::RejectionKind;
+use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
+use crate::registry::messages::AddRequest;
 use crate::task::TaskSpec;
 
 /// Reason text for a rejected duplicate name (docs/semantics.md#outcomes).
@@ -31,10 +32,7 @@ const ZERO_STALL_TIMEOUT: &str =
 
 /// Why a spec cannot be admitted as given: the rejection kind for its watcher and event,
 /// the reason text, and the caller's error.
-fn spec_refusal(
-    state: &RegistryState,
-    spec: &TaskSpec,
-) -> Option<(RejectionKind, Arc<str>, RuntimeError)> {
+fn spec_refusal(state: &Core, spec: &TaskSpec) -> Option<(RejectionKind, Arc<str>, RuntimeError)> {
     if spec.resolve_stall_timeout(&state.settings.defaults) == Some(std::time::Duration::ZERO) {
         let reason: Arc<str> = ZERO_STALL_TIMEOUT.into();
         let error = RuntimeError::InvalidTaskSpec {
@@ -74,7 +72,7 @@ struct Refusal {
 
 /// The first rule a single registration breaks, in the order of docs/semantics.md#admission, if
 /// any.
-fn refusal(state: &RegistryState, spec: &TaskSpec) -> Option<Refusal> {
+fn refusal(state: &Core, spec: &TaskSpec) -> Option<Refusal> {
     if state.closed {
         return Some(Refusal {
             kind: RejectionKind::ControllerShuttingDown,
@@ -117,10 +115,7 @@ fn refusal(state: &RegistryState, spec: &TaskSpec) -> Option<Refusal> {
 
 /// Admission of one registration (docs/semantics.md#admission): open registry, admissible spec,
 /// free name, then the registered-task limit.
-pub(super) fn admit_one(
-    state: &mut RegistryState,
-    request: AddRequest,
-) -> Result<(), RuntimeError> {
+pub(super) fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), RuntimeError> {
     let AddRequest {
         id,
         spec,
@@ -147,9 +142,10 @@ pub(super) fn admit_one(
             outcome,
             group.as_ref(),
         );
-    } else if let Some(tx) = outcome {
+    } else {
         // Only controller work is still watched at a closed registry: tell its waiter why.
-        tx.reject(refused.kind, refused.reason);
+        let rejected = TaskOutcome::rejected(refused.kind, refused.reason);
+        drop(commit::deliver(outcome, rejected));
     }
     // A refused spec may hold the last reference to the user's task object.
     drop_contained((spec, unit, release));
@@ -157,10 +153,7 @@ pub(super) fn admit_one(
 }
 
 /// All-or-nothing admission of a static batch (docs/semantics.md#admission).
-pub(super) fn admit_batch(
-    state: &mut RegistryState,
-    requests: Vec<AddRequest>,
-) -> Result<(), RuntimeError> {
+pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result<(), RuntimeError> {
     if state.closed {
         return Err(RuntimeError::ShuttingDown);
     }
@@ -236,7 +229,7 @@ pub(super) fn admit_batch(
 /// Refuses every request of a batch: item `i` gets `why(i)` as its rejection kind and
 /// reason; the refused user values are dropped under the panic guard.
 pub(super) fn reject_batch(
-    state: &mut RegistryState,
+    state: &mut Core,
     requests: Vec<AddRequest>,
     why: impl Fn(usize) -> (RejectionKind, Arc<str>),
 ) {

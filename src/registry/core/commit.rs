@@ -7,20 +7,31 @@ use std::sync::Arc;
 
 use ractor::ActorId;
 
-use super::{
-    CancelWaiter, FORCE_ABORT_REASON, Reaping, RegistryState, ShutdownWait, Stage, Waiters,
-};
+use super::{CancelWaiter, Core, FORCE_ABORT_REASON, Reaping, ShutdownWait, Stage, Timer, Waiters};
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
-use crate::outcome::TaskOutcome;
+use crate::outcome::{OutcomePromise, TaskOutcome};
 use crate::panic_guard::drop_contained;
 use crate::registry::decision::Finish;
+use crate::registry::shell::Shell;
 
-impl RegistryState {
+/// Delivers `outcome` to `promise`, or to nobody without one: the one place the registry
+/// sends an outcome (a terminal commit's, and an admission's `Rejected`). An outcome nobody
+/// receives is dropped here, under the panic guard (its error source is user code); the
+/// destructor's panic text is returned.
+pub(super) fn deliver(promise: Option<OutcomePromise>, outcome: TaskOutcome) -> Option<String> {
+    let undelivered = match promise {
+        Some(promise) => promise.resolve(outcome).err(),
+        None => Some(outcome),
+    };
+    undelivered.and_then(drop_contained)
+}
+
+impl Core {
     /// The terminal commit of docs/semantics.md#outcomes (the machine's `Commit`): membership
     /// ends, `TaskFinished`, watched outcome, `TaskRemoved`, cancel callers released,
     /// empty-waiters woken. `reap`: the killed attempt actor still exists and stays reserved.
-    pub(crate) fn finish(&mut self, id: TaskId, finish: Finish, reap: bool) {
+    pub(super) fn finish(&mut self, shell: &mut dyn Shell, id: TaskId, finish: Finish, reap: bool) {
         let Some(mut entry) = self.entries.remove(&id) else {
             return;
         };
@@ -33,17 +44,13 @@ impl RegistryState {
         {
             self.actor_names.remove(actor_name);
         }
-        for timer in [entry.removal_timer.take(), entry.retry_timer.take()]
-            .into_iter()
-            .flatten()
-        {
-            timer.abort();
-        }
+        shell.cancel(&Timer::ForceAbort(id));
+        shell.cancel(&Timer::Retry(id));
         // Only a force-abort finishes while the actor still exists: it stays reserved until
         // its termination event arrives (invariant 3).
         if reap
-            && let Some(cell) = entry.cell.take()
-            && self.by_actor.remove(&cell.get_id()).is_some()
+            && let Some(actor) = entry.actor.take()
+            && self.by_actor.remove(&actor).is_some()
         {
             entry.shared.observe.attempt_aborted();
             let mut release = entry.release.take();
@@ -52,9 +59,9 @@ impl RegistryState {
             }
             let reaping = Reaping {
                 release,
-                _unit: entry._unit.take(),
+                _unit: entry.unit.take(),
             };
-            self.names.reserve(cell.get_id(), name.clone(), reaping);
+            self.names.reserve(actor, name.clone(), reaping);
         }
         let Finish {
             outcome,
@@ -103,15 +110,9 @@ impl RegistryState {
         } = entry.waiters.take().map(|w| *w).unwrap_or_default();
         let mut panics = Vec::new();
         for watcher in watchers {
-            if let Err(unsent) = watcher.resolve(outcome.clone()) {
-                panics.extend(drop_contained(unsent));
-            }
+            panics.extend(deliver(Some(watcher), outcome.clone()));
         }
-        let undelivered = match entry.outcome.take() {
-            Some(tx) => tx.resolve(outcome).err(),
-            None => Some(outcome),
-        };
-        panics.extend(undelivered.and_then(drop_contained));
+        panics.extend(deliver(entry.outcome.take(), outcome));
         self.events()
             .publish(|| entry.shared.event(EventKind::TaskRemoved));
         // Cancel callers learn of the commit by a value: a channel that merely closes means
@@ -144,7 +145,7 @@ impl RegistryState {
                     .with_task(name.clone())
             });
         }
-        self.after_membership_change();
+        self.after_membership_change(shell);
     }
 
     /// Fires the auto-shutdown signal once its rule holds (never during a shutdown).
@@ -159,7 +160,7 @@ impl RegistryState {
     }
 
     /// Releases the reservation of a force-aborted attempt that has physically exited.
-    pub(crate) fn reaped(&mut self, actor: ActorId) -> bool {
+    pub(super) fn reaped(&mut self, shell: &mut dyn Shell, actor: ActorId) -> bool {
         let Some(Reaping { release, .. }) = self.names.reaped(&actor) else {
             return false;
         };
@@ -168,12 +169,12 @@ impl RegistryState {
         if let Some(mut release) = release {
             release(Stage::Exited);
         }
-        self.after_membership_change();
+        self.after_membership_change(shell);
         true
     }
 
     /// Wakes empty-waiters and completes the shutdown wait once nothing is registered.
-    fn after_membership_change(&mut self) {
+    fn after_membership_change(&mut self, shell: &mut dyn Shell) {
         if !self.entries.is_empty() {
             return;
         }
@@ -181,15 +182,15 @@ impl RegistryState {
             let _ = waiter.send(());
         }
         if let Some(wait) = self.shutdown.take() {
-            self.complete_shutdown(wait);
+            self.complete_shutdown(shell, wait);
         }
     }
 
     /// Publishes the shutdown verdict after every claimed task's `TaskRemoved` and replies
     /// with the stuck names (docs/semantics.md#shutdown).
-    pub(crate) fn complete_shutdown(&mut self, wait: ShutdownWait) {
-        if let Some(timer) = wait.deadline {
-            timer.abort();
+    pub(super) fn complete_shutdown(&mut self, shell: &mut dyn Shell, wait: ShutdownWait) {
+        if wait.deadline {
+            shell.cancel(&Timer::ShutdownDeadline);
         }
         if wait.verdict {
             let kind = if wait.stuck.is_empty() {

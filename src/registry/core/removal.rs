@@ -1,26 +1,23 @@
 //! Removal: claims (exactly one winner), stop windows, force-abort, and the shutdown wait
 //! with its one shared deadline (docs/semantics.md#removal, docs/semantics.md#shutdown). The timers
-//! are ractor `send_after` casts back to the registry, cancelled through their abort handles.
+//! are the shell's ([`Timer::ForceAbort`], [`Timer::ShutdownDeadline`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::ActorRef;
-use tokio::task::AbortHandle;
-
 use super::attempts::step;
-use super::lifecycle::Input;
-use super::messages::{CommandKind, RegistryMessage};
-use super::state::{RegistryState, ShutdownWait};
+use super::{Core, ShutdownWait, Timer};
 use crate::identity::TaskId;
+use crate::registry::lifecycle::Input;
+use crate::registry::shell::Shell;
 
 /// A claim by remove or cancel (the machine's `Claim`: exactly one winner; between
 /// attempts it ends `Canceled` at once; docs/semantics.md#removal), or, with `failed`, by a group's intensity failure: the
 /// member then ends `Failed` with that reason): the attempt gets its stop window before a
 /// force-abort (at once when the window is zero).
 pub(super) async fn claim_with_grace(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
+    state: &mut Core,
+    shell: &mut dyn Shell,
     id: TaskId,
     failed: Option<Arc<str>>,
 ) -> bool {
@@ -30,9 +27,9 @@ pub(super) async fn claim_with_grace(
         Some(reason) => Input::GroupFailed { reason, timer },
         None => Input::Claim { timer },
     };
-    let claimed = step(myself, state, id, input).await;
+    let claimed = step(state, shell, id, input).await;
     if claimed && timer.is_none() {
-        step(myself, state, id, Input::ForceAbort).await;
+        step(state, shell, id, Input::ForceAbort).await;
     }
     claimed
 }
@@ -40,8 +37,8 @@ pub(super) async fn claim_with_grace(
 /// Starts the shutdown wait (docs/semantics.md#shutdown): one shared deadline for every
 /// entry.
 pub(super) async fn begin_shutdown(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
+    state: &mut Core,
+    shell: &mut dyn Shell,
     grace: Duration,
     verdict: bool,
     window_cap: Option<Duration>,
@@ -61,25 +58,26 @@ pub(super) async fn begin_shutdown(
     let ids = state.ids();
     for id in ids {
         if !members.contains(&id) {
-            shutdown_claim(myself, state, id, window_cap).await;
+            shutdown_claim(state, shell, id, window_cap).await;
         }
     }
     let wait = ShutdownWait {
         reply,
         stuck: Vec::new(),
-        deadline: None,
+        deadline: false,
         verdict,
         window_cap,
     };
     if state.is_empty() {
-        state.complete_shutdown(wait);
+        state.complete_shutdown(shell, wait);
         return;
     }
     state.shutdown = Some(wait);
     if grace.is_zero() {
-        shutdown_deadline_passed(myself, state).await;
+        shutdown_deadline_passed(state, shell).await;
     } else if let Some(wait) = state.shutdown.as_mut() {
-        wait.deadline = Some(send_later(myself, grace, CommandKind::ShutdownDeadline));
+        wait.deadline = true;
+        shell.schedule(Timer::ShutdownDeadline, grace);
     }
 }
 
@@ -88,8 +86,8 @@ pub(super) async fn begin_shutdown(
 /// the rule of [`claim_with_grace`]), which is never reported stuck (it had no window to
 /// overrun).
 pub(super) async fn shutdown_claim(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
+    state: &mut Core,
+    shell: &mut dyn Shell,
     id: TaskId,
     window_cap: Option<Duration>,
 ) {
@@ -100,8 +98,8 @@ pub(super) async fn shutdown_claim(
     if own == Some(Duration::ZERO) {
         let name = entry.shared.name.clone();
         let stuck = state.shutdown.as_ref().map_or(0, |wait| wait.stuck.len());
-        step(myself, state, id, Input::Claim { timer: None }).await;
-        step(myself, state, id, Input::ForceAbort).await;
+        step(state, shell, id, Input::Claim { timer: None }).await;
+        step(state, shell, id, Input::ForceAbort).await;
         if let Some(wait) = state.shutdown.as_mut()
             && wait.stuck.len() > stuck
             && wait.stuck.last() == Some(&name)
@@ -111,17 +109,16 @@ pub(super) async fn shutdown_claim(
         return;
     }
     let own = own.map(|own| window_cap.map_or(own, |cap| own.min(cap)));
-    step(myself, state, id, Input::Claim { timer: own }).await;
+    step(state, shell, id, Input::Claim { timer: own }).await;
 }
 
 /// The shared shutdown deadline passed: force-abort every task still registered, except those
 /// with their own stop window (their own timer does it).
-pub(super) async fn shutdown_deadline_passed(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-) {
-    if let Some(wait) = state.shutdown.as_mut() {
-        wait.deadline = None;
+pub(super) async fn shutdown_deadline_passed(state: &mut Core, shell: &mut dyn Shell) {
+    match state.shutdown.as_mut() {
+        Some(wait) => wait.deadline = false,
+        // A deadline of a shutdown wait that completed: nothing is registered any more.
+        None => return,
     }
     let ids: Vec<TaskId> = state
         .entries()
@@ -129,18 +126,6 @@ pub(super) async fn shutdown_deadline_passed(
         .map(|(id, _)| id)
         .collect();
     for id in ids {
-        step(myself, state, id, Input::ForceAbort).await;
+        step(state, shell, id, Input::ForceAbort).await;
     }
-}
-
-/// Casts `command` to the registry after `delay` (ractor's `send_after`); the returned
-/// handle cancels it.
-pub(super) fn send_later(
-    myself: &ActorRef<RegistryMessage>,
-    delay: Duration,
-    command: CommandKind,
-) -> AbortHandle {
-    myself
-        .send_after(delay, move || RegistryMessage::from(command))
-        .abort_handle()
 }

@@ -4,7 +4,7 @@
 //! Members are ordinary registrations whose life-cycle machine (`super::lifecycle`) joined
 //! the group at admission. What happens to a member during a handler (its attempt ended,
 //! the group's stop completed, it left) is an effect of its machine, queued in
-//! `RegistryState::group_inputs`; [`settle`] runs at the end of every handler, feeds the
+//! `Core::group_inputs`; [`settle`] runs at the end of every handler, feeds the
 //! queue to the group machines and hands their effects to the members' machines (stop,
 //! start, restart alone, end, intensity failure), keeping only the restart delay timer
 //! and the group events itself. The decision is the group machine's (`super::group`).
@@ -12,38 +12,33 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use ractor::ActorRef;
-use tokio::task::AbortHandle;
-
 use super::admission::{admit_batch, reject_batch};
 use super::attempts::step;
-use super::group::{Effect, GroupMachine, Input as GroupInput};
-use super::lifecycle::Input;
-use super::messages::{CommandKind, GroupRequest, RegistryMessage};
-use super::removal::{claim_with_grace, send_later, shutdown_claim};
-use super::state::RegistryState;
+use super::removal::{claim_with_grace, shutdown_claim};
+use super::{Core, Timer};
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::TaskId;
 use crate::policy::RestartPolicy;
+use crate::registry::group::{Effect, GroupMachine, Input as GroupInput};
+use crate::registry::lifecycle::Input;
+use crate::registry::messages::GroupRequest;
+use crate::registry::shell::Shell;
 
 /// One group with at least one member registered.
-pub(crate) struct GroupRecord {
+pub(super) struct GroupRecord {
     name: Arc<str>,
     intensity: Option<(u32, std::time::Duration)>,
     machine: GroupMachine,
     /// Member ids in start order (the machine's indexes).
     members: Vec<TaskId>,
     /// The pending restart delay, if any.
-    timer: Option<AbortHandle>,
+    timer: Option<Timer>,
 }
 
 /// Admits a group all-or-nothing: the registry is open, the group name is free, and every
 /// member passes the static batch rules. Returns the member ids in start order.
-pub(super) fn admit(
-    state: &mut RegistryState,
-    request: GroupRequest,
-) -> Result<Vec<TaskId>, RuntimeError> {
+pub(super) fn admit(state: &mut Core, request: GroupRequest) -> Result<Vec<TaskId>, RuntimeError> {
     let GroupRequest {
         name,
         strategy,
@@ -62,6 +57,7 @@ pub(super) fn admit(
     }
     let ids: Vec<TaskId> = members.iter().map(|m| m.id).collect();
     admit_batch(state, members)?;
+    let now = state.now;
     let key = state.next_group;
     state.next_group += 1;
     let mut restartable = Vec::with_capacity(ids.len());
@@ -70,7 +66,6 @@ pub(super) fn admit(
             let policy = entry.life.policy().restart;
             restartable.push(!matches!(policy, RestartPolicy::Never));
             let join = Input::Join { group: key, index };
-            let now = tokio::time::Instant::now();
             drop(entry.life.step(join, intensity, now));
         }
     }
@@ -91,7 +86,7 @@ pub(super) fn admit(
 /// The supervisor shuts down: every group is told (its machine then asks its members to
 /// stop one at a time, last started first, from [`settle`]). Returns every member id, which
 /// the shutdown must not claim itself. O(members).
-pub(super) fn begin_shutdown(state: &mut RegistryState) -> HashSet<TaskId> {
+pub(super) fn begin_shutdown(state: &mut Core) -> HashSet<TaskId> {
     let mut members = HashSet::new();
     for (key, record) in &state.groups {
         members.extend(record.members.iter().copied());
@@ -102,20 +97,20 @@ pub(super) fn begin_shutdown(state: &mut RegistryState) -> HashSet<TaskId> {
 
 /// Applies every queued group input and the effects they lead to; forgets groups whose
 /// members are all gone. Runs at the end of every registry handler.
-pub(super) async fn settle(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState) {
+pub(super) async fn settle(state: &mut Core, shell: &mut dyn Shell) {
     while let Some((key, input)) = state.group_inputs.pop_front() {
         let Some(record) = state.groups.get_mut(&key) else {
             continue;
         };
-        let effects = record.machine.step(input, tokio::time::Instant::now());
+        let effects = record.machine.step(input, state.now);
         for effect in effects {
-            apply(myself, state, key, effect).await;
+            apply(state, shell, key, effect).await;
         }
         if state.groups.get(&key).is_some_and(|r| r.machine.is_empty())
             && let Some(record) = state.groups.remove(&key)
         {
             if let Some(timer) = record.timer {
-                timer.abort();
+                shell.cancel(&timer);
             }
             state.group_names.remove(&record.name);
         }
@@ -123,17 +118,12 @@ pub(super) async fn settle(myself: &ActorRef<RegistryMessage>, state: &mut Regis
 }
 
 /// The member id at `index` of group `key`, if the member is still registered.
-fn member(state: &RegistryState, key: u64, index: usize) -> Option<TaskId> {
+fn member(state: &Core, key: u64, index: usize) -> Option<TaskId> {
     let id = *state.groups.get(&key)?.members.get(index)?;
     state.entry(id).map(|_| id)
 }
 
-async fn apply(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    key: u64,
-    effect: Effect,
-) {
+async fn apply(state: &mut Core, shell: &mut dyn Shell, key: u64, effect: Effect) {
     let (index, input) = match effect {
         Effect::RestartAlone { member } => (member, Input::GroupRestartAlone),
         Effect::Restarting { trigger } => {
@@ -149,7 +139,7 @@ async fn apply(
                 });
             // The delay the restart waits once its members are stopped.
             if let Some(id) = trigger {
-                step(myself, state, id, Input::GroupRestarting).await;
+                step(state, shell, id, Input::GroupRestarting).await;
             }
             return;
         }
@@ -164,45 +154,37 @@ async fn apply(
         }
         Effect::EndCanceled { member } => (member, Input::GroupEndCanceled),
         Effect::Wait { delay, epoch } => {
-            let timer = send_later(
-                myself,
-                delay,
-                CommandKind::GroupRestartDue { group: key, epoch },
-            );
+            let timer = Timer::GroupRestart { group: key, epoch };
             if let Some(old) = state
                 .groups
                 .get_mut(&key)
-                .and_then(|r| r.timer.replace(timer))
+                .and_then(|r| r.timer.replace(timer.clone()))
             {
-                old.abort();
+                shell.cancel(&old);
             }
+            shell.schedule(timer, delay);
             return;
         }
         Effect::Start { member } => (member, Input::GroupStart),
         Effect::IntensityExceeded { members } => {
-            return exceeded(myself, state, key, &members).await;
+            return exceeded(state, shell, key, &members).await;
         }
         Effect::ShutdownStop { member: index } => {
             if let Some(id) = member(state, key, index) {
                 let cap = state.shutdown.as_ref().and_then(|wait| wait.window_cap);
-                shutdown_claim(myself, state, id, cap).await;
+                shutdown_claim(state, shell, id, cap).await;
             }
             return;
         }
     };
     if let Some(id) = member(state, key, index) {
-        step(myself, state, id, input).await;
+        step(state, shell, id, input).await;
     }
 }
 
 /// The group restart intensity is exceeded: every listed member ends `Failed` (running ones
 /// after their cooperative stop, as a removal would stop them).
-async fn exceeded(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    key: u64,
-    members: &[usize],
-) {
+async fn exceeded(state: &mut Core, shell: &mut dyn Shell, key: u64, members: &[usize]) {
     let Some(record) = state.groups.get(&key) else {
         return;
     };
@@ -222,6 +204,6 @@ async fn exceeded(
         .filter_map(|index| member(state, key, *index))
         .collect();
     for id in ids {
-        claim_with_grace(myself, state, id, Some(reason.clone())).await;
+        claim_with_grace(state, shell, id, Some(reason.clone())).await;
     }
 }

@@ -9,24 +9,59 @@
 
 use std::sync::Arc;
 
-use ractor::{ActorRef, RpcReplyPort};
+use ractor::RpcReplyPort;
 
 use super::admission::admit_one;
 use super::attempts::step;
-use super::lifecycle::Input;
-use super::messages::{AddRequest, RegistryMessage};
 use super::removal::claim_with_grace;
-use super::state::{CancelWaiter, RegistryState};
+use super::{CancelWaiter, Core};
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::panic_guard::drop_contained;
+use crate::registry::lifecycle::Input;
+use crate::registry::messages::AddRequest;
+use crate::registry::shell::Shell;
 use crate::task::TaskSpec;
 
+/// A command sent as a message by another actor (`RegistryMessage::{Add, Remove, Cancel,
+/// Pause, Resume}`).
+pub(crate) enum Request {
+    Add(Box<TaskSpec>, RpcReplyPort<Result<TaskId, RuntimeError>>),
+    Remove(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
+    Cancel(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
+    /// Pause (`resume` false) or resume.
+    Pause {
+        target: TaskTarget,
+        resume: bool,
+        reply: RpcReplyPort<Result<bool, RuntimeError>>,
+    },
+}
+
+/// Carries out `request` with the handle's checks (the intake bound without waiting).
+pub(super) async fn handle(state: &mut Core, shell: &mut dyn Shell, request: Request) {
+    match request {
+        Request::Add(spec, reply) => add(state, shell, *spec, reply).await,
+        Request::Remove(target, reply) => remove(state, shell, target, reply).await,
+        Request::Cancel(target, reply) => cancel(state, shell, target, reply).await,
+        Request::Pause {
+            target,
+            resume,
+            reply,
+        } => {
+            let result = match intake(state) {
+                Err(error) => Err(error),
+                Ok(_permit) => super::pause::set(state, shell, &target, resume).await,
+            };
+            let _ = reply.send(result);
+        }
+    }
+}
+
 /// `RegistryMessage::Add`: admit `spec` and start its first attempt.
-pub(super) async fn add(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
+async fn add(
+    state: &mut Core,
+    shell: &mut dyn Shell,
     spec: TaskSpec,
     reply: RpcReplyPort<Result<TaskId, RuntimeError>>,
 ) {
@@ -34,11 +69,11 @@ pub(super) async fn add(
     let accepted = result.as_ref().ok().copied();
     let _ = reply.send(result);
     if let Some(id) = accepted {
-        step(myself, state, id, Input::Admitted).await;
+        step(state, shell, id, Input::Admitted).await;
     }
 }
 
-fn admit(state: &mut RegistryState, spec: TaskSpec) -> Result<TaskId, RuntimeError> {
+fn admit(state: &mut Core, spec: TaskSpec) -> Result<TaskId, RuntimeError> {
     let id = TaskId::next();
     let name = spec.name_arc().clone();
     state.events().publish(|| {
@@ -82,7 +117,7 @@ fn admit(state: &mut RegistryState, spec: TaskSpec) -> Result<TaskId, RuntimeErr
 /// Publishes `TaskRemoveRequested` for `target`, resolved to `id` (with the name for a
 /// by-name target, and the `manual_cancel` reason for a cancel); shared with the handle's
 /// commands in `actor.rs`.
-pub(super) fn announce(state: &RegistryState, id: TaskId, target: &TaskTarget, cancel: bool) {
+pub(super) fn announce(state: &Core, id: TaskId, target: &TaskTarget, cancel: bool) {
     state.events().publish(|| {
         let mut event = Event::new(EventKind::TaskRemoveRequested).with_id(id);
         if let TaskTarget::Name(name) = target {
@@ -97,9 +132,7 @@ pub(super) fn announce(state: &RegistryState, id: TaskId, target: &TaskTarget, c
 
 /// The command bound, checked without waiting (`ShuttingDown` once closed, else
 /// `CommandQueueFull` when every permit is held).
-pub(super) fn intake(
-    state: &RegistryState,
-) -> Result<tokio::sync::OwnedSemaphorePermit, RuntimeError> {
+fn intake(state: &Core) -> Result<tokio::sync::OwnedSemaphorePermit, RuntimeError> {
     if state.closed {
         return Err(RuntimeError::ShuttingDown);
     }
@@ -112,18 +145,18 @@ pub(super) fn intake(
 }
 
 /// `RegistryMessage::Remove`: claim `target`; the reply comes before its cleanup.
-pub(super) async fn remove(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
+async fn remove(
+    state: &mut Core,
+    shell: &mut dyn Shell,
     target: TaskTarget,
     reply: RpcReplyPort<Result<bool, RuntimeError>>,
 ) {
-    let result = match intake(state).map(|_slot| state.resolve(&target)) {
+    let result = match intake(state).map(|_permit| state.resolve(&target)) {
         Err(error) => Err(error),
         Ok(None) => Ok(false),
         Ok(Some(id)) => {
             announce(state, id, &target, false);
-            Ok(claim_with_grace(myself, state, id, None).await)
+            Ok(claim_with_grace(state, shell, id, None).await)
         }
     };
     let _ = reply.send(result);
@@ -131,9 +164,9 @@ pub(super) async fn remove(
 
 /// `RegistryMessage::Cancel`: claim `target` (or join its removal) and reply once its
 /// terminal outcome is committed.
-pub(super) async fn cancel(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
+async fn cancel(
+    state: &mut Core,
+    shell: &mut dyn Shell,
     target: TaskTarget,
     reply: RpcReplyPort<Result<bool, RuntimeError>>,
 ) {
@@ -146,7 +179,7 @@ pub(super) async fn cancel(
         return;
     };
     announce(state, id, &target, true);
-    let claimed = claim_with_grace(myself, state, id, None).await;
+    let claimed = claim_with_grace(state, shell, id, None).await;
     match state.entry_mut(id) {
         Some(entry) => entry.add_cancel_waiter(CancelWaiter::Message { reply, claimed }),
         // Committed within the claim (it was between attempts).

@@ -10,13 +10,36 @@ use std::sync::atomic::Ordering;
 
 use tokio::time::Instant;
 
-use super::messages::TaskInfo;
-use super::state::RegistryState;
-use crate::identity::TaskId;
+use ractor::ActorId;
 
-impl RegistryState {
+use super::Core;
+use crate::identity::{TaskId, TaskTarget};
+use crate::observe::AttemptEnd;
+use crate::registry::messages::TaskInfo;
+
+impl Core {
+    /// Record of `target`, taken now; `None` when it is not registered.
+    pub(crate) fn task_info(&self, target: &TaskTarget) -> Option<TaskInfo> {
+        self.resolve(target).and_then(|id| self.info(id))
+    }
+
+    /// The attempt actor of `target` while it has one.
+    pub(crate) fn attempt_actor(&self, target: &TaskTarget) -> Option<&ActorId> {
+        self.resolve(target)
+            .and_then(|id| self.entry(id))
+            .and_then(|entry| entry.actor.as_ref())
+    }
+
+    /// Records how attempt actor `actor` ended in its task's metrics (nothing for an actor
+    /// the registry does not know, or one it force-aborted: that one was counted then).
+    pub(crate) fn observe_exit(&self, actor: &ActorId, end: AttemptEnd<'_>) {
+        if let Some(entry) = self.by_actor.get(actor).and_then(|id| self.entry(*id)) {
+            entry.shared.observe.attempt_exit(end);
+        }
+    }
+
     /// Point-in-time record of one entry, taken now.
-    pub(crate) fn info(&self, id: TaskId) -> Option<TaskInfo> {
+    fn info(&self, id: TaskId) -> Option<TaskInfo> {
         self.info_at(id, Instant::now())
     }
 

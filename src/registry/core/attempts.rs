@@ -5,38 +5,30 @@
 
 use std::collections::VecDeque;
 
-use ractor::actor::messages::BoxedState;
-use ractor::{Actor, ActorId, ActorRef};
+use ractor::ActorId;
 
-use super::lifecycle::{Effect, Ended, Input};
-use super::messages::{CommandKind, RegistryMessage};
-use super::removal::send_later;
-use super::state::RegistryState;
-use crate::attempt::{AttemptActor, AttemptArgs, AttemptState};
+use super::{Core, Timer};
+use crate::attempt::AttemptArgs;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
 use crate::panic_guard::drop_contained;
-
-/// How an attempt actor left, as its supervision event reports it.
-pub(super) enum Exit {
-    Terminated(Option<BoxedState>),
-    Failed(String),
-}
+use crate::registry::lifecycle::{Effect, Ended, Input};
+use crate::registry::shell::Shell;
 
 /// Steps the machine of `id` with `input` and carries out the effects, feeding the answers
 /// of `AcquirePermit`, `Spawn` and `DropError` back in. Returns whether the first step did
 /// anything (a claim was made, a pause or resume changed the state).
 pub(super) async fn step(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
+    state: &mut Core,
+    shell: &mut dyn Shell,
     id: TaskId,
     input: Input,
 ) -> bool {
     // The input in hand first, then the answers effects asked for, in order: the first
     // answer waits in `next` while nothing is queued, so the queue only allocates when an
-    // answer comes behind another one. One clock reading serves every step of the chain
-    // (it is one reaction to `input`; the intensity windows count in ms and s).
-    let now = tokio::time::Instant::now();
+    // answer comes behind another one. The step's one clock reading serves every step of
+    // the chain (it is one reaction; the intensity windows count in ms and s).
+    let now = state.now;
     let mut next = Some(input);
     let mut inputs = VecDeque::new();
     let mut first = None;
@@ -47,7 +39,7 @@ pub(super) async fn step(
         let effects = entry.life.step(input, intensity, now);
         first.get_or_insert(!effects.is_empty());
         for effect in effects {
-            match carry_out(myself, state, id, effect).await {
+            match carry_out(state, shell, id, effect).await {
                 Some(answer) if next.is_none() && inputs.is_empty() => next = Some(answer),
                 Some(answer) => inputs.push_back(answer),
                 None => {}
@@ -60,8 +52,8 @@ pub(super) async fn step(
 /// Carries out one effect for `id`; returns the machine's next input, if the effect asks
 /// for an answer.
 async fn carry_out(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
+    state: &mut Core,
+    shell: &mut dyn Shell,
     id: TaskId,
     effect: Effect,
 ) -> Option<Input> {
@@ -70,7 +62,7 @@ async fn carry_out(
             return state.permits.acquire_or_queue(id).then_some(Input::Granted);
         }
         Effect::ReturnPermit => state.permits.release(),
-        Effect::Spawn { attempt } => return Some(spawn(myself, state, id, attempt).await),
+        Effect::Spawn { attempt } => return Some(spawn(state, shell, id, attempt).await),
         Effect::Group { group, input } => state.group_inputs.push_back((group, input)),
         Effect::Discard(value) => drop(drop_contained(value)),
         Effect::DropError(error) => {
@@ -78,7 +70,7 @@ async fn carry_out(
                 panic: drop_contained(error),
             });
         }
-        Effect::Commit { finish, reap } => state.finish(id, finish, reap),
+        Effect::Commit { finish, reap } => state.finish(shell, id, finish, reap),
         Effect::Meltdown => {
             if let Some(signal) = state.settings.meltdown.take() {
                 state
@@ -87,16 +79,18 @@ async fn carry_out(
                 let _ = signal.send(());
             }
         }
-        Effect::Kill => state.kill_attempt(id),
+        Effect::Kill => state.kill_attempt(shell, id),
+        Effect::RetryTimer(delay) => shell.schedule(Timer::Retry(id), delay),
+        Effect::CancelRetryTimer => shell.cancel(&Timer::Retry(id)),
+        Effect::ForceAbortTimer(grace) => shell.schedule(Timer::ForceAbort(id), grace),
+        Effect::StopTimer { window, attempt } => {
+            // Not cancellable: a stale deadline finds another attempt number (or no stop in
+            // progress) and does nothing.
+            shell.schedule(Timer::GroupStop { id, attempt }, window);
+        }
         effect => {
             let (entry, _, events) = state.entry_parts(id)?;
             match effect {
-                Effect::RetryTimer(delay) => {
-                    entry.retry_timer = Some(send_later(myself, delay, CommandKind::Restart(id)));
-                }
-                Effect::CancelRetryTimer => {
-                    entry.retry_timer.take().inspect(|t| t.abort());
-                }
                 Effect::AnnounceBackoff(b) => events.publish(|| {
                     let event = entry.shared.event(EventKind::BackoffScheduled);
                     let event = event.with_attempt(b.attempt).with_delay(b.delay);
@@ -108,21 +102,11 @@ async fn carry_out(
                 }),
                 Effect::ObserveRestart => entry.shared.observe.restart(),
                 Effect::CancelRegistration => entry.shared.token.cancel(),
-                Effect::ForceAbortTimer(grace) => {
-                    let timer = send_later(myself, grace, CommandKind::ForceAbort(id));
-                    entry.removal_timer = Some(timer);
-                }
                 Effect::CancelAttempt => {
                     entry.scope.as_ref().inspect(|scope| scope.cancel());
                 }
-                Effect::StopTimer { window, attempt } => {
-                    // Not kept: a stale deadline finds another attempt number (or no stop
-                    // in progress) and does nothing.
-                    let deadline = CommandKind::GroupStopDeadline { id, attempt };
-                    drop(send_later(myself, window, deadline));
-                }
                 Effect::KillForGroup { window, attempt } => {
-                    entry.cell.as_ref().inspect(|cell| cell.kill());
+                    entry.actor.as_ref().inspect(|actor| shell.kill(actor));
                     events.publish(|| {
                         entry
                             .shared
@@ -145,25 +129,20 @@ async fn carry_out(
 }
 
 /// Starts the registrations waiting for a permit, oldest first, while permits are free.
-pub(super) async fn start_waiting(myself: &ActorRef<RegistryMessage>, state: &mut RegistryState) {
+pub(super) async fn start_waiting(state: &mut Core, shell: &mut dyn Shell) {
     loop {
         let Some(id) = state.next_ready() else {
             return;
         };
-        step(myself, state, id, Input::Granted).await;
+        step(state, shell, id, Input::Granted).await;
     }
 }
 
 /// Spawns attempt number `attempt` of `id` as a linked task actor; its permit (if the
 /// supervisor has a limit) is already taken. Every attempt actor holds one permit under a
-/// limit, from here until its exit is handled ([`on_exit`], or `RegistryState::reaped`
-/// for a force-aborted one), so no per-attempt flag is kept.
-async fn spawn(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    id: TaskId,
-    attempt: u32,
-) -> Input {
+/// limit, from here until its exit is handled ([`on_exit`], or `Core::reaped` for a
+/// force-aborted one), so no per-attempt flag is kept.
+async fn spawn(state: &mut Core, shell: &mut dyn Shell, id: TaskId, attempt: u32) -> Input {
     let Some(entry) = state.entry_mut(id) else {
         state.permits.release();
         return Input::Spawned;
@@ -173,41 +152,30 @@ async fn spawn(
     let member = entry.shared.group.is_some();
     let scope = member.then(|| entry.shared.token.child_token());
     entry.scope = scope.clone();
-    let (started_tx, started_rx) = member.then(tokio::sync::oneshot::channel).unzip();
     let args = AttemptArgs {
         shared: entry.shared.clone(),
         attempt,
         scope,
-        started: started_tx,
+        started: None,
     };
-    match AttemptActor::spawn_linked(None, AttemptActor, args, myself.get_cell()).await {
-        Ok((actor, _join)) => {
-            let cell = actor.get_cell();
-            state.attach_attempt(cell.get_id(), id);
+    match shell.spawn(args, member).await {
+        Ok(actor) => {
+            state.attach_attempt(actor, id);
             if let Some(entry) = state.entry_mut(id) {
-                entry.cell = Some(cell);
-            }
-            if let Some(rx) = started_rx {
-                // Closed without a value when the attempt ends before announcing itself.
-                let _ = rx.await;
+                entry.actor = Some(actor);
             }
             Input::Spawned
         }
         Err(error) => {
             // No actor was spawned: the permit is free at once.
             state.permits.release();
-            Input::SpawnFailed(error.to_string())
+            Input::SpawnFailed(error)
         }
     }
 }
 
-/// Applies the supervision event of an attempt actor.
-pub(super) async fn on_exit(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    actor: ActorId,
-    exit: Exit,
-) {
+/// Applies the exit of attempt actor `actor` (`ended`: what its supervision event said).
+pub(super) async fn on_exit(state: &mut Core, shell: &mut dyn Shell, actor: ActorId, ended: Ended) {
     let Some(id) = state.detach_attempt(&actor) else {
         return;
     };
@@ -216,30 +184,8 @@ pub(super) async fn on_exit(
     let Some(entry) = state.entry_mut(id) else {
         return;
     };
-    // What the metrics hooks read: the attempt's final state when it has one.
-    entry.shared.observe.attempt_exit(match &exit {
-        Exit::Terminated(boxed) => crate::observe::AttemptEnd::State(
-            boxed
-                .as_ref()
-                .and_then(|b| b.msg.as_deref())
-                .and_then(|state| state.downcast_ref::<AttemptState>()),
-        ),
-        Exit::Failed(_) => crate::observe::AttemptEnd::RunnerPanicked,
-    });
-    entry.cell = None;
+    entry.actor = None;
     entry.scope = None;
-    let ended = match exit {
-        Exit::Terminated(Some(mut boxed)) => {
-            match boxed.take::<AttemptState>().ok().and_then(|s| s.verdict) {
-                Some(verdict) => Ended::Verdict(verdict),
-                None => Ended::Vanished,
-            }
-        }
-        // Killed by someone other than the registry (the registry's own kills were reaped
-        // first, by `RegistryState::reaped`): the attempt is gone without a verdict.
-        Exit::Terminated(None) => Ended::Vanished,
-        Exit::Failed(message) => Ended::RunnerPanicked(message),
-    };
     let cancelled = entry.shared.token.is_cancelled();
-    step(myself, state, id, Input::Exited { ended, cancelled }).await;
+    step(state, shell, id, Input::Exited { ended, cancelled }).await;
 }

@@ -1,0 +1,141 @@
+//! The commands of the handle and the controller, and the registry's own timers: which
+//! decision each one reaches.
+
+use tokio::sync::oneshot;
+
+use super::admission::{admit_batch, admit_one};
+use super::attempts::step;
+use super::removal::{begin_shutdown, claim_with_grace, shutdown_deadline_passed};
+use super::requests::announce;
+use super::{CancelWaiter, Core, groups, pause};
+use crate::error::RuntimeError;
+use crate::identity::{TaskId, TaskTarget};
+use crate::registry::lifecycle::Input;
+use crate::registry::messages::{CancelTicket, CommandKind, Timer};
+use crate::registry::shell::Shell;
+use ractor::RpcReplyPort;
+
+impl Core {
+    /// Carries out one command.
+    pub(super) async fn command(&mut self, shell: &mut dyn Shell, command: CommandKind) {
+        let state = self;
+        match command {
+            CommandKind::Add(request, reply) => {
+                let ids = vec![request.id];
+                let result = admit_one(state, *request).map(|()| ids);
+                start(state, shell, result, reply).await;
+            }
+            CommandKind::AddBatch(requests, reply) => {
+                let ids: Vec<TaskId> = requests.iter().map(|r| r.id).collect();
+                let result = admit_batch(state, requests).map(|()| ids);
+                start(state, shell, result, reply).await;
+            }
+            CommandKind::AddGroup(request, reply) => {
+                // Members start in order, each announced before the next is spawned.
+                let result = groups::admit(state, *request);
+                start(state, shell, result, reply).await;
+            }
+            CommandKind::Remove(target, reply) => {
+                let claimed = match state.resolve(&target) {
+                    None => false,
+                    Some(id) => {
+                        // A by-id remove was announced by the handle before it was sent
+                        // (docs/semantics.md#admission).
+                        if let TaskTarget::Name(_) = &target {
+                            announce(state, id, &target, false);
+                        }
+                        claim_with_grace(state, shell, id, None).await
+                    }
+                };
+                let _ = reply.send(claimed);
+            }
+            CommandKind::Cancel(target, reply) => {
+                let ticket = match state.resolve(&target) {
+                    None => CancelTicket {
+                        id: None,
+                        claimed: false,
+                        done: None,
+                    },
+                    Some(id) => {
+                        announce(state, id, &target, true);
+                        let (tx, rx) = oneshot::channel();
+                        if let Some(entry) = state.entry_mut(id) {
+                            entry.add_cancel_waiter(CancelWaiter::Handle(tx));
+                        }
+                        let claimed = claim_with_grace(state, shell, id, None).await;
+                        CancelTicket {
+                            id: Some(id),
+                            claimed,
+                            done: Some(rx),
+                        }
+                    }
+                };
+                let _ = reply.send(ticket);
+            }
+            CommandKind::Watch(target, watcher, reply) => {
+                let id = state.resolve(&target);
+                match id.and_then(|id| state.entry_mut(id)) {
+                    Some(entry) => entry.add_watcher(watcher),
+                    None => drop(watcher),
+                }
+                let _ = reply.send(id);
+            }
+            CommandKind::WaitEmpty(reply) => state.wait_empty(reply),
+            CommandKind::Shutdown {
+                grace,
+                verdict,
+                window_cap,
+                reply,
+            } => begin_shutdown(state, shell, grace, verdict, window_cap, reply).await,
+            CommandKind::ForceAbortAll => {
+                let ids = state.ids();
+                for id in ids {
+                    step(state, shell, id, Input::Claim { timer: None }).await;
+                    step(state, shell, id, Input::ForceAbort).await;
+                }
+            }
+            CommandKind::Pause(target, reply) => {
+                let _ = reply.send(pause::set(state, shell, &target, false).await);
+            }
+            CommandKind::Resume(target, reply) => {
+                let _ = reply.send(pause::set(state, shell, &target, true).await);
+            }
+            CommandKind::Timer(timer) => state.timer(shell, timer).await,
+        }
+    }
+
+    /// One of the registry's timers ran out.
+    async fn timer(&mut self, shell: &mut dyn Shell, timer: Timer) {
+        match timer {
+            Timer::Retry(id) => drop(step(self, shell, id, Input::RetryDue).await),
+            Timer::ForceAbort(id) => drop(step(self, shell, id, Input::ForceAbort).await),
+            Timer::GroupStop { id, attempt } => {
+                let window = self.stop_window(id);
+                let deadline = Input::GroupStopDeadline { attempt, window };
+                step(self, shell, id, deadline).await;
+            }
+            Timer::GroupRestart { group, epoch } => {
+                let elapsed = crate::registry::group::Input::DelayElapsed { epoch };
+                self.group_inputs.push_back((group, elapsed));
+            }
+            Timer::ShutdownDeadline => shutdown_deadline_passed(self, shell).await,
+        }
+    }
+}
+
+/// Replies to an admission, then starts the first attempt of every accepted id, in order.
+async fn start(
+    state: &mut Core,
+    shell: &mut dyn Shell,
+    admitted: Result<Vec<TaskId>, RuntimeError>,
+    reply: RpcReplyPort<Result<(), RuntimeError>>,
+) {
+    let (result, ids) = match admitted {
+        Ok(ids) => (Ok(()), ids),
+        Err(error) => (Err(error), Vec::new()),
+    };
+    let _ = reply.send(result);
+    for id in ids {
+        step(state, shell, id, Input::Admitted).await;
+    }
+}
