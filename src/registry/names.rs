@@ -95,6 +95,12 @@ impl<H> Names<H> {
         self.reaping.len()
     }
 
+    /// True when attempt actor `actor` is reaping (tests of the registry core).
+    #[cfg(test)]
+    pub(super) fn is_reaping(&self, actor: &ActorId) -> bool {
+        self.reaping.contains_key(actor)
+    }
+
     /// The names of the reaping attempts, one per attempt, in no particular order.
     pub(super) fn reaping_names(&self) -> impl Iterator<Item = &Arc<str>> {
         self.reaping.values().map(|(name, _)| name)

@@ -90,7 +90,7 @@ mod tests {
         }
 
         /// Permits held now (0 without a limit).
-        fn in_use(&self) -> usize {
+        pub(crate) fn in_use(&self) -> usize {
             self.in_use
         }
     }

@@ -17,6 +17,8 @@ use crate::panic_guard::drop_contained;
 use crate::registry::messages::AddRequest;
 use crate::task::TaskSpec;
 
+/// Reason text of a registration refused by a closed registry.
+const CLOSED_REASON: &str = "supervisor is shutting down";
 /// Reason text for a rejected duplicate name (docs/semantics.md#outcomes).
 const EXISTS_REASON: &str = "a registered task already uses this name";
 /// Reason text for the non-conflicting items of a rejected static batch
@@ -76,7 +78,7 @@ fn refusal(state: &Core, spec: &TaskSpec) -> Option<Refusal> {
     if state.closed {
         return Some(Refusal {
             kind: RejectionKind::ControllerShuttingDown,
-            reason: "supervisor is shutting down".into(),
+            reason: CLOSED_REASON.into(),
             error: RuntimeError::ShuttingDown,
             announce: false,
         });
@@ -116,6 +118,40 @@ fn refusal(state: &Core, spec: &TaskSpec) -> Option<Refusal> {
 /// Admission of one registration (docs/semantics.md#admission): open registry, admissible spec,
 /// free name, then the registered-task limit.
 pub(super) fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), RuntimeError> {
+    let Some(refused) = refusal(state, &request.spec) else {
+        let AddRequest {
+            id,
+            spec,
+            outcome,
+            unit,
+            release,
+            group,
+        } = request;
+        state.insert(id, spec, outcome, unit, release, group);
+        return Ok(());
+    };
+    refuse(
+        state,
+        request,
+        refused.kind,
+        refused.reason,
+        refused.announce,
+    );
+    Err(refused.error)
+}
+
+/// Refuses one request: its release hook hears `Refused` first (a controller slot is then
+/// free before the watcher can resubmit, as for a release), `TaskAddFailed` is published
+/// when `announce`, the watcher gets `Rejected { kind, reason }`, and the refused user
+/// values are dropped under the panic guard (a spec may hold the last reference to the
+/// user's task object).
+fn refuse(
+    state: &Core,
+    request: AddRequest,
+    kind: RejectionKind,
+    reason: Arc<str>,
+    announce: bool,
+) {
     let AddRequest {
         id,
         spec,
@@ -124,37 +160,34 @@ pub(super) fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), Run
         mut release,
         group,
     } = request;
-    let Some(refused) = refusal(state, &spec) else {
-        state.insert(id, spec, outcome, unit, release, group);
-        return Ok(());
-    };
-    // A controller slot hears of the refusal before the watcher does, so a watcher that
-    // resubmits after its `Rejected` finds the slot free (as for a release).
     if let Some(hook) = release.as_mut() {
         hook(Stage::Refused);
     }
-    if refused.announce {
-        state.reject(
-            id,
-            spec.name(),
-            refused.kind,
-            refused.reason,
-            outcome,
-            group.as_ref(),
-        );
+    if announce {
+        state.reject(id, spec.name(), kind, reason, outcome, group.as_ref());
     } else {
-        // Only controller work is still watched at a closed registry: tell its waiter why.
-        let rejected = TaskOutcome::rejected(refused.kind, refused.reason);
-        drop(commit::deliver(outcome, rejected));
+        // A closed registry publishes nothing; only the waiter is told why.
+        drop(commit::deliver(
+            outcome,
+            TaskOutcome::rejected(kind, reason),
+        ));
     }
-    // A refused spec may hold the last reference to the user's task object.
     drop_contained((spec, unit, release));
-    Err(refused.error)
 }
 
 /// All-or-nothing admission of a static batch (docs/semantics.md#admission).
 pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result<(), RuntimeError> {
     if state.closed {
+        for request in requests {
+            let reason = CLOSED_REASON.into();
+            refuse(
+                state,
+                request,
+                RejectionKind::ControllerShuttingDown,
+                reason,
+                false,
+            );
+        }
         return Err(RuntimeError::ShuttingDown);
     }
     // A spec that cannot be admitted as given (or repeats an earlier item's ractor name)
@@ -235,14 +268,6 @@ pub(super) fn reject_batch(
 ) {
     for (i, request) in requests.into_iter().enumerate() {
         let (kind, reason) = why(i);
-        state.reject(
-            request.id,
-            request.spec.name(),
-            kind,
-            reason,
-            request.outcome,
-            request.group.as_ref(),
-        );
-        drop_contained((request.spec, request.unit, request.release));
+        refuse(state, request, kind, reason, true);
     }
 }
