@@ -292,7 +292,8 @@ impl OutcomePromise {
     }
 
     /// Resolves with `Rejected { kind, reason }` (a rejection holds no user value, so one
-    /// nobody receives is simply dropped).
+    /// nobody receives is simply dropped). The controller's refusals.
+    #[cfg(feature = "controller")]
     pub(crate) fn reject(self, kind: RejectionKind, reason: Arc<str>) {
         let _ = self.0.send(TaskOutcome::rejected(kind, reason));
     }

@@ -205,6 +205,7 @@ mod tests {
             restart_intensity: None,
             reset_after: None,
             significant: false,
+            stall_timeout: None,
         }
     }
 

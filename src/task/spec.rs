@@ -282,11 +282,6 @@ impl TaskSpec {
         self.stall_timeout
     }
 
-    /// The stall timeout after applying `defaults`; `Some(ZERO)` is refused at admission.
-    pub(crate) fn resolve_stall_timeout(&self, defaults: &TaskDefaults) -> Option<Duration> {
-        self.stall_timeout.or(defaults.stall_timeout())
-    }
-
     /// The shared name, for cheap clones into registries and events.
     #[must_use]
     pub(crate) fn name_arc(&self) -> &Arc<str> {
@@ -427,6 +422,7 @@ impl TaskSpec {
             restart_intensity: self.restart_intensity,
             reset_after: self.reset_after,
             significant: self.significant,
+            stall_timeout: self.stall_timeout.or(defaults.stall_timeout()),
         }
     }
 }
@@ -476,6 +472,8 @@ pub(crate) struct ResolvedPolicy {
     pub reset_after: Option<Duration>,
     /// Its end counts for the supervisor's `AutoShutdown`.
     pub significant: bool,
+    /// Heartbeat stall timeout (the stall watchdog); `Some(ZERO)` is refused at admission.
+    pub stall_timeout: Option<Duration>,
 }
 
 #[cfg(test)]

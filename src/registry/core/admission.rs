@@ -12,10 +12,11 @@ use std::sync::Arc;
 use super::{Core, Stage, commit};
 use crate::error::RuntimeError;
 use crate::events::RejectionKind;
+use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
 use crate::registry::messages::AddRequest;
-use crate::task::TaskSpec;
+use crate::task::{ResolvedPolicy, TaskSpec};
 
 /// Reason text of a registration refused by a closed registry.
 const CLOSED_REASON: &str = "supervisor is shutting down";
@@ -34,8 +35,12 @@ const ZERO_STALL_TIMEOUT: &str =
 
 /// Why a spec cannot be admitted as given: the rejection kind for its watcher and event,
 /// the reason text, and the caller's error.
-fn spec_refusal(state: &Core, spec: &TaskSpec) -> Option<(RejectionKind, Arc<str>, RuntimeError)> {
-    if spec.resolve_stall_timeout(&state.settings.defaults) == Some(std::time::Duration::ZERO) {
+fn spec_refusal(
+    state: &Core,
+    spec: &TaskSpec,
+    policy: &ResolvedPolicy,
+) -> Option<(RejectionKind, Arc<str>, RuntimeError)> {
+    if policy.stall_timeout == Some(std::time::Duration::ZERO) {
         let reason: Arc<str> = ZERO_STALL_TIMEOUT.into();
         let error = RuntimeError::InvalidTaskSpec {
             name: spec.name_arc().clone(),
@@ -74,7 +79,7 @@ struct Refusal {
 
 /// The first rule a single registration breaks, in the order of docs/semantics.md#admission, if
 /// any.
-fn refusal(state: &Core, spec: &TaskSpec) -> Option<Refusal> {
+fn refusal(state: &Core, spec: &TaskSpec, policy: &ResolvedPolicy) -> Option<Refusal> {
     if state.closed {
         return Some(Refusal {
             kind: RejectionKind::ControllerShuttingDown,
@@ -83,7 +88,7 @@ fn refusal(state: &Core, spec: &TaskSpec) -> Option<Refusal> {
             announce: false,
         });
     }
-    if let Some((kind, reason, error)) = spec_refusal(state, spec) {
+    if let Some((kind, reason, error)) = spec_refusal(state, spec, policy) {
         return Some(Refusal {
             kind,
             reason,
@@ -115,19 +120,39 @@ fn refusal(state: &Core, spec: &TaskSpec) -> Option<Refusal> {
     None
 }
 
+/// What asks to be admitted.
+pub(super) enum Admission {
+    /// One registration (`add`, a controller hand-off, `Add` sent as a message).
+    One(Box<AddRequest>),
+    /// A static batch, all-or-nothing (`run`).
+    Batch(Vec<AddRequest>),
+    /// A group, all-or-nothing, its members in start order.
+    Group(Box<crate::registry::messages::GroupRequest>),
+}
+
+/// The one door into admission: admits `admission` and returns the accepted ids in start
+/// order, or the caller's error (every refused watcher is told `Rejected`). The caller
+/// replies, then starts the accepted registrations.
+pub(super) fn admit(state: &mut Core, admission: Admission) -> Result<Vec<TaskId>, RuntimeError> {
+    match admission {
+        Admission::One(request) => {
+            let id = request.id;
+            admit_one(state, *request).map(|()| vec![id])
+        }
+        Admission::Batch(requests) => {
+            let ids = requests.iter().map(|r| r.id).collect();
+            admit_batch(state, requests).map(|()| ids)
+        }
+        Admission::Group(request) => super::groups::admit(state, *request),
+    }
+}
+
 /// Admission of one registration (docs/semantics.md#admission): open registry, admissible spec,
 /// free name, then the registered-task limit.
-pub(super) fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), RuntimeError> {
-    let Some(refused) = refusal(state, &request.spec) else {
-        let AddRequest {
-            id,
-            spec,
-            outcome,
-            unit,
-            release,
-            group,
-        } = request;
-        state.insert(id, spec, outcome, unit, release, group);
+fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), RuntimeError> {
+    let policy = request.spec.resolve(&state.settings.defaults);
+    let Some(refused) = refusal(state, &request.spec, &policy) else {
+        state.insert(request, policy);
         return Ok(());
     };
     refuse(
@@ -192,11 +217,14 @@ pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result
     }
     // A spec that cannot be admitted as given (or repeats an earlier item's ractor name)
     // rejects the whole batch.
+    let defaults = &state.settings.defaults;
+    let policies: Vec<ResolvedPolicy> = requests.iter().map(|r| r.spec.resolve(defaults)).collect();
     let mut actor_names = std::collections::HashSet::new();
     let refusals: Vec<Option<(RejectionKind, Arc<str>, RuntimeError)>> = requests
         .iter()
-        .map(|r| {
-            spec_refusal(state, &r.spec).or_else(|| {
+        .zip(&policies)
+        .map(|(r, policy)| {
+            spec_refusal(state, &r.spec, policy).or_else(|| {
                 let name = r.spec.actor_name_arc()?;
                 (!actor_names.insert(name.clone())).then(|| {
                     let error = RuntimeError::ActorNameTaken { name: name.clone() };
@@ -246,15 +274,8 @@ pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result
             limit,
         });
     }
-    for request in requests {
-        state.insert(
-            request.id,
-            request.spec,
-            request.outcome,
-            request.unit,
-            request.release,
-            request.group,
-        );
+    for (request, policy) in requests.into_iter().zip(policies) {
+        state.insert(request, policy);
     }
     Ok(())
 }

@@ -3,11 +3,11 @@
 
 use tokio::sync::oneshot;
 
-use super::admission::{admit_batch, admit_one};
+use super::admission::{Admission, admit};
 use super::attempts::step;
 use super::removal::{begin_shutdown, claim_with_grace, shutdown_deadline_passed};
 use super::requests::announce;
-use super::{CancelWaiter, Core, groups, pause};
+use super::{CancelWaiter, Core, pause};
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::lifecycle::Input;
@@ -21,22 +21,20 @@ impl Core {
         let state = self;
         match command {
             CommandKind::Add(request, reply) => {
-                let ids = vec![request.id];
-                let result = admit_one(state, *request).map(|()| ids);
+                let result = admit(state, Admission::One(request));
                 start(state, shell, result, reply).await;
             }
             CommandKind::AddBatch(requests, reply) => {
-                let ids: Vec<TaskId> = requests.iter().map(|r| r.id).collect();
-                let result = admit_batch(state, requests).map(|()| ids);
+                let result = admit(state, Admission::Batch(requests));
                 start(state, shell, result, reply).await;
             }
             CommandKind::AddGroup(request, reply) => {
                 // Members start in order, each announced before the next is spawned.
-                let result = groups::admit(state, *request);
+                let result = admit(state, Admission::Group(request));
                 start(state, shell, result, reply).await;
             }
             CommandKind::Remove(target, reply) => {
-                let claimed = match state.resolve(&target) {
+                let claimed = match state.lookup(&target) {
                     None => false,
                     Some(id) => {
                         // A by-id remove was announced by the handle before it was sent
@@ -50,7 +48,7 @@ impl Core {
                 let _ = reply.send(claimed);
             }
             CommandKind::Cancel(target, reply) => {
-                let ticket = match state.resolve(&target) {
+                let ticket = match state.lookup(&target) {
                     None => CancelTicket {
                         id: None,
                         claimed: false,
@@ -73,7 +71,7 @@ impl Core {
                 let _ = reply.send(ticket);
             }
             CommandKind::Watch(target, watcher, reply) => {
-                let id = state.resolve(&target);
+                let id = state.lookup(&target);
                 match id.and_then(|id| state.entry_mut(id)) {
                     Some(entry) => entry.add_watcher(watcher),
                     None => drop(watcher),
@@ -124,7 +122,7 @@ impl Core {
 }
 
 /// Replies to an admission, then starts the first attempt of every accepted id, in order.
-async fn start(
+pub(super) async fn start(
     state: &mut Core,
     shell: &mut dyn Shell,
     admitted: Result<Vec<TaskId>, RuntimeError>,

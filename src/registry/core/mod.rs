@@ -49,7 +49,7 @@ use tokio_util::sync::CancellationToken;
 use super::intensity::Meltdown;
 use super::life::LifeGuard;
 use super::lifecycle::{Ended, Life};
-use super::messages::{CommandKind, Timer};
+use super::messages::{AddRequest, CommandKind, Timer};
 use super::names::Names;
 use super::permits::Permits;
 use super::shell::Shell;
@@ -57,7 +57,7 @@ use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::{OutcomePromise, TaskOutcome};
-use crate::task::TaskDefaults;
+use crate::task::{ResolvedPolicy, TaskDefaults};
 
 mod admission;
 mod attempts;
@@ -330,14 +330,6 @@ impl Core {
         &mut self.settings.life
     }
 
-    /// The stop window of `id`: its own shutdown timeout, else the supervisor grace.
-    fn stop_window(&self, id: TaskId) -> Duration {
-        self.entries
-            .get(&id)
-            .and_then(|e| e.life.policy().shutdown_timeout)
-            .unwrap_or(self.settings.grace)
-    }
-
     fn events(&self) -> &EventSink {
         &self.settings.events
     }
@@ -472,24 +464,25 @@ impl Core {
         }
     }
 
-    fn resolve(&self, target: &TaskTarget) -> Option<TaskId> {
+    /// The registration `target` names, while it is registered.
+    fn lookup(&self, target: &TaskTarget) -> Option<TaskId> {
         match target {
             TaskTarget::Id(id) => self.entries.contains_key(id).then_some(*id),
             TaskTarget::Name(name) => self.names.id(name),
         }
     }
 
-    /// Creates the entry of an accepted registration and publishes `TaskAdded`.
-    fn insert(
-        &mut self,
-        id: TaskId,
-        spec: crate::task::TaskSpec,
-        outcome: Option<OutcomePromise>,
-        unit: Option<OwnedSemaphorePermit>,
-        release: Option<ReleaseHook>,
-        group: Option<Arc<str>>,
-    ) {
-        let policy = spec.resolve(&self.settings.defaults);
+    /// Creates the entry of an accepted registration (its `policy` resolved at admission)
+    /// and publishes `TaskAdded`.
+    fn insert(&mut self, request: AddRequest, policy: ResolvedPolicy) {
+        let AddRequest {
+            id,
+            spec,
+            outcome,
+            unit,
+            release,
+            group,
+        } = request;
         self.significant_admitted += usize::from(policy.significant);
         let name: Arc<str> = Arc::from(spec.name());
         let shared = Arc::new(TaskShared {
@@ -499,11 +492,11 @@ impl Core {
             task: spec.task().clone(),
             timeout: policy.timeout,
             // Stall watchdog (attempt/watchdog.rs): its stop window is the task's removal one.
-            stall: spec
-                .resolve_stall_timeout(&self.settings.defaults)
+            stall: policy
+                .stall_timeout
                 .map(|timeout| crate::attempt::watchdog::StallWatch {
                     timeout,
-                    grace: policy.shutdown_timeout.unwrap_or(self.settings.grace),
+                    grace: removal::stop_window(&policy, self.settings.grace),
                 }),
             actor_name: spec.actor_name_arc().cloned(),
             token: self.settings.root_token.child_token(),

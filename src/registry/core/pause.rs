@@ -38,7 +38,7 @@ pub(super) async fn set(
     if state.closed {
         return Err(RuntimeError::ShuttingDown);
     }
-    let Some(id) = state.resolve(target) else {
+    let Some(id) = state.lookup(target) else {
         return Err(RuntimeError::TaskNotFound {
             target: target.clone(),
         });

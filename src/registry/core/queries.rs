@@ -20,12 +20,12 @@ use crate::registry::messages::TaskInfo;
 impl Core {
     /// Record of `target`, taken now; `None` when it is not registered.
     pub(crate) fn task_info(&self, target: &TaskTarget) -> Option<TaskInfo> {
-        self.resolve(target).and_then(|id| self.info(id))
+        self.lookup(target).and_then(|id| self.info(id))
     }
 
     /// The attempt actor of `target` while it has one.
     pub(crate) fn attempt_actor(&self, target: &TaskTarget) -> Option<&ActorId> {
-        self.resolve(target)
+        self.lookup(target)
             .and_then(|id| self.entry(id))
             .and_then(|entry| entry.actor.as_ref())
     }

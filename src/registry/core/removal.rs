@@ -10,26 +10,93 @@ use super::{Core, ShutdownWait, Timer};
 use crate::identity::TaskId;
 use crate::registry::lifecycle::Input;
 use crate::registry::shell::Shell;
+use crate::task::ResolvedPolicy;
+
+/// The stop window of a registration with `policy` (docs/semantics.md#removal): its own
+/// shutdown timeout (OTP child spec `shutdown`), else the supervisor's `grace`. Every stop
+/// (a removal, a group stop, the stall watchdog's) starts from this rule; a claim refines it
+/// with [`Core::claim_window`].
+pub(super) fn stop_window(policy: &ResolvedPolicy, grace: Duration) -> Duration {
+    policy.shutdown_timeout.unwrap_or(grace)
+}
+
+/// How a claim stops a running attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Window {
+    /// Killed at once (OTP `brutal_kill`): a zero window. Never reported stuck: it had no
+    /// window to overrun.
+    Kill,
+    /// Asked to stop; force-aborted after this (wall time).
+    Within(Duration),
+    /// Asked to stop; force-aborted by the shutdown's shared deadline.
+    Shared,
+}
+
+impl Core {
+    /// The stop window of `id` (see [`stop_window`]); zero for an id no longer registered.
+    pub(super) fn stop_window(&self, id: TaskId) -> Duration {
+        self.entry(id).map_or(Duration::ZERO, |e| {
+            stop_window(e.life.policy(), self.settings.grace)
+        })
+    }
+
+    /// How a claim stops `id`. Outside a shutdown: within its stop window, killed at once
+    /// when that is zero. In the shutdown (`cap`: the most a task's own window may be): a
+    /// task's own window replaces the shared deadline for it, capped; zero kills at once.
+    fn claim_window(&self, id: TaskId, shutdown: Option<Option<Duration>>) -> Window {
+        let own = self
+            .entry(id)
+            .and_then(|e| e.life.policy().shutdown_timeout);
+        match (own, shutdown) {
+            (Some(Duration::ZERO), _) => Window::Kill,
+            (Some(own), Some(cap)) => Window::Within(cap.map_or(own, |cap| own.min(cap))),
+            (None, Some(_)) => Window::Shared,
+            (_, None) => match self.stop_window(id) {
+                window if window.is_zero() => Window::Kill,
+                window => Window::Within(window),
+            },
+        }
+    }
+}
 
 /// A claim by remove or cancel (the machine's `Claim`: exactly one winner; between
-/// attempts it ends `Canceled` at once; docs/semantics.md#removal), or, with `failed`, by a group's intensity failure: the
-/// member then ends `Failed` with that reason): the attempt gets its stop window before a
-/// force-abort (at once when the window is zero).
+/// attempts it ends `Canceled` at once; docs/semantics.md#removal), or, with `failed`, by a
+/// group's intensity failure (the member then ends `Failed` with that reason), within the
+/// claim window. Returns whether this call made the claim.
 pub(super) async fn claim_with_grace(
     state: &mut Core,
     shell: &mut dyn Shell,
     id: TaskId,
     failed: Option<Arc<str>>,
 ) -> bool {
-    let grace = state.stop_window(id);
-    let timer = (!grace.is_zero()).then_some(grace);
+    let window = state.claim_window(id, None);
+    claim(state, shell, id, window, failed).await
+}
+
+/// Claims `id` within `window`.
+async fn claim(
+    state: &mut Core,
+    shell: &mut dyn Shell,
+    id: TaskId,
+    window: Window,
+    failed: Option<Arc<str>>,
+) -> bool {
+    let timer = match window {
+        Window::Within(window) => Some(window),
+        Window::Kill | Window::Shared => None,
+    };
     let input = match failed {
         Some(reason) => Input::GroupFailed { reason, timer },
         None => Input::Claim { timer },
     };
     let claimed = step(state, shell, id, input).await;
-    if claimed && timer.is_none() {
+    if claimed && window == Window::Kill {
+        let stuck = state.shutdown.as_ref().map_or(0, |wait| wait.stuck.len());
         step(state, shell, id, Input::ForceAbort).await;
+        // `kill_attempt` recorded it as stuck: a brutal kill never is.
+        if let Some(wait) = state.shutdown.as_mut() {
+            wait.stuck.truncate(stuck);
+        }
     }
     claimed
 }
@@ -81,35 +148,16 @@ pub(super) async fn begin_shutdown(
     }
 }
 
-/// The shutdown's claim of one task: its own stop window (capped by `window_cap`) replaces
-/// the grace for it (OTP child `shutdown`); a zero one kills it at once (OTP `brutal_kill`,
-/// the rule of [`claim_with_grace`]), which is never reported stuck (it had no window to
-/// overrun).
+/// The shutdown's claim of one task, within its claim window (see [`Core::claim_window`];
+/// `window_cap`: the most its own window may be).
 pub(super) async fn shutdown_claim(
     state: &mut Core,
     shell: &mut dyn Shell,
     id: TaskId,
     window_cap: Option<Duration>,
 ) {
-    let Some(entry) = state.entry(id) else {
-        return;
-    };
-    let own = entry.life.policy().shutdown_timeout;
-    if own == Some(Duration::ZERO) {
-        let name = entry.shared.name.clone();
-        let stuck = state.shutdown.as_ref().map_or(0, |wait| wait.stuck.len());
-        step(state, shell, id, Input::Claim { timer: None }).await;
-        step(state, shell, id, Input::ForceAbort).await;
-        if let Some(wait) = state.shutdown.as_mut()
-            && wait.stuck.len() > stuck
-            && wait.stuck.last() == Some(&name)
-        {
-            wait.stuck.pop();
-        }
-        return;
-    }
-    let own = own.map(|own| window_cap.map_or(own, |cap| own.min(cap)));
-    step(state, shell, id, Input::Claim { timer: own }).await;
+    let window = state.claim_window(id, Some(window_cap));
+    claim(state, shell, id, window, None).await;
 }
 
 /// The shared shutdown deadline passed: force-abort every task still registered, except those
@@ -122,8 +170,8 @@ pub(super) async fn shutdown_deadline_passed(state: &mut Core, shell: &mut dyn S
     }
     let ids: Vec<TaskId> = state
         .entries()
-        .filter(|(_, e)| e.life.policy().shutdown_timeout.is_none())
         .map(|(id, _)| id)
+        .filter(|id| state.claim_window(*id, Some(None)) == Window::Shared)
         .collect();
     for id in ids {
         step(state, shell, id, Input::ForceAbort).await;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use ractor::RpcReplyPort;
 
-use super::admission::admit_one;
+use super::admission::{self, Admission};
 use super::attempts::step;
 use super::removal::claim_with_grace;
 use super::{CancelWaiter, Core};
@@ -73,6 +73,7 @@ async fn add(
     }
 }
 
+/// The intake checks of a message (closed, command bound, ownership), then the door.
 fn admit(state: &mut Core, spec: TaskSpec) -> Result<TaskId, RuntimeError> {
     let id = TaskId::next();
     let name = spec.name_arc().clone();
@@ -111,7 +112,7 @@ fn admit(state: &mut Core, spec: TaskSpec) -> Result<TaskId, RuntimeError> {
         release: None,
         group: None,
     };
-    admit_one(state, request).map(|()| id)
+    admission::admit(state, Admission::One(Box::new(request))).map(|_| id)
 }
 
 /// Publishes `TaskRemoveRequested` for `target`, resolved to `id` (with the name for a
@@ -151,7 +152,7 @@ async fn remove(
     target: TaskTarget,
     reply: RpcReplyPort<Result<bool, RuntimeError>>,
 ) {
-    let result = match intake(state).map(|_permit| state.resolve(&target)) {
+    let result = match intake(state).map(|_permit| state.lookup(&target)) {
         Err(error) => Err(error),
         Ok(None) => Ok(false),
         Ok(Some(id)) => {
@@ -174,7 +175,7 @@ async fn cancel(
         let _ = reply.send(Err(error));
         return;
     }
-    let Some(id) = state.resolve(&target) else {
+    let Some(id) = state.lookup(&target) else {
         let _ = reply.send(Ok(false));
         return;
     };
