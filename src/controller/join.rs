@@ -76,18 +76,9 @@ impl Joined {
             }
         };
         for waiter in waiters {
-            if let Err(unsent) = waiter.resolve(outcome.clone()) {
-                drop_quietly(unsent);
-            }
+            forward(Some(waiter), outcome.clone());
         }
-        match own {
-            Some(tx) => {
-                if let Err(unsent) = tx.resolve(outcome) {
-                    drop_quietly(unsent);
-                }
-            }
-            None => drop_quietly(outcome),
-        }
+        forward(own, outcome);
     }
 
     /// Attaches `waiter` to the owner's outcome: it resolves with a copy of it (at once if
@@ -110,14 +101,23 @@ impl Joined {
             JoinState::Done(outcome) => {
                 let copy = outcome.clone();
                 drop(state);
-                if let Err(unsent) = waiter.resolve(copy) {
-                    drop_quietly(unsent);
-                }
+                forward(Some(waiter), copy);
             }
             JoinState::Gone => drop(waiter),
         }
         Ok(())
     }
+}
+
+/// Sends one copy of the owner's outcome to `promise` (the relay's one send); a copy
+/// nobody receives is dropped quietly (the registry already reported a panicking drop of
+/// the original).
+fn forward(promise: Option<OutcomePromise>, outcome: TaskOutcome) {
+    let unsent = match promise {
+        Some(promise) => promise.resolve(outcome).err(),
+        None => Some(outcome),
+    };
+    drop_quietly(unsent);
 }
 
 impl Drop for Joined {
