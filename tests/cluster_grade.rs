@@ -353,8 +353,21 @@ fn is_disconnected(reason: DisconnectReason) -> impl Fn(&WatchItem) -> bool {
 }
 
 /// The served supervisor's newest stream sequence number now.
+///
+/// Asked again for up to 20 s while the query fails: on a loaded machine a session that
+/// has just come back (after flapping) can still drop the first query.
 async fn head(remote: &RemoteSupervisor) -> u64 {
-    remote.stream_stats().await.unwrap().head
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match remote.stream_stats().await {
+            Ok(stats) => return stats.head,
+            Err(error) if tokio::time::Instant::now() < deadline => {
+                eprintln!("stream_stats failed, asking again: {error}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(error) => panic!("stream_stats kept failing for 20 s: {error}"),
+        }
+    }
 }
 
 /// Kills every node session of `node` (the TCP connections drop; the peers see it).
