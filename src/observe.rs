@@ -65,7 +65,7 @@ impl Stamp {
     }
 }
 
-/// How an attempt actor left, as the registry saw it (see `registry/attempts.rs`).
+/// How an attempt actor left, as the registry saw it (see `registry/actor.rs`).
 pub(crate) enum AttemptEnd<'a> {
     /// It stopped with its final state (`None`: it was killed without one).
     #[cfg_attr(not(feature = "metrics"), allow(dead_code))]

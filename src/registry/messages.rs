@@ -117,9 +117,9 @@ pub(crate) enum CommandKind {
     AddGroup(Box<GroupRequest>, RpcReplyPort<Result<(), RuntimeError>>),
     /// Force-abort everything still registered now (second signal, owner drop fallback).
     ForceAbortAll,
-    /// `handle.pause` (`registry/pause.rs`).
+    /// `handle.pause` (`registry/core/pause.rs`).
     Pause(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
-    /// `handle.resume` (`registry/pause.rs`).
+    /// `handle.resume` (`registry/core/pause.rs`).
     Resume(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
     /// A timer the registry set ran out (`super::shell::Shell::schedule`).
     Timer(Timer),
