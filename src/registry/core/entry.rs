@@ -1,0 +1,158 @@
+//! One registration's record in the core ([`Entry`]: its machine and the resources its
+//! effects act on), who waits for its terminal commit ([`Waiters`]), what a force-aborted
+//! attempt keeps until it exits ([`Reaping`]), and what its release hook hears
+//! ([`Stage`]).
+
+use std::sync::Arc;
+
+use ractor::{ActorId, RpcReplyPort};
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::attempt::runner::TaskShared;
+use crate::outcome::OutcomePromise;
+use crate::registry::lifecycle::Life;
+
+/// One registration: its life-cycle machine and the resources its effects act on.
+pub(super) struct Entry {
+    pub(super) shared: Arc<TaskShared>,
+    /// Phase, claim, pause, counters and restart log (see [`super::lifecycle`]).
+    pub(super) life: Life,
+    pub(super) outcome: Option<OutcomePromise>,
+    /// The attempt actor, while the phase is `Attempt` (its cell is the shell's).
+    pub(super) actor: Option<ActorId>,
+    /// A group member's current attempt token: a group restart stops the attempt, not the
+    /// registration.
+    pub(super) scope: Option<CancellationToken>,
+    /// Cancel callers and later watchers, told at commit; boxed and absent until the first
+    /// one (most registrations never have any).
+    pub(super) waiters: Option<Box<Waiters>>,
+    /// Ownership unit (docs/semantics.md#ownership), returned when the entry is dropped at
+    /// terminal commit.
+    pub(super) unit: Option<OwnedSemaphorePermit>,
+    pub(super) release: Option<ReleaseHook>,
+}
+
+/// Who else waits for a registration's terminal commit.
+#[derive(Default)]
+pub(super) struct Waiters {
+    /// Cancel callers waiting for the terminal commit, told at commit.
+    pub(super) cancel: Vec<CancelWaiter>,
+    /// Watchers added after admission (`watch(target)`); each gets a copy of the outcome.
+    pub(super) watchers: Vec<OutcomePromise>,
+    /// Length of `watchers` after its last pruning: the next one is due at twice that.
+    pruned_at: usize,
+}
+
+/// Watchers kept before the first pruning.
+const WATCHERS_BEFORE_PRUNING: usize = 16;
+
+impl Waiters {
+    /// Adds `watcher`. A watcher whose `TaskWaiter` was dropped costs nothing: the list is
+    /// pruned of abandoned ones whenever it doubles since the last pruning, so it holds at
+    /// most about twice the live watchers (plus 16), at O(1) amortized cost per watch.
+    fn add_watcher(&mut self, watcher: OutcomePromise) {
+        if self.watchers.len() >= self.pruned_at.max(WATCHERS_BEFORE_PRUNING / 2) * 2 {
+            self.watchers.retain(|w| !w.is_abandoned());
+            if self.watchers.capacity() > 4 * self.watchers.len().max(WATCHERS_BEFORE_PRUNING) {
+                self.watchers.shrink_to(2 * self.watchers.len());
+            }
+            self.pruned_at = self.watchers.len();
+        }
+        self.watchers.push(watcher);
+    }
+}
+
+impl Entry {
+    fn waiters(&mut self) -> &mut Waiters {
+        self.waiters.get_or_insert_with(Box::default)
+    }
+
+    /// Tells `waiter` of the terminal commit when it comes.
+    pub(super) fn add_cancel_waiter(&mut self, waiter: CancelWaiter) {
+        self.waiters().cancel.push(waiter);
+    }
+
+    /// Gives `watcher` a copy of the outcome at the terminal commit.
+    pub(super) fn add_watcher(&mut self, watcher: OutcomePromise) {
+        self.waiters().add_watcher(watcher);
+    }
+}
+
+/// A cancel caller waiting for the terminal commit of its target.
+pub(super) enum CancelWaiter {
+    /// A handle's cancel: a value means "committed"; a channel that closes without one
+    /// means the registry went away first.
+    Handle(oneshot::Sender<()>),
+    /// A `RegistryMessage::Cancel` from an actor: replied with whether it made the claim.
+    Message {
+        reply: RpcReplyPort<Result<bool, crate::error::RuntimeError>>,
+        claimed: bool,
+    },
+}
+
+/// What a force-aborted attempt that has not physically exited yet keeps (its name is in
+/// [`Names`]).
+pub(super) struct Reaping {
+    pub(super) release: Option<ReleaseHook>,
+    /// The ownership unit stays taken while the attempt (and the task object it uses)
+    /// is physically alive (docs/semantics.md#ownership).
+    pub(super) _unit: Option<OwnedSemaphorePermit>,
+}
+
+/// What a [`ReleaseHook`] is told about its registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// The terminal outcome is committed (and about to be sent) while a force-aborted
+    /// attempt is still physically running: the work is logically over, the slot is not
+    /// free yet. Always followed by `Exited`.
+    Committed,
+    /// The registration is entirely gone: terminal commit done **and** its last attempt
+    /// physically exited. Told before the watched outcome is sent.
+    Exited,
+    /// The registry refused the registration at admission; told before its watcher gets
+    /// `Rejected`. The only stage told for a refused registration.
+    Refused,
+}
+
+/// Told of a registration's end, at most once per [`Stage`], `Committed` first. The
+/// controller frees a slot with it (docs/semantics.md#slots: the next owner starts only after
+/// `Exited`), and hearing of it before the outcome means a watcher that resubmits after its outcome
+/// is never refused by the slot it just watched finish.
+pub(crate) type ReleaseHook = Box<dyn FnMut(Stage) + Send + 'static>;
+
+#[cfg(test)]
+mod waiter_tests {
+    use super::Waiters;
+    use crate::identity::TaskId;
+    use crate::outcome::OutcomePromise;
+
+    /// Issue 22 item 3: a million `watch()` + drop on one running task must not keep a
+    /// million promises.
+    #[test]
+    fn abandoned_watchers_are_pruned_while_live_ones_stay() {
+        let id = TaskId::next();
+        let mut waiters = Waiters::default();
+        let mut live = Vec::new();
+        for i in 0..100_000 {
+            let (promise, waiter) = OutcomePromise::pair(id);
+            waiters.add_watcher(promise);
+            if i % 1_000 == 0 {
+                live.push(waiter);
+            }
+        }
+        assert!(
+            waiters.watchers.len() <= 2 * live.len() + 32,
+            "{} watchers kept for {} live",
+            waiters.watchers.len(),
+            live.len()
+        );
+        assert!(waiters.watchers.capacity() <= 8 * (live.len() + 32));
+        let kept_live = waiters
+            .watchers
+            .iter()
+            .filter(|w| !w.is_abandoned())
+            .count();
+        assert_eq!(kept_live, live.len(), "no live watcher is lost");
+    }
+}
