@@ -170,6 +170,25 @@ pub(crate) struct AddRequest {
     pub(crate) group: Option<Arc<str>>,
 }
 
+impl AddRequest {
+    /// An unwatched request without a release hook (a static run, `Add` by message),
+    /// holding `unit` until its terminal commit.
+    pub(crate) fn unwatched(
+        id: TaskId,
+        spec: TaskSpec,
+        unit: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Self {
+        AddRequest {
+            id,
+            spec,
+            outcome: None,
+            unit,
+            release: None,
+            group: None,
+        }
+    }
+}
+
 /// A group to admit: its members' requests in start order, and its rules.
 pub(crate) struct GroupRequest {
     pub(crate) name: Arc<str>,

@@ -104,14 +104,7 @@ fn admit(state: &mut Core, spec: TaskSpec) -> Result<TaskId, RuntimeError> {
             }
         },
     };
-    let request = AddRequest {
-        id,
-        spec,
-        outcome: None,
-        unit,
-        release: None,
-        group: None,
-    };
+    let request = AddRequest::unwatched(id, spec, unit);
     admission::admit(state, Admission::One(Box::new(request))).map(|_| id)
 }
 
