@@ -80,9 +80,19 @@ async fn carry_out(
             }
         }
         Effect::Kill => state.kill_attempt(shell, id),
-        Effect::RetryTimer(delay) => shell.schedule(Timer::Retry(id), delay),
-        Effect::CancelRetryTimer => shell.cancel(&Timer::Retry(id)),
-        Effect::ForceAbortTimer(grace) => shell.schedule(Timer::ForceAbort(id), grace),
+        Effect::RetryTimer(delay) => {
+            state.entry_mut(id)?.retry_timer = true;
+            shell.schedule(Timer::Retry(id), delay);
+        }
+        Effect::CancelRetryTimer => {
+            if std::mem::take(&mut state.entry_mut(id)?.retry_timer) {
+                shell.cancel(&Timer::Retry(id));
+            }
+        }
+        Effect::ForceAbortTimer(grace) => {
+            state.entry_mut(id)?.removal_timer = true;
+            shell.schedule(Timer::ForceAbort(id), grace);
+        }
         Effect::StopTimer { window, attempt } => {
             // Not cancellable: a stale deadline finds another attempt number (or no stop in
             // progress) and does nothing.

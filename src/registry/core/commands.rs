@@ -105,8 +105,18 @@ impl Core {
     /// One of the registry's timers ran out.
     async fn timer(&mut self, shell: &mut dyn Shell, timer: Timer) {
         match timer {
-            Timer::Retry(id) => drop(step(self, shell, id, Input::RetryDue).await),
-            Timer::ForceAbort(id) => drop(step(self, shell, id, Input::ForceAbort).await),
+            Timer::Retry(id) => {
+                if let Some(entry) = self.entry_mut(id) {
+                    entry.retry_timer = false;
+                }
+                step(self, shell, id, Input::RetryDue).await;
+            }
+            Timer::ForceAbort(id) => {
+                if let Some(entry) = self.entry_mut(id) {
+                    entry.removal_timer = false;
+                }
+                step(self, shell, id, Input::ForceAbort).await;
+            }
             Timer::GroupStop { id, attempt } => {
                 let window = self.stop_window(id);
                 let deadline = Input::GroupStopDeadline { attempt, window };

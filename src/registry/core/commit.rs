@@ -44,8 +44,12 @@ impl Core {
         {
             self.actor_names.remove(actor_name);
         }
-        shell.cancel(&Timer::ForceAbort(id));
-        shell.cancel(&Timer::Retry(id));
+        if entry.removal_timer {
+            shell.cancel(&Timer::ForceAbort(id));
+        }
+        if entry.retry_timer {
+            shell.cancel(&Timer::Retry(id));
+        }
         // Only a force-abort finishes while the actor still exists: it stays reserved until
         // its termination event arrives (invariant 3).
         if reap

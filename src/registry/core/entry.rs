@@ -31,6 +31,10 @@ pub(super) struct Entry {
     /// terminal commit.
     pub(super) unit: Option<OwnedSemaphorePermit>,
     pub(super) release: Option<ReleaseHook>,
+    /// Its backoff timer is pending (`Timer::Retry`).
+    pub(super) retry_timer: bool,
+    /// Its removal stop window's timer is pending (`Timer::ForceAbort`).
+    pub(super) removal_timer: bool,
 }
 
 /// Who else waits for a registration's terminal commit.

@@ -414,6 +414,8 @@ impl Core {
                 waiters: None,
                 unit,
                 release,
+                retry_timer: false,
+                removal_timer: false,
             }),
         );
         if let Some(entry) = self.entries.get(&id) {
