@@ -22,17 +22,13 @@
 //! runtime shuts down with [`RuntimeError::RegistryFailed`](crate::RuntimeError::RegistryFailed).
 
 use futures_util::FutureExt;
-use ractor::actor::messages::BoxedState;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio::time::Instant;
 
 use super::RegistrySettings;
-use super::core::{Core, Input, Request};
-use super::lifecycle::Ended;
+use super::core::{Core, Exit, Input, Request};
 use super::messages::{Command, CommandKind, RegistryMessage};
 use super::shell::Resources;
-use crate::attempt::AttemptState;
-use crate::observe::AttemptEnd;
 use crate::panic_guard::{dispose, panic_message};
 use crate::task::hosted_actor;
 
@@ -216,38 +212,17 @@ async fn handle_supervision(
     state: &mut RegistryState,
     event: SupervisionEvent,
 ) {
-    let (actor, ended) = match event {
+    let (actor, exit) = match event {
         SupervisionEvent::ActorTerminated(cell, boxed, _reason) => {
-            let actor = cell.get_id();
-            let attempt = boxed
-                .as_ref()
-                .and_then(|b| b.msg.as_deref())
-                .and_then(|state| state.downcast_ref::<AttemptState>());
-            state.core.observe_exit(&actor, AttemptEnd::State(attempt));
-            (actor, ended(boxed))
+            (cell.get_id(), Exit::Terminated(boxed))
         }
         SupervisionEvent::ActorFailed(cell, error) => {
-            let actor = cell.get_id();
-            state.core.observe_exit(&actor, AttemptEnd::RunnerPanicked);
-            (actor, Ended::RunnerPanicked(error.to_string()))
+            (cell.get_id(), Exit::Failed(error.to_string()))
         }
         _ => return,
     };
     state.resources.exited(&actor);
-    state.step(myself, Input::Exited { actor, ended }).await;
-}
-
-/// What an attempt actor's final state says of its end.
-fn ended(boxed: Option<BoxedState>) -> Ended {
-    match boxed {
-        Some(mut boxed) => match boxed.take::<AttemptState>().ok().and_then(|s| s.verdict) {
-            Some(verdict) => Ended::Verdict(verdict),
-            None => Ended::Vanished,
-        },
-        // Killed by someone other than the registry (the registry's own kills were reaped
-        // first, by `Core::reaped`): the attempt is gone without a verdict.
-        None => Ended::Vanished,
-    }
+    state.step(myself, Input::Exited { actor, exit }).await;
 }
 
 #[cfg(test)]

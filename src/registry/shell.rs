@@ -11,7 +11,6 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use ractor::{Actor, ActorCell, ActorId, ActorRef};
@@ -20,16 +19,17 @@ use tokio::task::AbortHandle;
 use super::messages::{CommandKind, RegistryMessage, Timer};
 use crate::attempt::{AttemptActor, AttemptArgs};
 
-/// The future of [`Shell::spawn`]: the new actor's id, or the spawn error's text.
-pub(crate) type SpawnFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<ActorId, String>> + Send + 'a>>;
-
 /// The actor system, as the registry core sees it.
 pub(crate) trait Shell: Send {
     /// Spawns one attempt actor with `args`, linked under the registry. With `announced`,
     /// waits until the attempt reports its start (or ends first): group members start one
     /// after the other.
-    fn spawn(&mut self, args: AttemptArgs, announced: bool) -> SpawnFuture<'_>;
+    /// Resolves to the new actor's id, or the spawn error's text.
+    fn spawn(
+        &mut self,
+        args: AttemptArgs,
+        announced: bool,
+    ) -> impl Future<Output = Result<ActorId, String>> + Send;
 
     /// Kills attempt actor `actor` (no-op when it is already gone).
     fn kill(&mut self, actor: &ActorId);
@@ -81,8 +81,8 @@ pub(crate) struct ActorShell<'a> {
 }
 
 impl Shell for ActorShell<'_> {
-    fn spawn(&mut self, args: AttemptArgs, announced: bool) -> SpawnFuture<'_> {
-        Box::pin(async move {
+    async fn spawn(&mut self, args: AttemptArgs, announced: bool) -> Result<ActorId, String> {
+        {
             let (started_tx, started_rx) = announced.then(tokio::sync::oneshot::channel).unzip();
             let args = AttemptArgs {
                 started: started_tx,
@@ -100,7 +100,7 @@ impl Shell for ActorShell<'_> {
                 let _ = rx.await;
             }
             Ok(id)
-        })
+        }
     }
 
     fn kill(&mut self, actor: &ActorId) {

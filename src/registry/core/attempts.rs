@@ -7,10 +7,11 @@ use std::collections::VecDeque;
 
 use ractor::ActorId;
 
-use super::{Core, Timer};
-use crate::attempt::AttemptArgs;
+use super::{Core, Exit, Timer};
+use crate::attempt::{AttemptArgs, AttemptState};
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
+use crate::observe::AttemptEnd;
 use crate::panic_guard::drop_contained;
 use crate::registry::lifecycle::{Effect, Ended, Input};
 use crate::registry::shell::Shell;
@@ -20,7 +21,7 @@ use crate::registry::shell::Shell;
 /// anything (a claim was made, a pause or resume changed the state).
 pub(super) async fn step(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     id: TaskId,
     input: Input,
 ) -> bool {
@@ -53,7 +54,7 @@ pub(super) async fn step(
 /// for an answer.
 async fn carry_out(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     id: TaskId,
     effect: Effect,
 ) -> Option<Input> {
@@ -139,7 +140,7 @@ async fn carry_out(
 }
 
 /// Starts the registrations waiting for a permit, oldest first, while permits are free.
-pub(super) async fn start_waiting(state: &mut Core, shell: &mut dyn Shell) {
+pub(super) async fn start_waiting(state: &mut Core, shell: &mut impl Shell) {
     loop {
         let Some(id) = state.next_ready() else {
             return;
@@ -152,7 +153,7 @@ pub(super) async fn start_waiting(state: &mut Core, shell: &mut dyn Shell) {
 /// supervisor has a limit) is already taken. Every attempt actor holds one permit under a
 /// limit, from here until its exit is handled ([`on_exit`], or `Core::reaped` for a
 /// force-aborted one), so no per-attempt flag is kept.
-async fn spawn(state: &mut Core, shell: &mut dyn Shell, id: TaskId, attempt: u32) -> Input {
+async fn spawn(state: &mut Core, shell: &mut impl Shell, id: TaskId, attempt: u32) -> Input {
     let Some(entry) = state.entry_mut(id) else {
         state.permits.release();
         return Input::Spawned;
@@ -184,8 +185,8 @@ async fn spawn(state: &mut Core, shell: &mut dyn Shell, id: TaskId, attempt: u32
     }
 }
 
-/// Applies the exit of attempt actor `actor` (`ended`: what its supervision event said).
-pub(super) async fn on_exit(state: &mut Core, shell: &mut dyn Shell, actor: ActorId, ended: Ended) {
+/// Applies the exit of attempt actor `actor`: its metrics, then its machine's `Exited`.
+pub(super) async fn on_exit(state: &mut Core, shell: &mut impl Shell, actor: ActorId, exit: Exit) {
     let Some(id) = state.detach_attempt(&actor) else {
         return;
     };
@@ -194,8 +195,34 @@ pub(super) async fn on_exit(state: &mut Core, shell: &mut dyn Shell, actor: Acto
     let Some(entry) = state.entry_mut(id) else {
         return;
     };
+    // What the metrics hooks read: the attempt's final state when it has one.
+    entry.shared.observe.attempt_exit(match &exit {
+        Exit::Terminated(boxed) => AttemptEnd::State(
+            boxed
+                .as_ref()
+                .and_then(|b| b.msg.as_deref())
+                .and_then(|state| state.downcast_ref::<AttemptState>()),
+        ),
+        Exit::Failed(_) => AttemptEnd::RunnerPanicked,
+        #[cfg(test)]
+        Exit::Read(_) => AttemptEnd::State(None),
+    });
     entry.actor = None;
     entry.scope = None;
+    let ended = match exit {
+        Exit::Terminated(Some(mut boxed)) => {
+            match boxed.take::<AttemptState>().ok().and_then(|s| s.verdict) {
+                Some(verdict) => Ended::Verdict(verdict),
+                None => Ended::Vanished,
+            }
+        }
+        // Killed by someone other than the registry (the registry's own kills were reaped
+        // first, by `Core::reaped`): the attempt is gone without a verdict.
+        Exit::Terminated(None) => Ended::Vanished,
+        Exit::Failed(message) => Ended::RunnerPanicked(message),
+        #[cfg(test)]
+        Exit::Read(ended) => ended,
+    };
     let cancelled = entry.shared.token.is_cancelled();
     step(state, shell, id, Input::Exited { ended, cancelled }).await;
 }

@@ -17,7 +17,7 @@ use ractor::RpcReplyPort;
 
 impl Core {
     /// Carries out one command.
-    pub(super) async fn command(&mut self, shell: &mut dyn Shell, command: CommandKind) {
+    pub(super) async fn command(&mut self, shell: &mut impl Shell, command: CommandKind) {
         let state = self;
         match command {
             CommandKind::Add(request, reply) => {
@@ -103,7 +103,7 @@ impl Core {
     }
 
     /// One of the registry's timers ran out.
-    async fn timer(&mut self, shell: &mut dyn Shell, timer: Timer) {
+    async fn timer(&mut self, shell: &mut impl Shell, timer: Timer) {
         match timer {
             Timer::Retry(id) => {
                 if let Some(entry) = self.entry_mut(id) {
@@ -134,7 +134,7 @@ impl Core {
 /// Replies to an admission, then starts the first attempt of every accepted id, in order.
 pub(super) async fn start(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     admitted: Result<Vec<TaskId>, RuntimeError>,
     reply: RpcReplyPort<Result<(), RuntimeError>>,
 ) {

@@ -31,7 +31,13 @@ impl Core {
     /// The terminal commit of docs/semantics.md#outcomes (the machine's `Commit`): membership
     /// ends, `TaskFinished`, watched outcome, `TaskRemoved`, cancel callers released,
     /// empty-waiters woken. `reap`: the killed attempt actor still exists and stays reserved.
-    pub(super) fn finish(&mut self, shell: &mut dyn Shell, id: TaskId, finish: Finish, reap: bool) {
+    pub(super) fn finish(
+        &mut self,
+        shell: &mut impl Shell,
+        id: TaskId,
+        finish: Finish,
+        reap: bool,
+    ) {
         let Some(mut entry) = self.entries.remove(&id) else {
             return;
         };
@@ -164,7 +170,7 @@ impl Core {
     }
 
     /// Releases the reservation of a force-aborted attempt that has physically exited.
-    pub(super) fn reaped(&mut self, shell: &mut dyn Shell, actor: ActorId) -> bool {
+    pub(super) fn reaped(&mut self, shell: &mut impl Shell, actor: ActorId) -> bool {
         let Some(Reaping { release, .. }) = self.names.reaped(&actor) else {
             return false;
         };
@@ -178,7 +184,7 @@ impl Core {
     }
 
     /// Wakes empty-waiters and completes the shutdown wait once nothing is registered.
-    fn after_membership_change(&mut self, shell: &mut dyn Shell) {
+    fn after_membership_change(&mut self, shell: &mut impl Shell) {
         if !self.entries.is_empty() {
             return;
         }
@@ -192,7 +198,7 @@ impl Core {
 
     /// Publishes the shutdown verdict after every claimed task's `TaskRemoved` and replies
     /// with the stuck names (docs/semantics.md#shutdown).
-    pub(super) fn complete_shutdown(&mut self, shell: &mut dyn Shell, wait: ShutdownWait) {
+    pub(super) fn complete_shutdown(&mut self, shell: &mut impl Shell, wait: ShutdownWait) {
         if wait.deadline {
             shell.cancel(&Timer::ShutdownDeadline);
         }

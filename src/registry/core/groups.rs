@@ -97,7 +97,7 @@ pub(super) fn begin_shutdown(state: &mut Core) -> HashSet<TaskId> {
 
 /// Applies every queued group input and the effects they lead to; forgets groups whose
 /// members are all gone. Runs at the end of every registry handler.
-pub(super) async fn settle(state: &mut Core, shell: &mut dyn Shell) {
+pub(super) async fn settle(state: &mut Core, shell: &mut impl Shell) {
     while let Some((key, input)) = state.group_inputs.pop_front() {
         let Some(record) = state.groups.get_mut(&key) else {
             continue;
@@ -123,7 +123,7 @@ fn member(state: &Core, key: u64, index: usize) -> Option<TaskId> {
     state.entry(id).map(|_| id)
 }
 
-async fn apply(state: &mut Core, shell: &mut dyn Shell, key: u64, effect: Effect) {
+async fn apply(state: &mut Core, shell: &mut impl Shell, key: u64, effect: Effect) {
     let (index, input) = match effect {
         Effect::RestartAlone { member } => (member, Input::GroupRestartAlone),
         Effect::Restarting { trigger } => {
@@ -184,7 +184,7 @@ async fn apply(state: &mut Core, shell: &mut dyn Shell, key: u64, effect: Effect
 
 /// The group restart intensity is exceeded: every listed member ends `Failed` (running ones
 /// after their cooperative stop, as a removal would stop them).
-async fn exceeded(state: &mut Core, shell: &mut dyn Shell, key: u64, members: &[usize]) {
+async fn exceeded(state: &mut Core, shell: &mut impl Shell, key: u64, members: &[usize]) {
     let Some(record) = state.groups.get(&key) else {
         return;
     };

@@ -48,7 +48,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::intensity::Meltdown;
 use super::life::LifeGuard;
-use super::lifecycle::{Ended, Life};
+#[cfg(test)]
+use super::lifecycle::Ended;
+use super::lifecycle::Life;
 use super::messages::{AddRequest, CommandKind, Timer};
 use super::names::Names;
 use super::permits::Permits;
@@ -175,7 +177,18 @@ pub(crate) enum Input {
     /// A command sent as a message by another actor, checked against the intake bound.
     Request(Request),
     /// Attempt actor `actor` exited, as its supervision event reports it.
-    Exited { actor: ActorId, ended: Ended },
+    Exited { actor: ActorId, exit: Exit },
+}
+
+/// How an attempt actor left, as its supervision event reports it.
+pub(crate) enum Exit {
+    /// It stopped, with its final state (`None`: killed, without one).
+    Terminated(Option<ractor::actor::messages::BoxedState>),
+    /// It failed outside its panic boundary (the failure's text).
+    Failed(String),
+    /// What the attempt's state said, read already (the core's tests).
+    #[cfg(test)]
+    Read(Ended),
 }
 
 impl Core {
@@ -203,14 +216,14 @@ impl Core {
 
     /// Applies `input` at `now`: every decision it leads to, carried out through `shell`
     /// in order, then the group inputs it queued (`groups::settle`) and the gauges.
-    pub(crate) async fn step(&mut self, shell: &mut dyn Shell, input: Input, now: Instant) {
+    pub(crate) async fn step(&mut self, shell: &mut impl Shell, input: Input, now: Instant) {
         self.now = now;
         match input {
             Input::Command(command) => self.command(shell, command).await,
             Input::Request(request) => requests::handle(self, shell, request).await,
-            Input::Exited { actor, ended } => {
+            Input::Exited { actor, exit } => {
                 if !self.reaped(shell, actor) {
-                    attempts::on_exit(self, shell, actor, ended).await;
+                    attempts::on_exit(self, shell, actor, exit).await;
                 }
                 // The attempt that ended gave its permit back: start whoever waits for one.
                 attempts::start_waiting(self, shell).await;
@@ -251,7 +264,7 @@ impl Core {
 
     /// Kills the attempt actor of `id` for a removal; during the shutdown wait its name is
     /// recorded as stuck.
-    fn kill_attempt(&mut self, shell: &mut dyn Shell, id: TaskId) {
+    fn kill_attempt(&mut self, shell: &mut impl Shell, id: TaskId) {
         let Some(entry) = self.entries.get(&id) else {
             return;
         };

@@ -31,7 +31,7 @@ use crate::registry::shell::Shell;
 /// Pauses (`resume_it` false) or resumes `target`: `Ok(true)` when its machine changed.
 pub(super) async fn set(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     target: &TaskTarget,
     resume_it: bool,
 ) -> Result<bool, RuntimeError> {

@@ -14,7 +14,6 @@ use ractor::ActorId;
 
 use super::Core;
 use crate::identity::{TaskId, TaskTarget};
-use crate::observe::AttemptEnd;
 use crate::registry::messages::TaskInfo;
 
 impl Core {
@@ -28,14 +27,6 @@ impl Core {
         self.lookup(target)
             .and_then(|id| self.entry(id))
             .and_then(|entry| entry.actor.as_ref())
-    }
-
-    /// Records how attempt actor `actor` ended in its task's metrics (nothing for an actor
-    /// the registry does not know, or one it force-aborted: that one was counted then).
-    pub(crate) fn observe_exit(&self, actor: &ActorId, end: AttemptEnd<'_>) {
-        if let Some(entry) = self.by_actor.get(actor).and_then(|id| self.entry(*id)) {
-            entry.shared.observe.attempt_exit(end);
-        }
     }
 
     /// Point-in-time record of one entry, taken now.

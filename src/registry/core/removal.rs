@@ -65,7 +65,7 @@ impl Core {
 /// claim window. Returns whether this call made the claim.
 pub(super) async fn claim_with_grace(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     id: TaskId,
     failed: Option<Arc<str>>,
 ) -> bool {
@@ -76,7 +76,7 @@ pub(super) async fn claim_with_grace(
 /// Claims `id` within `window`.
 async fn claim(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     id: TaskId,
     window: Window,
     failed: Option<Arc<str>>,
@@ -105,7 +105,7 @@ async fn claim(
 /// entry.
 pub(super) async fn begin_shutdown(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     grace: Duration,
     verdict: bool,
     window_cap: Option<Duration>,
@@ -152,7 +152,7 @@ pub(super) async fn begin_shutdown(
 /// `window_cap`: the most its own window may be).
 pub(super) async fn shutdown_claim(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     id: TaskId,
     window_cap: Option<Duration>,
 ) {
@@ -162,7 +162,7 @@ pub(super) async fn shutdown_claim(
 
 /// The shared shutdown deadline passed: force-abort every task still registered, except those
 /// with their own stop window (their own timer does it).
-pub(super) async fn shutdown_deadline_passed(state: &mut Core, shell: &mut dyn Shell) {
+pub(super) async fn shutdown_deadline_passed(state: &mut Core, shell: &mut impl Shell) {
     match state.shutdown.as_mut() {
         Some(wait) => wait.deadline = false,
         // A deadline of a shutdown wait that completed: nothing is registered any more.

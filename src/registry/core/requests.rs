@@ -39,7 +39,7 @@ pub(crate) enum Request {
 }
 
 /// Carries out `request` with the handle's checks (the intake bound without waiting).
-pub(super) async fn handle(state: &mut Core, shell: &mut dyn Shell, request: Request) {
+pub(super) async fn handle(state: &mut Core, shell: &mut impl Shell, request: Request) {
     match request {
         Request::Add(spec, reply) => add(state, shell, *spec, reply).await,
         Request::Remove(target, reply) => remove(state, shell, target, reply).await,
@@ -61,7 +61,7 @@ pub(super) async fn handle(state: &mut Core, shell: &mut dyn Shell, request: Req
 /// `RegistryMessage::Add`: admit `spec` and start its first attempt.
 async fn add(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     spec: TaskSpec,
     reply: RpcReplyPort<Result<TaskId, RuntimeError>>,
 ) {
@@ -141,7 +141,7 @@ fn intake(state: &Core) -> Result<tokio::sync::OwnedSemaphorePermit, RuntimeErro
 /// `RegistryMessage::Remove`: claim `target`; the reply comes before its cleanup.
 async fn remove(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     target: TaskTarget,
     reply: RpcReplyPort<Result<bool, RuntimeError>>,
 ) {
@@ -160,7 +160,7 @@ async fn remove(
 /// terminal outcome is committed.
 async fn cancel(
     state: &mut Core,
-    shell: &mut dyn Shell,
+    shell: &mut impl Shell,
     target: TaskTarget,
     reply: RpcReplyPort<Result<bool, RuntimeError>>,
 ) {

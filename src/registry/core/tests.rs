@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{Core, Input, RegistrySettings, Request, Stage};
+use super::{Core, Exit, Input, RegistrySettings, Request, Stage};
 use crate::attempt::{AttemptArgs, AttemptVerdict};
 use crate::events::EventSink;
 use crate::group::GroupStrategy;
@@ -34,7 +34,7 @@ use crate::policy::AutoShutdown;
 use crate::registry::life::{LifeGuard, RegistryLife};
 use crate::registry::lifecycle::Ended;
 use crate::registry::messages::{AddRequest, CommandKind, GroupRequest, Timer};
-use crate::registry::shell::{Shell, SpawnFuture};
+use crate::registry::shell::Shell;
 use crate::task::{TaskDefaults, TaskError, TaskFn, TaskRef, TaskSpec};
 
 /// A shell without actors: ids from a counter, kills and timers recorded.
@@ -50,15 +50,13 @@ struct FakeShell {
 }
 
 impl Shell for FakeShell {
-    fn spawn(&mut self, _args: AttemptArgs, _announced: bool) -> SpawnFuture<'_> {
-        Box::pin(async move {
-            if self.refuse_spawns {
-                return Err("spawn refused by the test".to_owned());
-            }
-            self.next += 1;
-            self.live.insert(self.next, false);
-            Ok(ActorId::Local(self.next))
-        })
+    async fn spawn(&mut self, _args: AttemptArgs, _announced: bool) -> Result<ActorId, String> {
+        if self.refuse_spawns {
+            return Err("spawn refused by the test".to_owned());
+        }
+        self.next += 1;
+        self.live.insert(self.next, false);
+        Ok(ActorId::Local(self.next))
     }
 
     fn kill(&mut self, actor: &ActorId) {
@@ -375,7 +373,8 @@ impl Harness {
             _ => Ended::Vanished,
         };
         let actor = ActorId::Local(pid);
-        self.input(Input::Exited { actor, ended }).await;
+        let exit = Exit::Read(ended);
+        self.input(Input::Exited { actor, exit }).await;
     }
 
     /// Shuts down and lets every attempt exit and every timer fire until nothing is left.
