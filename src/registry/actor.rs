@@ -21,6 +21,8 @@
 //! [`LifeGuard`](super::life::LifeGuard) in its settings then cancels every task and the
 //! runtime shuts down with [`RuntimeError::RegistryFailed`](crate::RuntimeError::RegistryFailed).
 
+use std::panic::AssertUnwindSafe;
+
 use futures_util::FutureExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio::time::Instant;
@@ -65,19 +67,43 @@ impl Actor for RegistryActor {
         message: Self::Msg,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let handled = std::panic::AssertUnwindSafe(handle_message(&myself, state, message))
+        // Queries are answered here; everything else becomes one input of the core.
+        let input = match std::panic::catch_unwind(AssertUnwindSafe(|| input(state, message))) {
+            Ok(Some(input)) => input,
+            Ok(None) => return Ok(()),
+            Err(payload) => return contain(state, Err(payload), "message handler"),
+        };
+        // The core's step is awaited right here, not through another async function: its
+        // future is large, and each level of nesting would copy it (W1 in BENCHMARKS.md).
+        let RegistryState { core, resources } = state;
+        let mut shell = resources.shell(&myself);
+        let handled = AssertUnwindSafe(core.step(&mut shell, input, Instant::now()))
             .catch_unwind()
             .await;
         contain(state, handled, "message handler")
     }
 
+    /// Overridden on purpose: ractor's default stops the parent when any child ends.
     async fn handle_supervisor_evt(
         &self,
         myself: ActorRef<Self::Msg>,
         event: SupervisionEvent,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let handled = std::panic::AssertUnwindSafe(handle_supervision(&myself, state, event))
+        let (actor, exit) = match event {
+            SupervisionEvent::ActorTerminated(cell, boxed, _reason) => {
+                (cell.get_id(), Exit::Terminated(boxed))
+            }
+            SupervisionEvent::ActorFailed(cell, error) => {
+                (cell.get_id(), Exit::Failed(error.to_string()))
+            }
+            _ => return Ok(()),
+        };
+        let RegistryState { core, resources } = state;
+        resources.exited(&actor);
+        let mut shell = resources.shell(&myself);
+        let input = Input::Exited { actor, exit };
+        let handled = AssertUnwindSafe(core.step(&mut shell, input, Instant::now()))
             .catch_unwind()
             .await;
         contain(state, handled, "supervision handler")
@@ -136,40 +162,33 @@ pub(crate) struct RegistryState {
     resources: Resources,
 }
 
-impl RegistryState {
-    /// Steps the core with `input`, now, through the actor's shell.
-    async fn step(&mut self, myself: &ActorRef<RegistryMessage>, input: Input) {
-        let mut shell = self.resources.shell(myself);
-        self.core.step(&mut shell, input, Instant::now()).await;
-    }
-}
-
-async fn handle_message(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    message: RegistryMessage,
-) {
+/// Answers a query from the core's read-only views (`None`), or turns `message` into the
+/// core's input.
+fn input(state: &mut RegistryState, message: RegistryMessage) -> Option<Input> {
     let core = &state.core;
     let request = match message {
         RegistryMessage::List(reply) => {
-            return reply_sorted(core.list_unsorted(), reply, |all| {
+            reply_sorted(core.list_unsorted(), reply, |all| {
                 all.sort_unstable_by_key(|(id, _)| *id)
             });
+            return None;
         }
         RegistryMessage::AliveSnapshot(reply) => {
-            return reply_sorted(core.alive_unsorted(), reply, |names| {
+            reply_sorted(core.alive_unsorted(), reply, |names| {
                 names.sort_unstable();
                 names.dedup();
             });
+            return None;
         }
         RegistryMessage::IsAlive(name, reply) => {
             let _ = reply.send(core.is_alive(&name));
-            return;
+            return None;
         }
         RegistryMessage::Snapshot(reply) => {
-            return reply_sorted(core.snapshot_unsorted(), reply, |all| {
+            reply_sorted(core.snapshot_unsorted(), reply, |all| {
                 all.sort_unstable_by_key(|info| info.id)
             });
+            return None;
         }
         RegistryMessage::ActorOf(target, reply) => {
             let hosted = core
@@ -177,11 +196,11 @@ async fn handle_message(
                 .and_then(|actor| state.resources.cell(actor))
                 .and_then(hosted_actor);
             let _ = reply.send(hosted);
-            return;
+            return None;
         }
         RegistryMessage::TaskInfo(target, reply) => {
             let _ = reply.send(core.task_info(&target));
-            return;
+            return None;
         }
         RegistryMessage::Add(spec, reply) => Request::Add(Box::new(spec), reply),
         RegistryMessage::Remove(target, reply) => Request::Remove(target, reply),
@@ -200,29 +219,10 @@ async fn handle_message(
             if let CommandKind::Timer(timer) = &command {
                 state.resources.fired(timer);
             }
-            return state.step(myself, Input::Command(command)).await;
+            return Some(Input::Command(command));
         }
     };
-    state.step(myself, Input::Request(request)).await;
-}
-
-/// Overridden on purpose: ractor's default stops the parent when any child ends.
-async fn handle_supervision(
-    myself: &ActorRef<RegistryMessage>,
-    state: &mut RegistryState,
-    event: SupervisionEvent,
-) {
-    let (actor, exit) = match event {
-        SupervisionEvent::ActorTerminated(cell, boxed, _reason) => {
-            (cell.get_id(), Exit::Terminated(boxed))
-        }
-        SupervisionEvent::ActorFailed(cell, error) => {
-            (cell.get_id(), Exit::Failed(error.to_string()))
-        }
-        _ => return,
-    };
-    state.resources.exited(&actor);
-    state.step(myself, Input::Exited { actor, exit }).await;
+    Some(Input::Request(request))
 }
 
 #[cfg(test)]
