@@ -100,7 +100,6 @@ impl Actor for RegistryActor {
             _ => return Ok(()),
         };
         let RegistryState { core, resources } = state;
-        resources.exited(&actor);
         let mut shell = resources.shell(&myself);
         let input = Input::Exited { actor, exit };
         let handled = AssertUnwindSafe(core.step(&mut shell, input, Instant::now()))
@@ -193,7 +192,7 @@ fn input(state: &mut RegistryState, message: RegistryMessage) -> Option<Input> {
         RegistryMessage::ActorOf(target, reply) => {
             let hosted = core
                 .attempt_actor(&target)
-                .and_then(|actor| state.resources.cell(actor))
+                .and_then(|actor| actor.cell())
                 .and_then(hosted_actor);
             let _ = reply.send(hosted);
             return None;

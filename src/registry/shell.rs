@@ -3,11 +3,9 @@
 //! out. [`ActorShell`] is the registry actor's; the core's tests use a fake one, so every
 //! decision of the registry runs without actors.
 //!
-//! The shell keeps the resources the core names by plain ids: the [`ActorCell`] of every
-//! attempt actor that exists (by [`ActorId`], from its spawn until the registry handles its
-//! exit) and the abort handle of every pending timer that can be cancelled (by [`Timer`]).
-//! Both are bounded by what the core holds: one cell per attempt actor, at most one pending
-//! timer per key.
+//! The core holds each attempt actor as an [`AttemptRef`] (its cell) and names timers by
+//! value; the shell keeps the abort handle of every pending timer that can be cancelled
+//! (by [`Timer`]), at most one per key.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -19,20 +17,50 @@ use tokio::task::AbortHandle;
 use super::messages::{CommandKind, RegistryMessage, Timer};
 use crate::attempt::{AttemptActor, AttemptArgs};
 
+/// An attempt actor, as the core holds it while the actor exists.
+#[derive(Clone)]
+pub(crate) enum AttemptRef {
+    /// A ractor actor.
+    Actor(ActorCell),
+    /// An id without an actor (the core's tests).
+    #[cfg(test)]
+    Fake(ActorId),
+}
+
+impl AttemptRef {
+    /// The actor's id (what its supervision event names).
+    pub(crate) fn id(&self) -> ActorId {
+        match self {
+            AttemptRef::Actor(cell) => cell.get_id(),
+            #[cfg(test)]
+            AttemptRef::Fake(id) => *id,
+        }
+    }
+
+    /// The actor's cell, if it is one.
+    pub(crate) fn cell(&self) -> Option<&ActorCell> {
+        match self {
+            AttemptRef::Actor(cell) => Some(cell),
+            #[cfg(test)]
+            AttemptRef::Fake(_) => None,
+        }
+    }
+}
+
 /// The actor system, as the registry core sees it.
 pub(crate) trait Shell: Send {
     /// Spawns one attempt actor with `args`, linked under the registry. With `announced`,
     /// waits until the attempt reports its start (or ends first): group members start one
     /// after the other.
-    /// Resolves to the new actor's id, or the spawn error's text.
+    /// Resolves to the new actor, or the spawn error's text.
     fn spawn(
         &mut self,
         args: AttemptArgs,
         announced: bool,
-    ) -> impl Future<Output = Result<ActorId, String>> + Send;
+    ) -> impl Future<Output = Result<AttemptRef, String>> + Send;
 
     /// Kills attempt actor `actor` (no-op when it is already gone).
-    fn kill(&mut self, actor: &ActorId);
+    fn kill(&mut self, actor: &AttemptRef);
 
     /// Feeds `timer` back to the registry after `delay` (wall time). A pending timer of the
     /// same key is cancelled first.
@@ -42,24 +70,13 @@ pub(crate) trait Shell: Send {
     fn cancel(&mut self, timer: &Timer);
 }
 
-/// The registry actor's resources: attempt cells and timer handles.
+/// The registry actor's resources: the handles of its pending timers.
 #[derive(Default)]
 pub(crate) struct Resources {
-    cells: HashMap<ActorId, ActorCell, foldhash::fast::RandomState>,
     timers: HashMap<Timer, AbortHandle, foldhash::fast::RandomState>,
 }
 
 impl Resources {
-    /// The cell of attempt actor `actor`, while it exists.
-    pub(crate) fn cell(&self, actor: &ActorId) -> Option<&ActorCell> {
-        self.cells.get(actor)
-    }
-
-    /// Forgets attempt actor `actor` once its exit is handled.
-    pub(crate) fn exited(&mut self, actor: &ActorId) {
-        self.cells.remove(actor);
-    }
-
     /// Forgets `timer` once its message arrived.
     pub(crate) fn fired(&mut self, timer: &Timer) {
         self.timers.remove(timer);
@@ -81,7 +98,7 @@ pub(crate) struct ActorShell<'a> {
 }
 
 impl Shell for ActorShell<'_> {
-    async fn spawn(&mut self, args: AttemptArgs, announced: bool) -> Result<ActorId, String> {
+    async fn spawn(&mut self, args: AttemptArgs, announced: bool) -> Result<AttemptRef, String> {
         {
             let (started_tx, started_rx) = announced.then(tokio::sync::oneshot::channel).unzip();
             let args = AttemptArgs {
@@ -94,19 +111,16 @@ impl Shell for ActorShell<'_> {
             // BENCHMARKS.md; measured with callgrind: a fifth fewer bytes copied per task).
             let spawning = Box::pin(AttemptActor::spawn_linked(None, AttemptActor, args, parent));
             let (actor, _join) = spawning.await.map_err(|error| error.to_string())?;
-            let cell = actor.get_cell();
-            let id = cell.get_id();
-            self.resources.cells.insert(id, cell);
             if let Some(rx) = started_rx {
                 // Closed without a value when the attempt ends before announcing itself.
                 let _ = rx.await;
             }
-            Ok(id)
+            Ok(AttemptRef::Actor(actor.get_cell()))
         }
     }
 
-    fn kill(&mut self, actor: &ActorId) {
-        if let Some(cell) = self.resources.cells.get(actor) {
+    fn kill(&mut self, actor: &AttemptRef) {
+        if let Some(cell) = actor.cell() {
             cell.kill();
         }
     }

@@ -171,7 +171,7 @@ async fn spawn(state: &mut Core, shell: &mut impl Shell, id: TaskId, attempt: u3
     };
     match shell.spawn(args, member).await {
         Ok(actor) => {
-            state.attach_attempt(actor, id);
+            state.attach_attempt(actor.id(), id);
             if let Some(entry) = state.entry_mut(id) {
                 entry.actor = Some(actor);
             }

@@ -59,7 +59,7 @@ impl Core {
         // Only a force-abort finishes while the actor still exists: it stays reserved until
         // its termination event arrives (invariant 3).
         if reap
-            && let Some(actor) = entry.actor.take()
+            && let Some(actor) = entry.actor.take().map(|actor| actor.id())
             && self.by_actor.remove(&actor).is_some()
         {
             entry.shared.observe.attempt_aborted();

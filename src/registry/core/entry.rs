@@ -5,13 +5,14 @@
 
 use std::sync::Arc;
 
-use ractor::{ActorId, RpcReplyPort};
+use ractor::RpcReplyPort;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::attempt::runner::TaskShared;
 use crate::outcome::OutcomePromise;
 use crate::registry::lifecycle::Life;
+use crate::registry::shell::AttemptRef;
 
 /// One registration: its life-cycle machine and the resources its effects act on.
 pub(super) struct Entry {
@@ -20,7 +21,7 @@ pub(super) struct Entry {
     pub(super) life: Life,
     pub(super) outcome: Option<OutcomePromise>,
     /// The attempt actor, while the phase is `Attempt` (its cell is the shell's).
-    pub(super) actor: Option<ActorId>,
+    pub(super) actor: Option<AttemptRef>,
     /// A group member's current attempt token: a group restart stops the attempt, not the
     /// registration.
     pub(super) scope: Option<CancellationToken>,

@@ -10,11 +10,10 @@ use std::sync::atomic::Ordering;
 
 use tokio::time::Instant;
 
-use ractor::ActorId;
-
 use super::Core;
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::messages::TaskInfo;
+use crate::registry::shell::AttemptRef;
 
 impl Core {
     /// Record of `target`, taken now; `None` when it is not registered.
@@ -23,7 +22,7 @@ impl Core {
     }
 
     /// The attempt actor of `target` while it has one.
-    pub(crate) fn attempt_actor(&self, target: &TaskTarget) -> Option<&ActorId> {
+    pub(crate) fn attempt_actor(&self, target: &TaskTarget) -> Option<&AttemptRef> {
         self.lookup(target)
             .and_then(|id| self.entry(id))
             .and_then(|entry| entry.actor.as_ref())

@@ -34,7 +34,7 @@ use crate::policy::AutoShutdown;
 use crate::registry::life::{LifeGuard, RegistryLife};
 use crate::registry::lifecycle::Ended;
 use crate::registry::messages::{AddRequest, CommandKind, GroupRequest, Timer};
-use crate::registry::shell::Shell;
+use crate::registry::shell::{AttemptRef, Shell};
 use crate::task::{TaskDefaults, TaskError, TaskFn, TaskRef, TaskSpec};
 
 /// A shell without actors: ids from a counter, kills and timers recorded.
@@ -50,17 +50,17 @@ struct FakeShell {
 }
 
 impl Shell for FakeShell {
-    async fn spawn(&mut self, _args: AttemptArgs, _announced: bool) -> Result<ActorId, String> {
+    async fn spawn(&mut self, _args: AttemptArgs, _announced: bool) -> Result<AttemptRef, String> {
         if self.refuse_spawns {
             return Err("spawn refused by the test".to_owned());
         }
         self.next += 1;
         self.live.insert(self.next, false);
-        Ok(ActorId::Local(self.next))
+        Ok(AttemptRef::Fake(ActorId::Local(self.next)))
     }
 
-    fn kill(&mut self, actor: &ActorId) {
-        if let Some(killed) = self.live.get_mut(&actor.pid()) {
+    fn kill(&mut self, actor: &AttemptRef) {
+        if let Some(killed) = self.live.get_mut(&actor.id().pid()) {
             *killed = true;
         }
     }
