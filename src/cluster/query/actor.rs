@@ -7,6 +7,7 @@ use std::sync::Arc;
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
 
+use super::args::QueryArgs;
 use super::control::control;
 use super::{DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult, query_name};
 use crate::cluster::stream::Serving;
@@ -17,17 +18,6 @@ use crate::registry::RegistryMessage;
 
 /// The query actor. See the module documentation.
 pub(crate) struct QueryActor;
-
-/// What the query actor forwards to (opaque).
-pub(crate) struct QueryArgs {
-    pub(super) serving: Arc<Serving>,
-    pub(super) events: EventSink,
-    pub(super) registry: ActorRef<RegistryMessage>,
-    relay: ActorRef<RelayMessage>,
-    #[cfg(feature = "controller")]
-    controller: Option<ActorRef<ControllerMessage>>,
-    group: String,
-}
 
 /// Spawns the query actor of `supervisor` without awaiting (`serve` is synchronous).
 ///
