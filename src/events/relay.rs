@@ -24,42 +24,16 @@
 //! `SubscriberOverflow { task: "subscriber_listener", reason: "lagged(N)", dropped: N }`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use ractor::rpc::CallResult;
-use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, RpcReplyPort, SupervisionEvent};
+use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, SupervisionEvent};
 
 use super::Event;
 use super::lanes::Lanes;
+use super::relay_messages::{RelayCommand, RelayCommandKind, RelayMessage};
 use super::sink::SinkState;
 use super::stats::{self, DeliveryStats, EventStats};
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
 use crate::events::SubscriberEntry;
-
-/// Messages of the supervisor's event relay actor (an internal actor type: users hold it
-/// only as `ActorRef<RelayMessage>`, from
-/// [`SupervisorHandle::relay_actor`](crate::SupervisorHandle::relay_actor)).
-#[non_exhaustive]
-pub enum RelayMessage {
-    /// Publication and delivery counters, for `ractor::call!` from any actor.
-    Stats(RpcReplyPort<EventStats>),
-    /// A publication or shutdown command from the supervisor itself. Opaque.
-    Command(RelayCommand),
-}
-
-/// Opaque relay command; see [`RelayMessage::Command`].
-pub struct RelayCommand(pub(crate) RelayCommandKind);
-
-#[allow(missing_docs)]
-pub(crate) enum RelayCommandKind {
-    /// Take everything on the bus ring and deliver it.
-    Drain,
-    /// The handle gave out the `OutputPort`: count it as a listener from now on.
-    PortOpened,
-    /// Close the lanes, draining until the deadline; reply with the undrained names.
-    Close(Instant, RpcReplyPort<EventStats>),
-}
 
 /// The relay actor. See the module documentation.
 pub(crate) struct RelayActor;
@@ -374,29 +348,6 @@ impl Actor for RelayActor {
         }
         state.observer.events_dropped(|| state.losses());
         Ok(())
-    }
-}
-
-/// Drains the subscriber lanes for at most `timeout`, then stops the relay. Returns the
-/// final counters (with each lane's `drained` flag), or `None` if the relay was gone.
-pub(crate) async fn close_relay(
-    relay: &ActorRef<RelayMessage>,
-    timeout: Duration,
-) -> Option<EventStats> {
-    let deadline = Instant::now() + timeout;
-    let reply = relay
-        .call(
-            |port| RelayMessage::Command(RelayCommand(RelayCommandKind::Close(deadline, port))),
-            Some(timeout + Duration::from_secs(1)),
-        )
-        .await;
-    // Waited for (bounded), so the relay's name is free once shutdown returns.
-    let _ = relay
-        .stop_and_wait(None, Some(Duration::from_secs(1)))
-        .await;
-    match reply {
-        Ok(CallResult::Success(stats)) => Some(stats),
-        _ => None,
     }
 }
 
