@@ -103,6 +103,7 @@ mod duration;
 mod error;
 mod events;
 mod group;
+mod hooks;
 mod identity;
 mod local_message;
 #[cfg(feature = "metrics")]

@@ -55,7 +55,7 @@ pub(crate) struct RelayArgs {
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
     group: String,
-    observer: crate::observe::Observer,
+    observer: crate::hooks::Observer,
     #[cfg(feature = "cluster")]
     tap: Option<Arc<dyn EventTap>>,
 }
@@ -102,7 +102,7 @@ impl RelayArgs {
     }
 
     /// Records event loss to `observer`'s metrics (feature `metrics`).
-    pub(crate) fn with_observer(mut self, observer: crate::observe::Observer) -> Self {
+    pub(crate) fn with_observer(mut self, observer: crate::hooks::Observer) -> Self {
         self.observer = observer;
         self
     }
@@ -137,7 +137,7 @@ pub(crate) struct RelayState {
     foreign: std::collections::HashSet<ractor::ActorId>,
     /// The batch being delivered; kept to reuse its allocation.
     batch: std::collections::VecDeque<Arc<Event>>,
-    observer: crate::observe::Observer,
+    observer: crate::hooks::Observer,
     #[cfg(feature = "cluster")]
     tap: Option<Arc<dyn EventTap>>,
 }

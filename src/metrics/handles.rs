@@ -14,7 +14,7 @@ use super::values::{
     AttemptResult, OUTCOMES, REJECTIONS, outcome_index, outcome_label, rejection_index,
 };
 use super::{BUS, MetricsConfig, OTHER_SLOTS, labels, names};
-use crate::events::RejectionKind;
+use crate::rejection::RejectionKind;
 use crate::outcome::TaskOutcomeKind;
 
 struct Inner {

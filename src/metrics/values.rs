@@ -1,7 +1,7 @@
 //! The label policy: which attempt results, outcome kinds and rejection kinds have a series,
 //! at which index each is kept, and the label value each is recorded under.
 
-use crate::events::RejectionKind;
+use crate::rejection::RejectionKind;
 use crate::outcome::TaskOutcomeKind;
 
 /// How an attempt ended, as `taskvisor_attempts_total{result}` counts it.

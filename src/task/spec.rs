@@ -83,7 +83,7 @@ pub struct TaskSpec {
     task: TaskRef,
     /// The metrics opt-in and the controller slot (features `metrics`, `tracing`).
     #[cfg_attr(not(any(feature = "metrics", feature = "tracing")), allow(dead_code))]
-    pub(crate) observe: crate::observe::SpecObserve,
+    pub(crate) observe: crate::hooks::SpecObserve,
 }
 
 impl TaskSpec {
