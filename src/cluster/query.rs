@@ -39,8 +39,8 @@ use std::time::Duration;
 use ractor::RpcReplyPort;
 use serde::{Deserialize, Serialize};
 
-use super::stream::{EventBatch, FetchRequest, RemoteControl, StreamStats};
 use super::query_error::QueryError;
+use super::stream::{EventBatch, FetchRequest, RemoteControl, StreamStats};
 #[cfg(feature = "controller")]
 use crate::controller::ControllerSnapshot;
 use crate::events::EventStats;

@@ -19,8 +19,8 @@ use tokio::task::JoinHandle;
 
 use super::REFRESH;
 use super::tap::Inbox;
-use crate::Event;
 use crate::cluster::{DisconnectReason, RemoteSupervisor, WatchItem};
+use crate::events::Event;
 
 /// The remote feed's buffer and its stream counters.
 #[derive(Default)]

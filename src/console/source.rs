@@ -7,11 +7,13 @@ use std::future::Future;
 use std::sync::Arc;
 
 use super::{ConsoleError, QUERY_TIMEOUT, tap};
-#[cfg(feature = "controller")]
-use crate::SlotView;
 #[cfg(feature = "cluster")]
 use crate::cluster::{DisconnectReason, RemoteError, RemoteSupervisor};
-use crate::{Event, EventStats, SupervisorHandle, TaskInfo};
+#[cfg(feature = "controller")]
+use crate::controller::SlotView;
+use crate::events::{Event, EventStats};
+use crate::registry::TaskInfo;
+use crate::supervisor::SupervisorHandle;
 
 /// The supervisor the console shows.
 pub(super) enum Source<'a> {

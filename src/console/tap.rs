@@ -9,7 +9,8 @@ use std::time::Instant;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use super::ConsoleError;
-use crate::{Event, SupervisorHandle};
+use crate::events::Event;
+use crate::supervisor::SupervisorHandle;
 
 /// Events the console buffers between two screen refreshes at most; when more arrive, the
 /// oldest are dropped and counted in the `console` row of the event delivery panel.

@@ -23,8 +23,8 @@
 //! event is followed by one
 //! `SubscriberOverflow { task: "subscriber_listener", reason: "lagged(N)", dropped: N }`.
 
-use std::sync::Arc;
 use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, SupervisionEvent};
+use std::sync::Arc;
 
 use super::Event;
 use super::lanes::Lanes;
