@@ -61,12 +61,12 @@
 //! # Ok(()) }
 //! ```
 
+mod feed;
 #[cfg(feature = "cluster")]
 mod remote;
 mod render;
 mod source;
 mod state;
-mod tap;
 mod terminal;
 #[cfg(test)]
 mod tests;
@@ -76,12 +76,12 @@ mod view;
 
 use std::time::{Duration, Instant};
 
+pub use feed::EVENT_BUFFER;
 pub use render::{MIN_HEIGHT, MIN_WIDTH, render};
 pub use state::{
     ConsoleState, HISTORY_SECS, MAX_TRACKED_TASKS, RATE_WINDOW_SECS, RECENT_EVENTS_PER_TASK,
     RecentEvent, StreamCounts, TaskRow,
 };
-pub use tap::EVENT_BUFFER;
 pub use view::{SortKey, ViewState};
 
 use crate::supervisor::SupervisorHandle;

@@ -54,7 +54,7 @@ pub(crate) struct RelayArgs {
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
-    group: String,
+    pg_group: String,
     observer: crate::hooks::Observer,
     #[cfg(feature = "cluster")]
     tap: Option<Arc<dyn EventTap>>,
@@ -69,7 +69,7 @@ impl RelayArgs {
     pub(crate) fn new(
         config: &SupervisorConfig,
         subscribers: &[SubscriberEntry],
-        group: String,
+        pg_group: String,
     ) -> Result<Self, RuntimeError> {
         let sink = Arc::new(SinkState::new(config.bus_capacity().get()));
         let lanes = if subscribers.is_empty() {
@@ -87,7 +87,7 @@ impl RelayArgs {
             lanes,
             sink,
             port: Arc::new(OutputPort::default()),
-            group,
+            pg_group,
             observer: Default::default(),
             #[cfg(feature = "cluster")]
             tap: None,
@@ -128,8 +128,9 @@ pub(crate) struct RelayState {
     port: Arc<OutputPort<Event>>,
     /// Port sends and group casts.
     delivery: DeliveryStats,
-    group: String,
-    /// Cached members of the event group, refreshed on every membership change, so no
+    /// The name of the `pg` event group this relay casts to.
+    pg_group: String,
+    /// Cached members of the `pg` event group, refreshed on every membership change, so no
     /// `pg::get_members` allocation happens per event.
     members: Vec<ActorRef<Event>>,
     /// Local actors that joined the group although their `Msg` is not `Event`: skipped,
@@ -150,7 +151,7 @@ impl RelayState {
             sink: args.sink,
             port: args.port,
             delivery: DeliveryStats::default(),
-            group: args.group,
+            pg_group: args.pg_group,
             members: Vec::new(),
             foreign: std::collections::HashSet::new(),
             batch: std::collections::VecDeque::new(),
@@ -190,7 +191,7 @@ impl RelayState {
         for member in &self.members {
             for event in events {
                 let delivered = member.cast(Event::clone(event)).is_ok();
-                self.delivery.count_group_cast(delivered);
+                self.delivery.count_pg_cast(delivered);
             }
         }
         #[cfg(feature = "cluster")]
@@ -233,7 +234,7 @@ impl RelayState {
     fn refresh_members(&mut self) {
         let mut newly_foreign = Vec::new();
         let mut members = Vec::new();
-        for cell in ractor::pg::get_members(&self.group) {
+        for cell in ractor::pg::get_members(&self.pg_group) {
             if cell.is_message_type_of::<Event>() == Some(false) {
                 if self.foreign.insert(cell.get_id()) {
                     newly_foreign.push(cell);
@@ -249,7 +250,7 @@ impl RelayState {
                 "actor {} ({}) joined {} but its Msg type is not ractor_taskvisor::Event; it receives nothing",
                 cell.get_id(),
                 cell.get_name().as_deref().unwrap_or("unnamed"),
-                self.group
+                self.pg_group
             );
             tracing::warn!(target: "ractor_taskvisor", "{reason}");
             self.deliver(&[Arc::new(Event::runtime_failure("event_group", reason))]);
@@ -282,7 +283,7 @@ impl Actor for RelayActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        ractor::pg::monitor(state.group.clone(), myself.get_cell());
+        ractor::pg::monitor(state.pg_group.clone(), myself.get_cell());
         state.refresh_members();
         Ok(())
     }
@@ -294,7 +295,7 @@ impl Actor for RelayActor {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         if let SupervisionEvent::ProcessGroupChanged(change) = event
-            && change.get_group() == state.group
+            && change.get_group() == state.pg_group
         {
             state.refresh_members();
         }
@@ -306,7 +307,7 @@ impl Actor for RelayActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        ractor::pg::demonitor(state.group.clone(), myself.get_id());
+        ractor::pg::demonitor(state.pg_group.clone(), myself.get_id());
         Ok(())
     }
 

@@ -283,8 +283,15 @@ impl TaskSpec {
     }
 
     /// The stall timeout after applying `defaults`; `Some(ZERO)` is refused at admission.
-    pub(crate) fn resolve_stall_timeout(&self, defaults: &TaskDefaults) -> Option<Duration> {
+    pub(crate) fn resolved_stall_timeout(&self, defaults: &TaskDefaults) -> Option<Duration> {
         self.stall_timeout.or(defaults.stall_timeout())
+    }
+
+    /// The old name of [`resolved_stall_timeout`](Self::resolved_stall_timeout), kept only
+    /// while `registry/` still calls it (issue #23: "resolve" means delivering an outcome);
+    /// remove it once `registry/state.rs` and `registry/admission.rs` use the new name.
+    pub(crate) fn resolve_stall_timeout(&self, defaults: &TaskDefaults) -> Option<Duration> {
+        self.resolved_stall_timeout(defaults)
     }
 
     /// The shared name, for cheap clones into registries and events.
@@ -417,7 +424,7 @@ impl TaskSpec {
     /// and a zero timeout resolves to `None`. Called once
     /// at registry admission, so later changes to defaults do not reach
     /// admitted tasks.
-    pub(crate) fn resolve(&self, defaults: &TaskDefaults) -> ResolvedPolicy {
+    pub(crate) fn resolved_policy(&self, defaults: &TaskDefaults) -> ResolvedPolicy {
         ResolvedPolicy {
             restart: self.restart.or(defaults.restart()),
             backoff: self.backoff.or(defaults.backoff()),
@@ -428,6 +435,13 @@ impl TaskSpec {
             reset_after: self.reset_after,
             significant: self.significant,
         }
+    }
+
+    /// The old name of [`resolved_policy`](Self::resolved_policy), kept only while
+    /// `registry/state.rs` still calls it (issue #23: "resolve" means delivering an
+    /// outcome); remove it once that call uses the new name.
+    pub(crate) fn resolve(&self, defaults: &TaskDefaults) -> ResolvedPolicy {
+        self.resolved_policy(defaults)
     }
 }
 

@@ -40,7 +40,7 @@ pub(crate) fn spawn(
         relay: relay.clone(),
         #[cfg(feature = "controller")]
         controller,
-        group: name.clone(),
+        pg_group: name.clone(),
     };
     // Not linked under the registry: the registry's children are its task actors (and the
     // controller), and tests and tools reason about them.
@@ -93,7 +93,7 @@ impl Actor for QueryActor {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         // Joining announces the actor to connected nodes (and to nodes connecting later).
-        ractor::pg::join(state.group.clone(), vec![myself.get_cell()]);
+        ractor::pg::join(state.pg_group.clone(), vec![myself.get_cell()]);
         Ok(())
     }
 

@@ -20,5 +20,5 @@ pub(crate) struct QueryArgs {
     pub(super) relay: ActorRef<RelayMessage>,
     #[cfg(feature = "controller")]
     pub(super) controller: Option<ActorRef<ControllerMessage>>,
-    pub(super) group: String,
+    pub(super) pg_group: String,
 }
