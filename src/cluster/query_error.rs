@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::wire::WireError;
 
-/// Why a query got no value. Travels on the wire inside [`QueryResult`].
+/// Why a query got no value. Travels on the wire inside [`QueryResult`](super::QueryResult).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum QueryError {
