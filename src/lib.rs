@@ -103,6 +103,7 @@ mod duration;
 mod error;
 mod events;
 mod group;
+mod hooks;
 mod identity;
 mod local_message;
 #[cfg(feature = "metrics")]
@@ -117,6 +118,7 @@ mod rejection;
 mod supervisor;
 mod sync;
 mod task;
+mod umbrella;
 
 pub use config::SupervisorConfig;
 #[cfg(feature = "controller")]
@@ -126,9 +128,7 @@ pub use controller::{
 };
 #[cfg(feature = "controller")]
 pub use error::ControllerError;
-pub use error::{
-    BoxError, BuildError, ConfigError, Error, RuntimeError, SharedError, SharedIoError,
-};
+pub use error::{BoxError, BuildError, ConfigError, RuntimeError, SharedError, SharedIoError};
 #[cfg(feature = "logging")]
 pub use events::LogWriter;
 #[cfg(feature = "tracing")]
@@ -152,6 +152,7 @@ pub use task::{
     FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX, Task, TaskContext, TaskDefaults, TaskError, TaskFn,
     TaskRef, TaskSetting, TaskSpec,
 };
+pub use umbrella::Error;
 
 /// Paths used by this crate's macros; not part of the public API.
 #[doc(hidden)]

@@ -7,7 +7,7 @@ pub use crate::controller::{
 };
 #[cfg(feature = "controller")]
 pub use crate::error::ControllerError;
-pub use crate::error::{BuildError, Error, RuntimeError};
+pub use crate::error::{BuildError, RuntimeError};
 #[cfg(feature = "logging")]
 pub use crate::events::LogWriter;
 #[cfg(feature = "tracing")]
@@ -22,5 +22,6 @@ pub use crate::registry::{TaskInfo, TaskState};
 pub use crate::supervisor::PreparedSubmission;
 pub use crate::supervisor::{Supervisor, SupervisorBuilder, SupervisorHandle};
 pub use crate::task::{Task, TaskContext, TaskDefaults, TaskError, TaskFn, TaskRef, TaskSpec};
+pub use crate::umbrella::Error;
 #[cfg(feature = "tokio-util-interop")]
 pub use tokio_util::sync::CancellationToken;

@@ -74,7 +74,7 @@ impl Actor for AttemptActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        let started = crate::observe::Stamp::now();
+        let started = crate::hooks::Stamp::now();
         let run = run_attempt(
             &state.shared,
             state.attempt,
@@ -82,7 +82,7 @@ impl Actor for AttemptActor {
             state.scope.take(),
             state.started.take(),
         );
-        let verdict = crate::observe::in_attempt_span(&state.shared, state.attempt, run).await;
+        let verdict = super::span::in_attempt_span(&state.shared, state.attempt, run).await;
         state.elapsed = started.elapsed();
         state.verdict = Some(verdict);
         myself.stop(None);

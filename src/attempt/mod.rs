@@ -14,6 +14,7 @@
 
 pub(crate) mod actor;
 pub(crate) mod runner;
+pub(crate) mod span;
 pub(crate) mod watchdog;
 
 pub(crate) use actor::{AttemptActor, AttemptArgs, AttemptState};

@@ -60,7 +60,7 @@ pub(crate) struct TaskShared {
     /// and the registry run on different tasks and the flag must not cost a message.
     pub(crate) running: AtomicBool,
     /// Metric handles and span fields (features `metrics`, `tracing`; empty without).
-    pub(crate) observe: crate::observe::TaskObserver,
+    pub(crate) observe: crate::hooks::TaskObserver,
 }
 
 /// How one attempt ended, as the registry's restart decision sees it.

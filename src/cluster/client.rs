@@ -135,11 +135,11 @@ impl RemoteSupervisor {
             reason,
             kind,
         };
-        let resolved: Vec<SocketAddr> = tokio::net::lookup_host(addr)
+        let looked_up: Vec<SocketAddr> = tokio::net::lookup_host(addr)
             .await
             .map_err(|error| connect_error(error.to_string(), Some(error.kind())))?
             .collect();
-        if resolved.is_empty() {
+        if looked_up.is_empty() {
             return Err(connect_error(
                 "the address resolved to nothing".into(),
                 None,
@@ -154,7 +154,7 @@ impl RemoteSupervisor {
         let args = LinkArgs {
             node: node.clone(),
             addr: addr.to_owned(),
-            resolved,
+            looked_up,
             supervisor: supervisor.to_owned(),
             reconnect_interval: options.reconnect_interval,
             suspect_after: options.suspect_after,

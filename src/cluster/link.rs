@@ -155,7 +155,8 @@ pub(crate) struct LinkActor;
 pub(crate) struct LinkArgs {
     pub(crate) node: ActorRef<NodeServerMessage>,
     pub(crate) addr: String,
-    pub(crate) resolved: Vec<SocketAddr>,
+    /// `addr` after its DNS lookup at connect (`tokio::net::lookup_host`).
+    pub(crate) looked_up: Vec<SocketAddr>,
     pub(crate) supervisor: String,
     pub(crate) reconnect_interval: Duration,
     /// Silence longer than this makes the link "silent" (see [`Status::silent`]).
@@ -187,17 +188,17 @@ pub(crate) fn heartbeat_interval(suspect_after: Duration) -> Duration {
     (suspect_after / 8).max(Duration::from_millis(25))
 }
 
-/// The remote member of `group` named `name` on the node of session `node`, if any (none
+/// The remote member of `pg` group `pg_group` named `name` on the node of session `node`, if any (none
 /// without a session). Two nodes may serve supervisors of the same name: the member on the
 /// session to the client's address is the one meant, never one that another session
 /// brought.
 pub(crate) fn remote_member_on(
-    group: &str,
+    pg_group: &str,
     name: &str,
     node: Option<ractor_cluster::NodeId>,
 ) -> Option<ActorCell> {
     let node = node?;
-    ractor::pg::get_members(&group.to_owned())
+    ractor::pg::get_members(&pg_group.to_owned())
         .into_iter()
         .find(|cell| {
             matches!(cell.get_id(), ractor::ActorId::Remote { node_id, .. } if node_id == node)
@@ -301,7 +302,7 @@ impl Actor for LinkActor {
             id: subscription.clone(),
             subscription: Box::new(Subscription {
                 link: myself.clone(),
-                addresses: args.resolved.iter().map(ToString::to_string).collect(),
+                addresses: args.looked_up.iter().map(ToString::to_string).collect(),
             }),
         })?;
         // Sessions to the address that already exist (another client connected earlier).
@@ -309,7 +310,7 @@ impl Actor for LinkActor {
         let mut session = None;
         for info in sessions.values() {
             if args
-                .resolved
+                .looked_up
                 .iter()
                 .any(|a| a.to_string() == info.peer_addr)
             {

@@ -104,6 +104,7 @@ mod client;
 mod link;
 mod local;
 mod query;
+mod query_error;
 mod stream;
 mod trust;
 mod view;
@@ -116,9 +117,10 @@ use ractor::ActorRef;
 
 pub use client::{DisconnectReason, RemoteError, RemoteOptions, RemoteSupervisor};
 pub use query::{
-    ControlCommand, ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult,
-    TaskList, query_name,
+    ControlCommand, ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryMessage, QueryResult, TaskList,
+    query_name,
 };
+pub use query_error::QueryError;
 pub use stream::{
     BUSY_RETRY_AFTER, DEFAULT_REPLAY_CAPACITY, EventBatch, FetchLimits, FetchLimitsError,
     FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT, RemoteControl, SequencedEvent, StreamStats,

@@ -24,11 +24,13 @@
 //! the serving node does not know is answered [`QueryError::Unsupported`] at once instead of
 //! being dropped, so the caller never waits for its timeout.
 //!
-//! This file owns the protocol: [`QueryMessage`], [`QueryError`], the control commands and
-//! the stable wire labels. The rest is split by what it decides:
+//! This file owns the protocol: [`QueryMessage`], the control commands and the stable wire
+//! labels ([`QueryError`] is in `cluster/query_error.rs`, shared with the stream files). The
+//! rest is split by what it decides:
 //! - `codec.rs`: how a message becomes a remote call and back (typed and byte reply ports);
 //! - `actor.rs`: the actor, its spawn, and the forwarding of each query to the registry,
 //!   controller, relay or replay buffer;
+//! - `args.rs`: what the actor forwards to (its state), read by `actor.rs` and `control.rs`;
 //! - `control.rs`: carrying out (or refusing) a remote command.
 
 use std::sync::Arc;
@@ -37,8 +39,8 @@ use std::time::Duration;
 use ractor::RpcReplyPort;
 use serde::{Deserialize, Serialize};
 
+use super::query_error::QueryError;
 use super::stream::{EventBatch, FetchRequest, RemoteControl, StreamStats};
-use super::wire::WireError;
 #[cfg(feature = "controller")]
 use crate::controller::ControllerSnapshot;
 use crate::events::EventStats;
@@ -46,6 +48,7 @@ use crate::identity::{TaskId, TaskTarget};
 use crate::registry::TaskInfo;
 
 mod actor;
+mod args;
 mod codec;
 mod control;
 
@@ -67,64 +70,6 @@ pub type TaskList = Vec<(TaskId, Arc<str>)>;
 
 /// The answer to one query: the value, or why the supervisor did not give it.
 pub type QueryResult<T> = Result<T, QueryError>;
-
-/// Why a query got no value. Travels on the wire inside [`QueryResult`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum QueryError {
-    /// The supervisor's registry, controller or relay did not answer in time or is gone:
-    /// the supervisor is shutting down, has stopped, or is overloaded.
-    #[error("the supervisor did not answer (shutting down, stopped or overloaded)")]
-    Unavailable,
-    /// The serving node does not know this query: it runs an older version of this crate
-    /// or was built without the feature the query needs (`controller`).
-    #[error("query `{query}` is not supported by the serving node")]
-    Unsupported {
-        /// The query's wire label.
-        query: String,
-    },
-    /// The request or the reply could not be decoded (incompatible versions).
-    #[error("undecodable query payload: {0}")]
-    Wire(WireError),
-    /// A fetch asked for events after a stream sequence number the serving supervisor has
-    /// not reached (in the same epoch): the request is wrong, not late.
-    #[error("stream sequence {requested} is from the future (the newest is {head})")]
-    SequenceFromTheFuture {
-        /// The sequence number asked for.
-        requested: u64,
-        /// The newest sequence number assigned by the serving supervisor.
-        head: u64,
-    },
-    /// The serving supervisor does not allow this remote command (remote control is off
-    /// by default; see `SupervisorHandle::set_remote_control`).
-    #[error("remote `{command}` is not enabled on the serving supervisor")]
-    ControlDisabled {
-        /// The command's label: `cancel`, `remove` or `shutdown`.
-        command: String,
-    },
-    /// A remote command named a task the serving supervisor does not have registered.
-    #[error("no registered task {target}")]
-    UnknownTask {
-        /// The target as given (`#<id>` or the name).
-        target: String,
-    },
-    /// The serving node's stream fetch budget is used up (see
-    /// `docs/semantics.md#fetch-budgets` and [`FetchLimits`](super::FetchLimits)): the fetch
-    /// was not served; ask again after `retry_after_ms` milliseconds. An [`EventStream`](super::EventStream)
-    /// does so by itself.
-    #[error("the serving node is busy with other stream fetches; retry after {retry_after_ms} ms")]
-    Busy {
-        /// How long to wait before fetching again, in milliseconds.
-        retry_after_ms: u64,
-    },
-    /// The serving supervisor refused the command (for example it is shutting down). The
-    /// text is the supervisor's error; not a stable format.
-    #[error("the supervisor refused: {reason}")]
-    Refused {
-        /// Why.
-        reason: String,
-    },
-}
 
 /// Messages of the supervisor's query actor: one RPC per read-only query, each answered with a
 /// [`QueryResult`]. Usable locally with `ractor::call!` and remotely through the actor's

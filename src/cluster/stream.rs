@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, Semaphore};
 
-use super::query::QueryError;
+use super::query_error::QueryError;
 use crate::events::{Event, EventSink, EventTap};
 
 mod budget;

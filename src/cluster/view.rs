@@ -123,11 +123,11 @@ impl ClusterView {
             .collect();
         for addr in addrs {
             let addr = addr.as_ref();
-            let resolved: Vec<String> = tokio::net::lookup_host(addr)
+            let looked_up: Vec<String> = tokio::net::lookup_host(addr)
                 .await
                 .map(|found| found.map(|a| a.to_string()).collect())
                 .unwrap_or_default();
-            if resolved.iter().any(|a| open.contains(a)) {
+            if looked_up.iter().any(|a| open.contains(a)) {
                 continue;
             }
             ractor_cluster::client_connect(node, addr)
@@ -203,14 +203,14 @@ impl ClusterView {
     async fn places(&self) -> Result<Vec<Place>, RemoteError> {
         let sessions = self.sessions().await?;
         let mut places = Vec::new();
-        for group in ractor::pg::which_groups() {
-            let Some(supervisor) = group
+        for pg_group in ractor::pg::which_groups() {
+            let Some(supervisor) = pg_group
                 .strip_prefix("taskvisor.")
                 .and_then(|rest| rest.strip_suffix(".query"))
             else {
                 continue;
             };
-            for member in ractor::pg::get_members(&group) {
+            for member in ractor::pg::get_members(&pg_group) {
                 let ractor::ActorId::Remote { node_id, .. } = member.get_id() else {
                     continue;
                 };

@@ -39,7 +39,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::client::{DisconnectReason, RemoteError, RemoteSupervisor, usable};
-use super::query::QueryError;
+use super::query_error::QueryError;
 use super::stream::{EventBatch, FetchRequest, Gap, MAX_BATCH, SequencedEvent};
 use super::wire::WireError;
 

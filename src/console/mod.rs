@@ -61,12 +61,12 @@
 //! # Ok(()) }
 //! ```
 
+mod feed;
 #[cfg(feature = "cluster")]
 mod remote;
 mod render;
 mod source;
 mod state;
-mod tap;
 mod terminal;
 #[cfg(test)]
 mod tests;
@@ -76,15 +76,15 @@ mod view;
 
 use std::time::{Duration, Instant};
 
+pub use feed::EVENT_BUFFER;
 pub use render::{MIN_HEIGHT, MIN_WIDTH, render};
 pub use state::{
     ConsoleState, HISTORY_SECS, MAX_TRACKED_TASKS, RATE_WINDOW_SECS, RECENT_EVENTS_PER_TASK,
     RecentEvent, StreamCounts, TaskRow,
 };
-pub use tap::EVENT_BUFFER;
 pub use view::{SortKey, ViewState};
 
-use crate::SupervisorHandle;
+use crate::supervisor::SupervisorHandle;
 
 /// How often [`run`] (and `run_remote`) reads the snapshots and redraws; also how often a
 /// remote console tries to subscribe to the event stream again while it cannot.
@@ -103,7 +103,7 @@ pub enum ConsoleError {
     /// The terminal could not be set up, read or drawn (not a TTY, closed, …). The
     /// terminal is restored before this is returned. `source()` is the `io::Error`.
     #[error("console terminal I/O failed: {0}")]
-    Io(#[source] crate::SharedIoError),
+    Io(#[source] crate::error::SharedIoError),
     /// The actor that receives events from the supervisor's event port could not be
     /// spawned ([`run`] only: a remote console reads events on a task of its own).
     #[error("console could not subscribe to the event port: {0}")]

@@ -1,6 +1,6 @@
 //! The console's remote event feed (features `console` and `cluster`): a task that reads
 //! a [`RemoteSupervisor::events`] stream and only pushes each event, stamped with its
-//! arrival time, into the same bounded [`Inbox`] the local tap uses; it counts what the
+//! arrival time, into the same bounded [`Inbox`] the local feed uses; it counts what the
 //! stream reports lost (a `Gap`: events that fell out of the serving node's replay buffer).
 //!
 //! The task never blocks the serving supervisor: the stream long-polls it for as many
@@ -18,9 +18,9 @@ use futures_util::{Stream, StreamExt};
 use tokio::task::JoinHandle;
 
 use super::REFRESH;
-use super::tap::Inbox;
-use crate::Event;
+use super::feed::Inbox;
 use crate::cluster::{DisconnectReason, RemoteSupervisor, WatchItem};
+use crate::events::Event;
 
 /// The remote feed's buffer and its stream counters.
 #[derive(Default)]
@@ -81,12 +81,12 @@ pub(super) struct Drained {
 type Shared = Arc<Mutex<RemoteInbox>>;
 
 /// The running feed; dropping it stops its task (and so the stream).
-pub(super) struct RemoteTap {
+pub(super) struct RemoteFeed {
     inbox: Shared,
     task: JoinHandle<()>,
 }
 
-impl RemoteTap {
+impl RemoteFeed {
     /// Starts the feed's task on `remote`. It subscribes with `remote.events()`, and while
     /// that fails (the supervisor is not reachable now) tries again every [`REFRESH`].
     pub(super) fn start(remote: &RemoteSupervisor) -> Self {
@@ -110,7 +110,7 @@ impl RemoteTap {
     }
 }
 
-impl Drop for RemoteTap {
+impl Drop for RemoteFeed {
     fn drop(&mut self) {
         self.task.abort();
     }
@@ -165,18 +165,18 @@ mod tests {
         ];
         let inbox = Shared::default();
         pump(futures_util::stream::iter(items), &inbox).await;
-        let tap = RemoteTap {
+        let feed = RemoteFeed {
             inbox,
             task: tokio::spawn(async {}),
         };
-        let drained = tap.drain();
+        let drained = feed.drain();
         let attempts: Vec<_> = drained.events.iter().map(|(_, e)| e.attempt).collect();
         assert_eq!(attempts, [Some(1), Some(7)]);
         assert_eq!((drained.received, drained.lost, drained.dropped), (2, 7, 0));
         // Reconnected came after the SessionLost notice; no restart.
         assert_eq!((drained.restarted, drained.stopped), (None, Some(false)));
         // A drain takes the counts: the next one starts from zero.
-        let again = tap.drain();
+        let again = feed.drain();
         assert!(again.events.is_empty());
         assert_eq!((again.received, again.lost), (0, 0));
     }

@@ -11,7 +11,8 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Sparkline, Table, TableState
 
 use super::state::{ConsoleState, HISTORY_SECS};
 use super::view::ViewState;
-use crate::{BackoffSource, TaskState};
+use crate::events::BackoffSource;
+use crate::registry::TaskState;
 
 /// The smallest terminal, in columns, the console lays out; narrower shows a message.
 pub const MIN_WIDTH: u16 = 90;
@@ -341,8 +342,8 @@ fn render_slots(frame: &mut Frame, area: Rect, state: &ConsoleState) {
 /// state that matters in a maintenance window) is never cut: paused ones lead with
 /// `paused` and abbreviate what the slot is doing (`paused·run`, `paused·term`).
 #[cfg(feature = "controller")]
-fn slot_status(status: crate::SlotStatusKind, paused: bool) -> String {
-    use crate::SlotStatusKind;
+fn slot_status(status: crate::controller::SlotStatusKind, paused: bool) -> String {
+    use crate::controller::SlotStatusKind;
     if !paused {
         return status.as_label().to_owned();
     }

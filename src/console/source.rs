@@ -6,12 +6,14 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use super::{ConsoleError, QUERY_TIMEOUT, tap};
-#[cfg(feature = "controller")]
-use crate::SlotView;
+use super::{ConsoleError, QUERY_TIMEOUT, feed};
 #[cfg(feature = "cluster")]
 use crate::cluster::{DisconnectReason, RemoteError, RemoteSupervisor};
-use crate::{Event, EventStats, SupervisorHandle, TaskInfo};
+#[cfg(feature = "controller")]
+use crate::controller::SlotView;
+use crate::events::{Event, EventStats};
+use crate::registry::TaskInfo;
+use crate::supervisor::SupervisorHandle;
 
 /// The supervisor the console shows.
 pub(super) enum Source<'a> {
@@ -112,13 +114,13 @@ impl Source<'_> {
     /// Starts the event feed.
     ///
     /// # Errors
-    /// [`ConsoleError::Subscribe`] when the local tap's actor cannot be spawned (a remote
+    /// [`ConsoleError::Subscribe`] when the local feed's actor cannot be spawned (a remote
     /// feed always starts: it subscribes in the background, again until it succeeds).
     pub(super) async fn start_feed(&self) -> Result<Feed, ConsoleError> {
         match self {
-            Source::Local(handle) => Ok(Feed::Local(tap::EventTap::start(handle).await?)),
+            Source::Local(handle) => Ok(Feed::Local(feed::LocalFeed::start(handle).await?)),
             #[cfg(feature = "cluster")]
-            Source::Remote(remote) => Ok(Feed::Remote(super::remote::RemoteTap::start(remote))),
+            Source::Remote(remote) => Ok(Feed::Remote(super::remote::RemoteFeed::start(remote))),
         }
     }
 
@@ -196,19 +198,19 @@ pub(super) struct Drained {
 
 /// The running event feed of a [`Source`].
 pub(super) enum Feed {
-    /// The local tap on the supervisor's event port.
-    Local(tap::EventTap),
+    /// The local feed on the supervisor's event port.
+    Local(feed::LocalFeed),
     /// The remote stream reader.
     #[cfg(feature = "cluster")]
-    Remote(super::remote::RemoteTap),
+    Remote(super::remote::RemoteFeed),
 }
 
 impl Feed {
     /// The events and counts since the last call.
     pub(super) fn drain(&self) -> Drained {
         match self {
-            Feed::Local(tap) => {
-                let (events, dropped) = tap.drain();
+            Feed::Local(feed) => {
+                let (events, dropped) = feed.drain();
                 Drained {
                     events,
                     dropped,
@@ -218,8 +220,8 @@ impl Feed {
                 }
             }
             #[cfg(feature = "cluster")]
-            Feed::Remote(tap) => {
-                let drained = tap.drain();
+            Feed::Remote(feed) => {
+                let drained = feed.drain();
                 Drained {
                     events: drained.events,
                     dropped: drained.dropped,
@@ -231,12 +233,12 @@ impl Feed {
         }
     }
 
-    /// Stops the feed (the tap's actor, or the stream's task).
+    /// Stops the feed (the local feed's actor, or the stream's task).
     pub(super) fn stop(self) {
         match self {
-            Feed::Local(tap) => tap.stop(),
+            Feed::Local(feed) => feed.stop(),
             #[cfg(feature = "cluster")]
-            Feed::Remote(tap) => drop(tap),
+            Feed::Remote(feed) => drop(feed),
         }
     }
 }

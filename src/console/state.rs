@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use super::view::{SortKey, ViewState};
 #[cfg(feature = "controller")]
-use crate::SlotView;
-use crate::{BackoffSource, Event, EventKind, EventStats, TaskId, TaskInfo, TaskState};
+use crate::controller::SlotView;
+use crate::events::{BackoffSource, Event, EventKind, EventStats};
+use crate::identity::TaskId;
+use crate::registry::{TaskInfo, TaskState};
 
 /// Seconds of restart and event history kept for the sparkline and the rate (one bucket per
 /// second).

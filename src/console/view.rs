@@ -3,7 +3,7 @@
 
 use crossterm::event::KeyCode;
 
-use crate::TaskId;
+use crate::identity::TaskId;
 
 /// The column the task table is sorted by; `s` cycles through them in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

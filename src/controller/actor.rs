@@ -78,7 +78,7 @@ pub(crate) struct ControllerArgs {
     /// The registry command permits (`registry_queue_capacity`) every handoff needs.
     pub(crate) commands: Arc<Semaphore>,
     pub(crate) events: EventSink,
-    pub(crate) observer: crate::observe::Observer,
+    pub(crate) observer: crate::hooks::Observer,
 }
 
 /// The controller actor's state (opaque).
@@ -87,7 +87,7 @@ pub(crate) struct ControllerState {
     registry: ActorRef<RegistryMessage>,
     commands: Arc<Semaphore>,
     events: EventSink,
-    observer: crate::observe::Observer,
+    observer: crate::hooks::Observer,
     limits: Limits,
     admission_capacity: usize,
     slots: HashMap<Arc<str>, Slot>,

@@ -44,7 +44,7 @@ impl Joined {
         let relay = Arc::clone(&joined);
         tokio::spawn(async move {
             match rx.await {
-                Ok(outcome) => relay.resolve(outcome, own),
+                Ok(outcome) => relay.deliver_to_all(outcome, own),
                 Err(_) => {
                     let waiters = std::mem::replace(&mut *relay.lock(), JoinState::Gone);
                     drop(waiters);
@@ -63,7 +63,9 @@ impl Joined {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn resolve(&self, outcome: TaskOutcome, own: Option<OutcomePromise>) {
+    /// Sends a copy of the owner's `outcome` to every joined waiter, then the outcome
+    /// itself to `own`, and keeps it for waiters that join later.
+    fn deliver_to_all(&self, outcome: TaskOutcome, own: Option<OutcomePromise>) {
         let waiters = {
             let mut state = self.lock();
             match std::mem::replace(&mut *state, JoinState::Done(outcome.clone())) {

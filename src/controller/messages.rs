@@ -104,7 +104,7 @@ pub(crate) struct Submission {
     /// submission joins an owner; dropped unsent (own id) otherwise, at intake.
     pub(crate) placed: Option<oneshot::Sender<TaskId>>,
     /// When it was submitted (feature `metrics`: the admission wait).
-    pub(crate) stamp: crate::observe::Stamp,
+    pub(crate) stamp: crate::hooks::Stamp,
 }
 
 /// A by-id remove/cancel asking the controller first (docs/semantics.md#slots).

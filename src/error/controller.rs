@@ -10,7 +10,7 @@
 ///
 /// Intake order: the waiting forms wait for an ownership unit and then send (`Closed` if
 /// the controller stopped meanwhile); the fail-fast forms (`try_intake`,
-/// `try_submit_and_watch`) first reserve a command-queue slot (`Full`, `Closed`) and then
+/// `try_submit_and_watch`) first reserve a command-queue permit (`Full`, `Closed`) and then
 /// try to take an ownership unit without waiting (`ResourceLimit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -31,7 +31,7 @@
 //! publisher and the lane's own worker (plus another worker, rarely, when it reports a
 //! panic), and no lock is held while user code runs. So the lock is uncontended in practice,
 //! and it keeps "full → count", "drained → report" and "closed → discard" exact. The
-//! publisher only signals the condvar when the worker is parked, and queue slots are
+//! publisher only signals the condvar when the worker is parked, and queue entries are
 //! preallocated, so a dispatch in steady state costs one `Arc` clone and one uncontended
 //! lock per lane, with no allocation.
 
@@ -49,9 +49,9 @@ use crate::sync::{self, Condvar, Mutex, MutexGuard, thread};
 /// Worker threads are named this prefix plus the subscriber's index.
 const THREAD_NAME_PREFIX: &str = "ractor-taskvisor-subscriber-";
 
-/// Queue slots allocated up front, per lane. Beyond this the queue grows on demand, so a
+/// Queue entries allocated up front, per lane. Beyond this the queue grows on demand, so a
 /// subscriber that asks for a huge capacity does not pay for it until it actually lags.
-const PREALLOCATED_SLOTS: usize = 1024;
+const PREALLOCATED_ENTRIES: usize = 1024;
 
 /// Diagnostic reasons (`reason` of `SubscriberOverflow`).
 const REASON_FULL: &str = "full";
@@ -257,7 +257,7 @@ impl Lane {
             name,
             capacity,
             queue: Mutex::new(Queue {
-                items: VecDeque::with_capacity(capacity.min(PREALLOCATED_SLOTS)),
+                items: VecDeque::with_capacity(capacity.min(PREALLOCATED_ENTRIES)),
                 unreported_full: 0,
                 worker_parked: false,
                 closed: false,

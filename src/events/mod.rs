@@ -15,6 +15,7 @@ pub(crate) mod lanes;
 #[cfg(all(test, loom))]
 mod loom_support;
 mod relay;
+mod relay_messages;
 mod sink;
 mod stats;
 mod subscriber;
@@ -30,8 +31,8 @@ pub(crate) use event::tests as event_tests;
 pub use kind::{BackoffSource, EventKind};
 #[cfg(feature = "cluster")]
 pub(crate) use relay::EventTap;
-pub use relay::RelayMessage;
 pub(crate) use relay::{RelayActor, RelayArgs};
+pub use relay_messages::RelayMessage;
 pub(crate) use sink::EventSink;
 pub use stats::{EventStats, SubscriberStats};
 pub use subscriber::Subscribe;

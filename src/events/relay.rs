@@ -23,43 +23,17 @@
 //! event is followed by one
 //! `SubscriberOverflow { task: "subscriber_listener", reason: "lagged(N)", dropped: N }`.
 
+use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, SupervisionEvent};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use ractor::rpc::CallResult;
-use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, RpcReplyPort, SupervisionEvent};
 
 use super::Event;
 use super::lanes::Lanes;
+use super::relay_messages::{RelayCommand, RelayCommandKind, RelayMessage};
 use super::sink::SinkState;
 use super::stats::{self, DeliveryStats, EventStats};
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
 use crate::events::SubscriberEntry;
-
-/// Messages of the supervisor's event relay actor (an internal actor type: users hold it
-/// only as `ActorRef<RelayMessage>`, from
-/// [`SupervisorHandle::relay_actor`](crate::SupervisorHandle::relay_actor)).
-#[non_exhaustive]
-pub enum RelayMessage {
-    /// Publication and delivery counters, for `ractor::call!` from any actor.
-    Stats(RpcReplyPort<EventStats>),
-    /// A publication or shutdown command from the supervisor itself. Opaque.
-    Command(RelayCommand),
-}
-
-/// Opaque relay command; see [`RelayMessage::Command`].
-pub struct RelayCommand(pub(crate) RelayCommandKind);
-
-#[allow(missing_docs)]
-pub(crate) enum RelayCommandKind {
-    /// Take everything on the bus ring and deliver it.
-    Drain,
-    /// The handle gave out the `OutputPort`: count it as a listener from now on.
-    PortOpened,
-    /// Close the lanes, draining until the deadline; reply with the undrained names.
-    Close(Instant, RpcReplyPort<EventStats>),
-}
 
 /// The relay actor. See the module documentation.
 pub(crate) struct RelayActor;
@@ -80,8 +54,8 @@ pub(crate) struct RelayArgs {
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
-    group: String,
-    observer: crate::observe::Observer,
+    pg_group: String,
+    observer: crate::hooks::Observer,
     #[cfg(feature = "cluster")]
     tap: Option<Arc<dyn EventTap>>,
 }
@@ -95,7 +69,7 @@ impl RelayArgs {
     pub(crate) fn new(
         config: &SupervisorConfig,
         subscribers: &[SubscriberEntry],
-        group: String,
+        pg_group: String,
     ) -> Result<Self, RuntimeError> {
         let sink = Arc::new(SinkState::new(config.bus_capacity().get()));
         let lanes = if subscribers.is_empty() {
@@ -113,7 +87,7 @@ impl RelayArgs {
             lanes,
             sink,
             port: Arc::new(OutputPort::default()),
-            group,
+            pg_group,
             observer: Default::default(),
             #[cfg(feature = "cluster")]
             tap: None,
@@ -128,7 +102,7 @@ impl RelayArgs {
     }
 
     /// Records event loss to `observer`'s metrics (feature `metrics`).
-    pub(crate) fn with_observer(mut self, observer: crate::observe::Observer) -> Self {
+    pub(crate) fn with_observer(mut self, observer: crate::hooks::Observer) -> Self {
         self.observer = observer;
         self
     }
@@ -154,8 +128,9 @@ pub(crate) struct RelayState {
     port: Arc<OutputPort<Event>>,
     /// Port sends and group casts.
     delivery: DeliveryStats,
-    group: String,
-    /// Cached members of the event group, refreshed on every membership change, so no
+    /// The name of the `pg` event group this relay casts to.
+    pg_group: String,
+    /// Cached members of the `pg` event group, refreshed on every membership change, so no
     /// `pg::get_members` allocation happens per event.
     members: Vec<ActorRef<Event>>,
     /// Local actors that joined the group although their `Msg` is not `Event`: skipped,
@@ -163,7 +138,7 @@ pub(crate) struct RelayState {
     foreign: std::collections::HashSet<ractor::ActorId>,
     /// The batch being delivered; kept to reuse its allocation.
     batch: std::collections::VecDeque<Arc<Event>>,
-    observer: crate::observe::Observer,
+    observer: crate::hooks::Observer,
     #[cfg(feature = "cluster")]
     tap: Option<Arc<dyn EventTap>>,
 }
@@ -176,7 +151,7 @@ impl RelayState {
             sink: args.sink,
             port: args.port,
             delivery: DeliveryStats::default(),
-            group: args.group,
+            pg_group: args.pg_group,
             members: Vec::new(),
             foreign: std::collections::HashSet::new(),
             batch: std::collections::VecDeque::new(),
@@ -216,7 +191,7 @@ impl RelayState {
         for member in &self.members {
             for event in events {
                 let delivered = member.cast(Event::clone(event)).is_ok();
-                self.delivery.count_group_cast(delivered);
+                self.delivery.count_pg_cast(delivered);
             }
         }
         #[cfg(feature = "cluster")]
@@ -259,7 +234,7 @@ impl RelayState {
     fn refresh_members(&mut self) {
         let mut newly_foreign = Vec::new();
         let mut members = Vec::new();
-        for cell in ractor::pg::get_members(&self.group) {
+        for cell in ractor::pg::get_members(&self.pg_group) {
             if cell.is_message_type_of::<Event>() == Some(false) {
                 if self.foreign.insert(cell.get_id()) {
                     newly_foreign.push(cell);
@@ -275,7 +250,7 @@ impl RelayState {
                 "actor {} ({}) joined {} but its Msg type is not ractor_taskvisor::Event; it receives nothing",
                 cell.get_id(),
                 cell.get_name().as_deref().unwrap_or("unnamed"),
-                self.group
+                self.pg_group
             );
             tracing::warn!(target: "ractor_taskvisor", "{reason}");
             self.deliver(&[Arc::new(Event::runtime_failure("event_group", reason))]);
@@ -308,7 +283,7 @@ impl Actor for RelayActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        ractor::pg::monitor(state.group.clone(), myself.get_cell());
+        ractor::pg::monitor(state.pg_group.clone(), myself.get_cell());
         state.refresh_members();
         Ok(())
     }
@@ -320,7 +295,7 @@ impl Actor for RelayActor {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         if let SupervisionEvent::ProcessGroupChanged(change) = event
-            && change.get_group() == state.group
+            && change.get_group() == state.pg_group
         {
             state.refresh_members();
         }
@@ -332,7 +307,7 @@ impl Actor for RelayActor {
         myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        ractor::pg::demonitor(state.group.clone(), myself.get_id());
+        ractor::pg::demonitor(state.pg_group.clone(), myself.get_id());
         Ok(())
     }
 
@@ -374,29 +349,6 @@ impl Actor for RelayActor {
         }
         state.observer.events_dropped(|| state.losses());
         Ok(())
-    }
-}
-
-/// Drains the subscriber lanes for at most `timeout`, then stops the relay. Returns the
-/// final counters (with each lane's `drained` flag), or `None` if the relay was gone.
-pub(crate) async fn close_relay(
-    relay: &ActorRef<RelayMessage>,
-    timeout: Duration,
-) -> Option<EventStats> {
-    let deadline = Instant::now() + timeout;
-    let reply = relay
-        .call(
-            |port| RelayMessage::Command(RelayCommand(RelayCommandKind::Close(deadline, port))),
-            Some(timeout + Duration::from_secs(1)),
-        )
-        .await;
-    // Waited for (bounded), so the relay's name is free once shutdown returns.
-    let _ = relay
-        .stop_and_wait(None, Some(Duration::from_secs(1)))
-        .await;
-    match reply {
-        Ok(CallResult::Success(stats)) => Some(stats),
-        _ => None,
     }
 }
 

@@ -16,7 +16,7 @@ use ractor::ActorRef;
 use ractor::rpc::CallResult;
 
 use super::Event;
-use super::relay::{RelayCommand, RelayCommandKind, RelayMessage, close_relay};
+use super::relay_messages::{RelayCommand, RelayCommandKind, RelayMessage, close_relay};
 use super::stats::{BusStats, EventStats};
 use crate::sync::{Mutex, MutexGuard};
 

@@ -239,8 +239,10 @@ pub(crate) struct LaneStats {
 #[derive(Debug, Default)]
 pub(crate) struct DeliveryStats {
     port_sent: u64,
-    group_delivered: u64,
-    group_failed: u64,
+    /// Casts that reached a member of the `pg` event group (public: `group_delivered`).
+    pg_delivered: u64,
+    /// Casts to a `pg` member that had stopped (public: `group_failed`).
+    pg_failed: u64,
 }
 
 impl DeliveryStats {
@@ -249,12 +251,12 @@ impl DeliveryStats {
         self.port_sent += n as u64;
     }
 
-    /// One cast to a group member, which reached its mailbox or not.
-    pub(crate) fn count_group_cast(&mut self, delivered: bool) {
+    /// One cast to a member of the `pg` event group, which reached its mailbox or not.
+    pub(crate) fn count_pg_cast(&mut self, delivered: bool) {
         if delivered {
-            self.group_delivered += 1;
+            self.pg_delivered += 1;
         } else {
-            self.group_failed += 1;
+            self.pg_failed += 1;
         }
     }
 }
@@ -283,7 +285,7 @@ pub(crate) fn snapshot(
         bus_dropped: bus.bus_dropped(),
         subscribers,
         port_sent: delivery.port_sent,
-        group_delivered: delivery.group_delivered,
-        group_failed: delivery.group_failed,
+        group_delivered: delivery.pg_delivered,
+        group_failed: delivery.pg_failed,
     }
 }

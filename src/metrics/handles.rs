@@ -14,8 +14,8 @@ use super::values::{
     AttemptResult, OUTCOMES, REJECTIONS, outcome_index, outcome_label, rejection_index,
 };
 use super::{BUS, MetricsConfig, OTHER_SLOTS, labels, names};
-use crate::events::RejectionKind;
 use crate::outcome::TaskOutcomeKind;
+use crate::rejection::RejectionKind;
 
 struct Inner {
     recorder: Option<Arc<dyn Recorder + Send + Sync>>,

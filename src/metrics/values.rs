@@ -1,8 +1,8 @@
 //! The label policy: which attempt results, outcome kinds and rejection kinds have a series,
 //! at which index each is kept, and the label value each is recorded under.
 
-use crate::events::RejectionKind;
 use crate::outcome::TaskOutcomeKind;
+use crate::rejection::RejectionKind;
 
 /// How an attempt ended, as `taskvisor_attempts_total{result}` counts it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 //! future (and everything it owned) has been dropped. So a permit is held exactly while an
 //! attempt physically exists, a force-aborted attempt that is still blocked keeps its
 //! permit, and a registration that waits for a permit costs its registry entry and one
-//! queue slot instead of a parked actor.
+//! place in the queue instead of a parked actor.
 //!
 //! Fairness: first come, first served. A registration whose next attempt is due while
 //! others wait goes to the back of the queue, as with a fair semaphore.

@@ -2,7 +2,7 @@
 //! [`SupervisorHandle::resume`] (registered tasks) and, with the controller,
 //! [`SupervisorHandle::pause_slot`], [`SupervisorHandle::resume_slot`].
 //!
-//! The task operations are registry commands (`registry/pause.rs` holds the rules); the
+//! The task operations are registry commands (`registry/core/pause.rs` holds the rules); the
 //! slot operations are controller commands (`controller/actor/pause.rs`).
 
 #[cfg(feature = "controller")]

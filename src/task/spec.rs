@@ -83,7 +83,7 @@ pub struct TaskSpec {
     task: TaskRef,
     /// The metrics opt-in and the controller slot (features `metrics`, `tracing`).
     #[cfg_attr(not(any(feature = "metrics", feature = "tracing")), allow(dead_code))]
-    pub(crate) observe: crate::observe::SpecObserve,
+    pub(crate) observe: crate::hooks::SpecObserve,
 }
 
 impl TaskSpec {
@@ -412,7 +412,7 @@ impl TaskSpec {
     /// and a zero timeout resolves to `None`. Called once
     /// at registry admission, so later changes to defaults do not reach
     /// admitted tasks.
-    pub(crate) fn resolve(&self, defaults: &TaskDefaults) -> ResolvedPolicy {
+    pub(crate) fn resolved_policy(&self, defaults: &TaskDefaults) -> ResolvedPolicy {
         ResolvedPolicy {
             restart: self.restart.or(defaults.restart()),
             backoff: self.backoff.or(defaults.backoff()),

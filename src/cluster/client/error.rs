@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::cluster::query::QueryError;
+use crate::cluster::query_error::QueryError;
 
 /// Why a [`RemoteSupervisor`](super::RemoteSupervisor) operation failed. Every operation is bounded
 /// in time: none waits longer than its configured timeout.

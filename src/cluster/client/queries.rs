@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RemoteError, RemoteSupervisor};
-use crate::cluster::query::{QueryError, QueryMessage, TaskList};
+use crate::cluster::query::{QueryMessage, TaskList};
+use crate::cluster::query_error::QueryError;
 use crate::cluster::stream::{EventBatch, FetchRequest, MAX_BATCH, MAX_FETCH_WAIT, StreamStats};
 use crate::cluster::watch::{EventStream, Position, start as start_watch};
 #[cfg(feature = "controller")]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
 
+use super::args::QueryArgs;
 use super::control::control;
 use super::{DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult, query_name};
 use crate::cluster::stream::Serving;
@@ -17,17 +18,6 @@ use crate::registry::RegistryMessage;
 
 /// The query actor. See the module documentation.
 pub(crate) struct QueryActor;
-
-/// What the query actor forwards to (opaque).
-pub(crate) struct QueryArgs {
-    pub(super) serving: Arc<Serving>,
-    pub(super) events: EventSink,
-    pub(super) registry: ActorRef<RegistryMessage>,
-    relay: ActorRef<RelayMessage>,
-    #[cfg(feature = "controller")]
-    controller: Option<ActorRef<ControllerMessage>>,
-    group: String,
-}
 
 /// Spawns the query actor of `supervisor` without awaiting (`serve` is synchronous).
 ///
@@ -50,7 +40,7 @@ pub(crate) fn spawn(
         relay: relay.clone(),
         #[cfg(feature = "controller")]
         controller,
-        group: name.clone(),
+        pg_group: name.clone(),
     };
     // Not linked under the registry: the registry's children are its task actors (and the
     // controller), and tests and tools reason about them.
@@ -103,7 +93,7 @@ impl Actor for QueryActor {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         // Joining announces the actor to connected nodes (and to nodes connecting later).
-        ractor::pg::join(state.group.clone(), vec![myself.get_cell()]);
+        ractor::pg::join(state.pg_group.clone(), vec![myself.get_cell()]);
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use ractor::rpc::CallResult;
 use ractor::{ActorRef, RpcReplyPort};
 
-use super::actor::QueryArgs;
+use super::args::QueryArgs;
 use super::{ControlCommand, ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, QueryResult};
 use crate::cluster::stream::Serving;
 use crate::events::{Event, EventKind};
@@ -183,7 +183,7 @@ async fn registered(
 async fn command(
     registry: &ActorRef<RegistryMessage>,
     timeout: Duration,
-    request: impl FnOnce(RpcReplyPort<Result<bool, crate::RuntimeError>>) -> RegistryMessage,
+    request: impl FnOnce(RpcReplyPort<Result<bool, crate::error::RuntimeError>>) -> RegistryMessage,
 ) -> QueryResult<bool> {
     match registry.call(request, Some(timeout)).await {
         Ok(CallResult::Success(Ok(claimed))) => Ok(claimed),

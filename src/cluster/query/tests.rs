@@ -3,7 +3,7 @@ use ractor::message::SerializedMessage;
 use tokio::sync::oneshot;
 
 use super::*;
-use crate::cluster::wire;
+use crate::cluster::wire::{self, WireError};
 
 /// Serializes `message` as a remote send would and returns what the wire carries.
 fn wire_call(message: QueryMessage) -> (String, Vec<u8>, RpcReplyPort<Vec<u8>>) {

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::{EventBatch, Gap, SequencedEvent};
-use crate::cluster::query::QueryError;
+use crate::cluster::query_error::QueryError;
 use crate::events::Event;
 
 /// What one reply costs on the wire besides its events, at most: the envelope header, the

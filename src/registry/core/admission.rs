@@ -150,7 +150,7 @@ pub(super) fn admit(state: &mut Core, admission: Admission) -> Result<Vec<TaskId
 /// Admission of one registration (docs/semantics.md#admission): open registry, admissible spec,
 /// free name, then the registered-task limit.
 fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), RuntimeError> {
-    let policy = request.spec.resolve(&state.settings.defaults);
+    let policy = request.spec.resolved_policy(&state.settings.defaults);
     let Some(refused) = refusal(state, &request.spec, &policy) else {
         state.insert(request, policy);
         return Ok(());
@@ -218,7 +218,10 @@ pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result
     // A spec that cannot be admitted as given (or repeats an earlier item's ractor name)
     // rejects the whole batch.
     let defaults = &state.settings.defaults;
-    let policies: Vec<ResolvedPolicy> = requests.iter().map(|r| r.spec.resolve(defaults)).collect();
+    let policies: Vec<ResolvedPolicy> = requests
+        .iter()
+        .map(|r| r.spec.resolved_policy(defaults))
+        .collect();
     let mut actor_names = std::collections::HashSet::new();
     let refusals: Vec<Option<(RejectionKind, Arc<str>, RuntimeError)>> = requests
         .iter()

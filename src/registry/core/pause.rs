@@ -9,8 +9,8 @@
 //!   usual (a terminal outcome still ends the task);
 //! - a backoff or periodic interval keeps running; when it ends while paused, the attempt
 //!   it was for waits;
-//! - a registration waiting for a `max_concurrent` permit gives way: its queue slot is
-//!   skipped if it reaches the front while paused; on resume it queues again (a slot not
+//! - a registration waiting for a `max_concurrent` permit gives way: its place in the queue is
+//!   skipped if it reaches the front while paused; on resume it queues again (a place not
 //!   reached yet still counts, so it keeps its old place; the extra one is skipped later);
 //! - remove, cancel and shutdown claim a parked registration like one in backoff: it ends
 //!   `Canceled` at once.

@@ -86,7 +86,7 @@ fn admit(state: &mut Core, spec: TaskSpec) -> Result<TaskId, RuntimeError> {
         drop_contained(spec);
         return Err(RuntimeError::ShuttingDown);
     }
-    let Ok(_slot) = state.settings.commands.clone().try_acquire_owned() else {
+    let Ok(_permit) = state.settings.commands.clone().try_acquire_owned() else {
         drop_contained(spec);
         return Err(RuntimeError::CommandQueueFull);
     };

@@ -108,19 +108,19 @@ fn resolve_inherit_takes_defaults() {
         .with_backoff(BackoffPolicy::constant(Duration::from_millis(7)))
         .with_timeout(Duration::from_secs(9))
         .with_max_retries(NonZeroU32::new(3));
-    let r = TaskSpec::from_defaults("a", noop()).resolve(&defaults);
+    let r = TaskSpec::from_defaults("a", noop()).resolved_policy(&defaults);
     assert_eq!(r.restart, RestartPolicy::Never);
     assert_eq!(r.backoff, defaults.backoff());
     assert_eq!(r.timeout, Some(Duration::from_secs(9)));
     assert_eq!(r.max_retries, NonZeroU32::new(3));
 
     // `once` inherits everything but restart (docs/semantics.md#retries).
-    let r = TaskSpec::once("b", noop()).resolve(&defaults);
+    let r = TaskSpec::once("b", noop()).resolved_policy(&defaults);
     assert_eq!(r.restart, RestartPolicy::Never);
     assert_eq!(r.timeout, Some(Duration::from_secs(9)));
     assert_eq!(r.max_retries, NonZeroU32::new(3));
 
-    let r = TaskSpec::from_defaults("c", noop()).resolve(&TaskDefaults::default());
+    let r = TaskSpec::from_defaults("c", noop()).resolved_policy(&TaskDefaults::default());
     assert_eq!(r.restart, RestartPolicy::OnFailure);
     assert_eq!(r.backoff.jitter(), JitterPolicy::Equal);
     assert_eq!(r.timeout, None);
@@ -137,13 +137,14 @@ fn resolve_explicit_wins() {
         .with_backoff(backoff)
         .with_timeout(Duration::ZERO)
         .with_max_retries(None)
-        .resolve(&defaults);
+        .resolved_policy(&defaults);
     assert_eq!(r.restart, RestartPolicy::OnFailure);
     assert_eq!(r.backoff, backoff);
     assert_eq!(r.timeout, None);
     assert_eq!(r.max_retries, None);
 
-    let r = TaskSpec::new("b", noop(), RestartPolicy::Never, backoff, None).resolve(&defaults);
+    let r =
+        TaskSpec::new("b", noop(), RestartPolicy::Never, backoff, None).resolved_policy(&defaults);
     assert_eq!(r.timeout, None);
     assert_eq!(r.max_retries, None);
 }
@@ -152,7 +153,7 @@ fn resolve_explicit_wins() {
 fn resolve_normalizes_a_raw_zero_timeout() {
     let mut spec = TaskSpec::from_defaults("z", noop());
     spec.timeout = TaskSetting::Explicit(Some(Duration::ZERO));
-    assert_eq!(spec.resolve(&TaskDefaults::default()).timeout, None);
+    assert_eq!(spec.resolved_policy(&TaskDefaults::default()).timeout, None);
 }
 
 #[test]

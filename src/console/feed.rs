@@ -9,7 +9,8 @@ use std::time::Instant;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use super::ConsoleError;
-use crate::{Event, SupervisorHandle};
+use crate::events::Event;
+use crate::supervisor::SupervisorHandle;
 
 /// Events the console buffers between two screen refreshes at most; when more arrive, the
 /// oldest are dropped and counted in the `console` row of the event delivery panel.
@@ -42,16 +43,16 @@ impl Inbox {
 
 type Shared = Arc<Mutex<Inbox>>;
 
-pub(super) struct TapMessage(Event);
+pub(super) struct FeedMessage(Event);
 
 // With the `cluster` feature ractor has no blanket `Message` impl: local-only message.
 #[cfg(feature = "cluster")]
-impl ractor::Message for TapMessage {}
+impl ractor::Message for FeedMessage {}
 
-struct TapActor;
+struct FeedActor;
 
-impl Actor for TapActor {
-    type Msg = TapMessage;
+impl Actor for FeedActor {
+    type Msg = FeedMessage;
     type State = Shared;
     type Arguments = Shared;
 
@@ -66,7 +67,7 @@ impl Actor for TapActor {
     async fn handle(
         &self,
         _myself: ActorRef<Self::Msg>,
-        TapMessage(event): Self::Msg,
+        FeedMessage(event): Self::Msg,
         inbox: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         inbox
@@ -78,20 +79,20 @@ impl Actor for TapActor {
 }
 
 /// The running subscriber; [`stop`](Self::stop) ends it.
-pub(super) struct EventTap {
+pub(super) struct LocalFeed {
     inbox: Shared,
-    actor: ActorRef<TapMessage>,
+    actor: ActorRef<FeedMessage>,
 }
 
-impl EventTap {
+impl LocalFeed {
     pub(super) async fn start(handle: &SupervisorHandle) -> Result<Self, ConsoleError> {
         let inbox = Shared::default();
-        let (actor, _join) = Actor::spawn(None, TapActor, inbox.clone())
+        let (actor, _join) = Actor::spawn(None, FeedActor, inbox.clone())
             .await
             .map_err(|error| ConsoleError::Subscribe(error.to_string()))?;
         handle
             .event_port()
-            .subscribe(actor.clone(), |event| Some(TapMessage(event)));
+            .subscribe(actor.clone(), |event| Some(FeedMessage(event)));
         Ok(Self { inbox, actor })
     }
 
@@ -132,7 +133,7 @@ mod tests {
         let handle = Supervisor::new(SupervisorConfig::default(), Vec::new())
             .serve()
             .unwrap();
-        let tap = EventTap::start(&handle).await.unwrap();
+        let feed = LocalFeed::start(&handle).await.unwrap();
         let task = TaskFn::arc(|_ctx| async { Ok(()) });
         let (id, waiter) = handle
             .add_and_watch(TaskSpec::once("tapped", task))
@@ -141,7 +142,7 @@ mod tests {
         waiter.wait().await.unwrap();
         let mut kinds = Vec::new();
         for _ in 0..400 {
-            let (events, dropped) = tap.drain();
+            let (events, dropped) = feed.drain();
             assert_eq!(dropped, 0);
             kinds.extend(
                 events
@@ -156,7 +157,7 @@ mod tests {
         }
         assert!(kinds.contains(&EventKind::AttemptStarting), "{kinds:?}");
         assert!(kinds.contains(&EventKind::TaskFinished), "{kinds:?}");
-        tap.stop();
+        feed.stop();
         handle.shutdown().await.unwrap();
     }
 }

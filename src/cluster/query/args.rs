@@ -1,0 +1,24 @@
+//! [`QueryArgs`]: what the query actor forwards to, its spawn arguments and its state. In
+//! a file of its own because both the forwarding (`actor.rs`) and the remote commands
+//! (`control.rs`) read it, and `actor.rs` calls into `control.rs`.
+
+use std::sync::Arc;
+
+use ractor::ActorRef;
+
+use crate::cluster::stream::Serving;
+#[cfg(feature = "controller")]
+use crate::controller::ControllerMessage;
+use crate::events::{EventSink, RelayMessage};
+use crate::registry::RegistryMessage;
+
+/// What the query actor forwards to (opaque).
+pub(crate) struct QueryArgs {
+    pub(super) serving: Arc<Serving>,
+    pub(super) events: EventSink,
+    pub(super) registry: ActorRef<RegistryMessage>,
+    pub(super) relay: ActorRef<RelayMessage>,
+    #[cfg(feature = "controller")]
+    pub(super) controller: Option<ActorRef<ControllerMessage>>,
+    pub(super) pg_group: String,
+}
