@@ -205,7 +205,6 @@ mod tests {
             restart_intensity: None,
             reset_after: None,
             significant: false,
-            stall_timeout: None,
         }
     }
 

@@ -422,6 +422,15 @@ impl TaskSpec {
             restart_intensity: self.restart_intensity,
             reset_after: self.reset_after,
             significant: self.significant,
+        }
+    }
+
+    /// Everything admission resolves from this spec and `defaults`, once: the policy the
+    /// registration's machine keeps and the stall timeout its watchdog keeps (kept apart so
+    /// a registration carries the stall timeout once, not in every copy of its policy).
+    pub(crate) fn resolved(&self, defaults: &TaskDefaults) -> Resolved {
+        Resolved {
+            policy: self.resolved_policy(defaults),
             stall_timeout: self.stall_timeout.or(defaults.stall_timeout()),
         }
     }
@@ -472,6 +481,13 @@ pub(crate) struct ResolvedPolicy {
     pub reset_after: Option<Duration>,
     /// Its end counts for the supervisor's `AutoShutdown`.
     pub significant: bool,
+}
+
+/// A spec resolved at admission ([`TaskSpec::resolved`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resolved {
+    /// The registration's policy.
+    pub policy: ResolvedPolicy,
     /// Heartbeat stall timeout (the stall watchdog); `Some(ZERO)` is refused at admission.
     pub stall_timeout: Option<Duration>,
 }

@@ -16,7 +16,7 @@ use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
 use crate::registry::messages::AddRequest;
-use crate::task::{ResolvedPolicy, TaskSpec};
+use crate::task::{Resolved, TaskSpec};
 
 /// Reason text of a registration refused by a closed registry.
 const CLOSED_REASON: &str = "supervisor is shutting down";
@@ -38,9 +38,9 @@ const ZERO_STALL_TIMEOUT: &str =
 fn spec_refusal(
     state: &Core,
     spec: &TaskSpec,
-    policy: &ResolvedPolicy,
+    resolved: &Resolved,
 ) -> Option<(RejectionKind, Arc<str>, RuntimeError)> {
-    if policy.stall_timeout == Some(std::time::Duration::ZERO) {
+    if resolved.stall_timeout == Some(std::time::Duration::ZERO) {
         let reason: Arc<str> = ZERO_STALL_TIMEOUT.into();
         let error = RuntimeError::InvalidTaskSpec {
             name: spec.name_arc().clone(),
@@ -79,7 +79,7 @@ struct Refusal {
 
 /// The first rule a single registration breaks, in the order of docs/semantics.md#admission, if
 /// any.
-fn refusal(state: &Core, spec: &TaskSpec, policy: &ResolvedPolicy) -> Option<Refusal> {
+fn refusal(state: &Core, spec: &TaskSpec, resolved: &Resolved) -> Option<Refusal> {
     if state.closed {
         return Some(Refusal {
             kind: RejectionKind::ControllerShuttingDown,
@@ -88,7 +88,7 @@ fn refusal(state: &Core, spec: &TaskSpec, policy: &ResolvedPolicy) -> Option<Ref
             announce: false,
         });
     }
-    if let Some((kind, reason, error)) = spec_refusal(state, spec, policy) {
+    if let Some((kind, reason, error)) = spec_refusal(state, spec, resolved) {
         return Some(Refusal {
             kind,
             reason,
@@ -150,9 +150,9 @@ pub(super) fn admit(state: &mut Core, admission: Admission) -> Result<Vec<TaskId
 /// Admission of one registration (docs/semantics.md#admission): open registry, admissible spec,
 /// free name, then the registered-task limit.
 fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), RuntimeError> {
-    let policy = request.spec.resolved_policy(&state.settings.defaults);
-    let Some(refused) = refusal(state, &request.spec, &policy) else {
-        state.insert(request, policy);
+    let resolved = request.spec.resolved(&state.settings.defaults);
+    let Some(refused) = refusal(state, &request.spec, &resolved) else {
+        state.insert(request, resolved);
         return Ok(());
     };
     refuse(
@@ -218,16 +218,13 @@ pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result
     // A spec that cannot be admitted as given (or repeats an earlier item's ractor name)
     // rejects the whole batch.
     let defaults = &state.settings.defaults;
-    let policies: Vec<ResolvedPolicy> = requests
-        .iter()
-        .map(|r| r.spec.resolved_policy(defaults))
-        .collect();
+    let resolved: Vec<Resolved> = requests.iter().map(|r| r.spec.resolved(defaults)).collect();
     let mut actor_names = std::collections::HashSet::new();
     let refusals: Vec<Option<(RejectionKind, Arc<str>, RuntimeError)>> = requests
         .iter()
-        .zip(&policies)
-        .map(|(r, policy)| {
-            spec_refusal(state, &r.spec, policy).or_else(|| {
+        .zip(&resolved)
+        .map(|(r, resolved)| {
+            spec_refusal(state, &r.spec, resolved).or_else(|| {
                 let name = r.spec.actor_name_arc()?;
                 (!actor_names.insert(name.clone())).then(|| {
                     let error = RuntimeError::ActorNameTaken { name: name.clone() };
@@ -277,8 +274,8 @@ pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result
             limit,
         });
     }
-    for (request, policy) in requests.into_iter().zip(policies) {
-        state.insert(request, policy);
+    for (request, resolved) in requests.into_iter().zip(resolved) {
+        state.insert(request, resolved);
     }
     Ok(())
 }

@@ -59,7 +59,7 @@ use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::{OutcomePromise, TaskOutcome};
-use crate::task::{ResolvedPolicy, TaskDefaults};
+use crate::task::{Resolved, TaskDefaults};
 
 mod admission;
 mod attempts;
@@ -382,7 +382,11 @@ impl Core {
 
     /// Creates the entry of an accepted registration (its `policy` resolved at admission)
     /// and publishes `TaskAdded`.
-    fn insert(&mut self, request: AddRequest, policy: ResolvedPolicy) {
+    fn insert(&mut self, request: AddRequest, resolved: Resolved) {
+        let Resolved {
+            policy,
+            stall_timeout,
+        } = resolved;
         let AddRequest {
             id,
             spec,
@@ -400,12 +404,10 @@ impl Core {
             task: spec.task().clone(),
             timeout: policy.timeout,
             // Stall watchdog (attempt/watchdog.rs): its stop window is the task's removal one.
-            stall: policy
-                .stall_timeout
-                .map(|timeout| crate::attempt::watchdog::StallWatch {
-                    timeout,
-                    grace: removal::stop_window(&policy, self.settings.grace),
-                }),
+            stall: stall_timeout.map(|timeout| crate::attempt::watchdog::StallWatch {
+                timeout,
+                grace: removal::stop_window(&policy, self.settings.grace),
+            }),
             actor_name: spec.actor_name_arc().cloned(),
             token: self.settings.root_token.child_token(),
             events: self.settings.events.clone(),

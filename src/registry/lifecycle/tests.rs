@@ -26,7 +26,6 @@ fn policy(restart: RestartPolicy) -> ResolvedPolicy {
         restart_intensity: None,
         reset_after: None,
         significant: false,
-        stall_timeout: None,
     }
 }
 
