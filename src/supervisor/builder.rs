@@ -214,8 +214,11 @@ impl SupervisorBuilder {
     ///   and `parent` receives `SupervisionEvent::ActorTerminated` for it, with the reason
     ///   `"supervisor shut down"` (when tasks had to be force-aborted after the grace:
     ///   `"supervisor shut down: grace exceeded; force-aborted: a, b"`, at most 8 names,
-    ///   then `" and N more"`); when it failed (restart intensity exceeded, registry
-    ///   died), the link fails and `parent` receives `SupervisionEvent::ActorFailed` whose
+    ///   then `" and N more"`) — when the link stopped on its own; when `parent` stopped it
+    ///   (`stop_children_and_wait`, or `parent`'s own exit) ractor reports `parent`'s stop
+    ///   reason instead (often `None`), and [`with_shutdown_report`](Self::with_shutdown_report)
+    ///   is where the verdict goes in every case; when it failed (restart intensity
+    ///   exceeded, registry died), the link fails and `parent` receives `SupervisionEvent::ActorFailed` whose
     ///   error reads `"supervisor failed: <the RuntimeError>"`. Nothing of ours kills
     ///   `parent`; but ractor's default `handle_supervisor_evt` stops a parent when any
     ///   child ends, so override it in `parent` if it should outlive the supervisor.

@@ -3,23 +3,22 @@
 
 use ractor::rpc::CallResult;
 
-use super::handle::SupervisorHandle;
-use super::operations::{acquire, requested};
+use super::commands::{acquire, requested};
+use super::runtime::Runtime;
 use crate::error::RuntimeError;
 use crate::group::TaskGroup;
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
 use crate::registry::{AddRequest, Command, CommandKind, GroupRequest, RegistryMessage};
 
-/// Adds `group`: checks it, takes one command slot and one ownership unit per member
+/// Adds `group`: checks it, takes one command permit and one ownership unit per member
 /// (waiting for them), publishes `TaskAddRequested` per member and hands the whole group
 /// to the registry. Returns the member ids in start order, with waiters when `watch`.
 pub(crate) async fn add_group(
-    handle: &SupervisorHandle,
+    runtime: &Runtime,
     group: TaskGroup,
     watch: bool,
 ) -> Result<Vec<(TaskId, Option<TaskWaiter>)>, RuntimeError> {
-    let runtime = handle.runtime();
     if runtime.admission_closed() {
         return Err(RuntimeError::ShuttingDown);
     }
@@ -37,18 +36,15 @@ pub(crate) async fn add_group(
     } = group;
     let slot = acquire(
         runtime,
-        &runtime.commands,
+        runtime.shared().commands(),
         false,
         RuntimeError::CommandQueueFull,
     )
     .await?;
-    let mut units = match &runtime.ownership {
+    let mut units = match runtime.shared().ownership() {
         None => None,
         Some(ownership) => {
-            let limit = runtime
-                .config
-                .ownership_capacity()
-                .map_or(usize::MAX, |n| n.get());
+            let limit = runtime.shared().ownership_limit();
             let count = u32::try_from(specs.len())
                 .ok()
                 .filter(|_| specs.len() <= limit)
@@ -58,7 +54,7 @@ pub(crate) async fn add_group(
                 })?;
             tokio::select! {
                 biased;
-                _ = runtime.shutdown_started.cancelled() => return Err(RuntimeError::ShuttingDown),
+                _ = runtime.stopping().shutdown_started().cancelled() => return Err(RuntimeError::ShuttingDown),
                 units = ownership.clone().acquire_many_owned(count) => {
                     Some(units.map_err(|_| RuntimeError::ShuttingDown)?)
                 }
@@ -87,7 +83,7 @@ pub(crate) async fn add_group(
         members,
     };
     let reply = runtime
-        .registry
+        .registry()
         .call(
             |port| {
                 RegistryMessage::Command(Command(CommandKind::AddGroup(Box::new(request), port)))

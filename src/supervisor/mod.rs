@@ -1,24 +1,25 @@
 //! The supervisor: entry points, handle, operations and the shared shutdown.
 //!
-//! - [`Supervisor`] (this file): owner of one runtime; `serve`, `run`, `run_until`,
-//!   `run_with_os_signals`.
-//! - `builder`: [`SupervisorBuilder`] and validation.
-//! - `runtime`: the started actors, tokens and command permits.
-//! - `handle`: [`SupervisorHandle`] and its queries.
-//! - `operations`: the `add`/`remove`/`cancel` builders.
-//! - `groups`: `add_group`, all-or-nothing.
-//! - `shutdown`: the one shared shutdown operation.
-//! - `lifecycle`: the single-shot static `run*` lifecycle.
-//! - `owner`: the last-owner drop fallback.
-//! - `cluster` (feature `cluster`): the handle's remote control and replay settings, and
-//!   the serving side's shutdown hook.
+//! Layered, each layer importing only the ones below it (no import circle):
+//! 1. leaves: `trigger` (what started a shutdown), `report` (the shutdown's report),
+//!    `parent` (the link actor under a parent; it reaches the shutdown through a callback);
+//! 2. `runtime`: the started runtime, by concern: actor references, shared configuration,
+//!    shutdown coordination;
+//! 3. `shutdown`: the one shared shutdown operation;
+//! 4. `start` (the runtime's wiring and watchers) and `owner` (the owner lease and the
+//!    last-owner drop fallback);
+//! 5. operations: `commands` (the registry command path they share), `operations` (the
+//!    `add`/`remove`/`cancel` builders), `groups` (`add_group`), `pause`, and with feature
+//!    `controller` `submit` (the intake path) and `prepared` (the submission builders);
+//! 6. `handle`: [`SupervisorHandle`], with its methods grouped by concern;
+//! 7. entry points: [`Supervisor`] (this file: `serve`, `run`, `run_until`,
+//!    `run_with_os_signals`), `builder` ([`SupervisorBuilder`] and validation), `run` (the
+//!    single-shot static `run*`), `signals` (OS signal listeners).
 
 pub(crate) mod builder;
-#[cfg(feature = "cluster")]
-mod cluster;
+mod commands;
 mod groups;
 pub(crate) mod handle;
-mod lifecycle;
 pub(crate) mod operations;
 pub(crate) mod owner;
 mod parent;
@@ -26,11 +27,14 @@ mod pause;
 #[cfg(feature = "controller")]
 mod prepared;
 mod report;
+mod run;
 pub(crate) mod runtime;
 pub(crate) mod shutdown;
 mod signals;
+mod start;
 #[cfg(feature = "controller")]
 pub(crate) mod submit;
+mod trigger;
 
 use std::fmt;
 use std::future::Future;
@@ -84,8 +88,8 @@ pub struct Supervisor {
     /// How this supervisor records metrics (`SupervisorBuilder::with_metrics`).
     #[cfg(feature = "metrics")]
     pub(crate) metrics: crate::metrics::MetricsConfig,
-    /// Single-shot claim of the static `run*` lifecycle.
-    lifecycle: AtomicU8,
+    /// Single-shot claim of the static `run*` entry points (`run.rs`).
+    run_claim: AtomicU8,
 }
 
 impl fmt::Debug for Supervisor {
@@ -134,7 +138,7 @@ impl Supervisor {
             lease: Arc::new(OwnerLease::default()),
             #[cfg(feature = "metrics")]
             metrics: Default::default(),
-            lifecycle: AtomicU8::new(0),
+            run_claim: AtomicU8::new(0),
         }
     }
 
@@ -176,7 +180,7 @@ impl Supervisor {
             self.config.clone(),
             self.defaults.clone(),
             &self.subscribers,
-            runtime::Reporting {
+            start::Reporting {
                 parent: self.parent.clone(),
                 shutdown_report: self.shutdown_report.clone(),
             },
@@ -202,7 +206,7 @@ impl Supervisor {
     /// consumes the lifecycle), [`RuntimeError::TokioRuntimeUnavailable`],
     /// [`RuntimeError::ShuttingDown`], [`RuntimeError::GraceExceeded`].
     pub async fn run(&self, tasks: Vec<TaskSpec>) -> Result<(), RuntimeError> {
-        lifecycle::run_static(self, tasks, None::<std::future::Pending<()>>).await
+        run::run_static(self, tasks, None::<std::future::Pending<()>>).await
     }
 
     /// As [`run`](Self::run), and `shutdown` completing triggers a requested graceful
@@ -214,7 +218,7 @@ impl Supervisor {
     where
         F: Future<Output = ()> + Send,
     {
-        lifecycle::run_static(self, tasks, Some(shutdown)).await
+        run::run_static(self, tasks, Some(shutdown)).await
     }
 
     /// As [`run`](Self::run), and SIGINT, SIGTERM or SIGQUIT (Ctrl-C elsewhere) triggers a

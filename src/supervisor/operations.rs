@@ -1,25 +1,28 @@
 //! The operation builders of [`SupervisorHandle`]: `add`, `remove`, `cancel`.
 //!
-//! Each builder owns a clone of the handle, so the future it produces is `Send + 'static`
-//! and can be moved into `tokio::spawn`. Await a builder directly or call `.execute()`.
-//! Once a command has been handed to the registry, dropping the future does not take it
-//! back (docs/semantics.md#admission).
+//! Each builder owns a share of the handle's ownership (`owner::Owned`), so the future it
+//! produces is `Send + 'static` and can be moved into `tokio::spawn`, and the supervisor
+//! stays owned while it is pending. Await a builder directly or call `.execute()`. Once a
+//! command has been handed to the registry, dropping the future does not take it back
+//! (docs/semantics.md#admission).
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::handle::SupervisorHandle;
-use super::runtime::Runtime;
+use super::commands::{acquire, call_registry, requested};
+use super::owner::Owned;
+// Named only by the builders' doc links.
 #[cfg(feature = "controller")]
 use super::submit;
+#[cfg(doc)]
+use crate::SupervisorHandle;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
-use crate::outcome::{OutcomePromise, TaskWaiter};
+use crate::outcome::TaskWaiter;
 use crate::registry::{AddRequest, CancelTicket, CommandKind};
 use crate::task::TaskSpec;
 
@@ -37,11 +40,11 @@ pub type OperationFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 ///   force-aborted attempt that has not exited yet;
 /// - [`RuntimeError::ResourceLimitReached`]: `"registered_tasks"` (registry limit) or
 ///   `"owned_user_lifetimes"` (ownership capacity, fail-fast only);
-/// - [`RuntimeError::CommandQueueFull`]: fail-fast and no command slot was free;
+/// - [`RuntimeError::CommandQueueFull`]: fail-fast and no command permit was free;
 /// - [`RuntimeError::ShuttingDown`]: admission is closed.
 #[must_use = "an add does nothing until awaited or executed"]
 pub struct AddOperation {
-    handle: SupervisorHandle,
+    owned: Owned,
     spec: TaskSpec,
     fail_fast: bool,
 }
@@ -54,9 +57,9 @@ pub struct WatchedAddOperation {
 }
 
 impl AddOperation {
-    pub(crate) fn new(handle: SupervisorHandle, spec: TaskSpec) -> Self {
+    pub(crate) fn new(owned: Owned, spec: TaskSpec) -> Self {
         AddOperation {
-            handle,
+            owned,
             spec,
             fail_fast: false,
         }
@@ -77,7 +80,7 @@ impl AddOperation {
 
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<TaskId, RuntimeError> {
-        add(self.handle, self.spec, self.fail_fast, false)
+        add(self.owned, self.spec, self.fail_fast, false)
             .await
             .map(|(id, _)| id)
     }
@@ -93,11 +96,11 @@ impl WatchedAddOperation {
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<TaskWaiter, RuntimeError> {
         let AddOperation {
-            handle,
+            owned,
             spec,
             fail_fast,
         } = self.inner;
-        let (id, waiter) = add(handle, spec, fail_fast, true).await?;
+        let (id, waiter) = add(owned, spec, fail_fast, true).await?;
         waiter.ok_or(RuntimeError::OutcomeUnavailable { id })
     }
 }
@@ -120,50 +123,30 @@ impl IntoFuture for WatchedAddOperation {
     }
 }
 
-/// Acquires one permit of `semaphore`, waiting (racing shutdown) or failing fast.
-pub(super) async fn acquire(
-    runtime: &Runtime,
-    semaphore: &std::sync::Arc<Semaphore>,
-    fail_fast: bool,
-    full: RuntimeError,
-) -> Result<OwnedSemaphorePermit, RuntimeError> {
-    if fail_fast {
-        return semaphore.clone().try_acquire_owned().map_err(|_| full);
-    }
-    tokio::select! {
-        biased;
-        _ = runtime.shutdown_started.cancelled() => Err(RuntimeError::ShuttingDown),
-        permit = semaphore.clone().acquire_owned() => permit.map_err(|_| RuntimeError::ShuttingDown),
-    }
-}
-
-/// The add path shared by every add form: id first, then command slot and ownership
+/// The add path shared by every add form: id first, then command permit and ownership
 /// unit, then `TaskAddRequested` right before the registry gets the command.
 pub(crate) async fn add(
-    handle: SupervisorHandle,
+    owned: Owned,
     spec: TaskSpec,
     fail_fast: bool,
     watch: bool,
 ) -> Result<(TaskId, Option<TaskWaiter>), RuntimeError> {
     let id = TaskId::next();
-    let runtime = handle.runtime();
+    let runtime = owned.runtime();
     if runtime.admission_closed() {
         return Err(RuntimeError::ShuttingDown);
     }
-    let slot = acquire(
+    let permit = acquire(
         runtime,
-        &runtime.commands,
+        runtime.shared().commands(),
         fail_fast,
         RuntimeError::CommandQueueFull,
     )
     .await?;
-    let unit = match &runtime.ownership {
+    let unit = match runtime.shared().ownership() {
         None => None,
         Some(ownership) => {
-            let limit = runtime
-                .config
-                .ownership_capacity()
-                .map_or(usize::MAX, |n| n.get());
+            let limit = runtime.shared().ownership_limit();
             let exhausted = RuntimeError::ResourceLimitReached {
                 resource: "owned_user_lifetimes",
                 limit,
@@ -181,70 +164,15 @@ pub(crate) async fn add(
         group: None,
     };
     let reply = runtime
-        .registry
+        .registry()
         .call(
             |port| CommandKind::Add(Box::new(request), port).into(),
             None,
         )
         .await;
-    drop(slot);
+    drop(permit);
     match reply {
         Ok(CallResult::Success(result)) => result.map(|()| (id, waiter)),
-        _ => Err(RuntimeError::ShuttingDown),
-    }
-}
-
-/// An add of `id` is about to be handed to the registry: publishes `TaskAddRequested`
-/// (with the group of a group member) and, when `watch`, makes its outcome promise and
-/// waiter.
-pub(super) fn requested(
-    runtime: &Runtime,
-    id: TaskId,
-    spec: &TaskSpec,
-    group: Option<&std::sync::Arc<str>>,
-    watch: bool,
-) -> (Option<OutcomePromise>, Option<TaskWaiter>) {
-    runtime.events.publish(|| {
-        let event = Event::new(EventKind::TaskAddRequested)
-            .with_id(id)
-            .with_task(spec.name_arc().clone());
-        match group {
-            Some(group) => event.with_group(group.clone()),
-            None => event,
-        }
-    });
-    if watch {
-        let (promise, waiter) = OutcomePromise::pair(id);
-        (Some(promise), Some(waiter))
-    } else {
-        (None, None)
-    }
-}
-
-/// Sends one command to the registry while holding a command-queue slot (waiting for one,
-/// or failing fast with [`RuntimeError::CommandQueueFull`]); `before_send` runs once the
-/// slot is held. A registry that is gone gives [`RuntimeError::ShuttingDown`].
-pub(super) async fn call_registry<T: Send + 'static>(
-    runtime: &Runtime,
-    fail_fast: bool,
-    before_send: impl FnOnce(),
-    command: impl FnOnce(ractor::RpcReplyPort<T>) -> CommandKind,
-) -> Result<T, RuntimeError> {
-    let slot = acquire(
-        runtime,
-        &runtime.commands,
-        fail_fast,
-        RuntimeError::CommandQueueFull,
-    )
-    .await?;
-    before_send();
-    let reply = runtime
-        .registry
-        .call(|port| command(port).into(), None)
-        .await;
-    drop(slot);
-    match reply {
-        Ok(CallResult::Success(value)) => Ok(value),
         _ => Err(RuntimeError::ShuttingDown),
     }
 }
@@ -264,26 +192,26 @@ pub(super) async fn call_registry<T: Send + 'static>(
 ///
 /// # Errors
 /// [`RuntimeError::ShuttingDown`] once admission is closed; [`RuntimeError::CommandQueueFull`]
-/// with `.fail_fast()` and no free command slot; with a controller,
+/// with `.fail_fast()` and no free command permit; with a controller,
 /// [`RuntimeError::ResourceLimitReached`] (`"controller_identity_operations"`) when its
 /// `identity_operation_capacity` forwarded operations are in flight.
 #[must_use = "a remove does nothing until awaited or executed"]
 pub struct RemoveOperation {
-    handle: SupervisorHandle,
+    owned: Owned,
     target: TaskTarget,
     fail_fast: bool,
 }
 
 impl RemoveOperation {
-    pub(crate) fn new(handle: SupervisorHandle, target: TaskTarget) -> Self {
+    pub(crate) fn new(owned: Owned, target: TaskTarget) -> Self {
         RemoveOperation {
-            handle,
+            owned,
             target,
             fail_fast: false,
         }
     }
 
-    /// Fails with [`RuntimeError::CommandQueueFull`] instead of waiting for a command slot.
+    /// Fails with [`RuntimeError::CommandQueueFull`] instead of waiting for a command permit.
     pub fn fail_fast(mut self) -> Self {
         self.fail_fast = true;
         self
@@ -291,23 +219,17 @@ impl RemoveOperation {
 
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<bool, RuntimeError> {
-        let runtime = self.handle.runtime();
+        let runtime = self.owned.runtime();
         if runtime.admission_closed() {
             return Err(RuntimeError::ShuttingDown);
         }
         // With a controller, by-id targets may be queued controller work (docs/semantics.md#slots).
         #[cfg(feature = "controller")]
-        let _identity = match submit::route_identity(
-            &self.handle,
-            &self.target,
-            false,
-            self.fail_fast,
-        )
-        .await?
-        {
-            submit::Routed::Removed => return Ok(true),
-            submit::Routed::Forward(permit) => permit,
-        };
+        let _identity =
+            match submit::route_identity(runtime, &self.target, false, self.fail_fast).await? {
+                submit::Routed::Removed => return Ok(true),
+                submit::Routed::Forward(permit) => permit,
+            };
         let target = self.target;
         let id = match &target {
             TaskTarget::Id(id) => Some(*id),
@@ -318,7 +240,8 @@ impl RemoveOperation {
                 // Published before the command is committed, even for unknown ids
                 // (docs/semantics.md#removal).
                 runtime
-                    .events
+                    .shared()
+                    .events()
                     .publish(|| Event::new(EventKind::TaskRemoveRequested).with_id(id));
             }
         };
@@ -352,7 +275,7 @@ impl IntoFuture for RemoveOperation {
 /// - [`RuntimeError::TaskTerminationTimeout`] with `.termination_timeout(d)` when the
 ///   terminal commit was not seen within `d` (the removal continues);
 /// - [`RuntimeError::ShuttingDown`] once admission is closed;
-/// - [`RuntimeError::CommandQueueFull`] with `.fail_fast()` and no free command slot;
+/// - [`RuntimeError::CommandQueueFull`] with `.fail_fast()` and no free command permit;
 /// - [`RuntimeError::ResourceLimitReached`] (`"controller_identity_operations"`) with a
 ///   controller whose `identity_operation_capacity` forwarded operations are in flight.
 ///
@@ -361,23 +284,23 @@ impl IntoFuture for RemoveOperation {
 /// docs/semantics.md#slots).
 #[must_use = "a cancel does nothing until awaited or executed"]
 pub struct CancelOperation {
-    handle: SupervisorHandle,
+    owned: Owned,
     target: TaskTarget,
     fail_fast: bool,
     termination_timeout: Option<Duration>,
 }
 
 impl CancelOperation {
-    pub(crate) fn new(handle: SupervisorHandle, target: TaskTarget) -> Self {
+    pub(crate) fn new(owned: Owned, target: TaskTarget) -> Self {
         CancelOperation {
-            handle,
+            owned,
             target,
             fail_fast: false,
             termination_timeout: None,
         }
     }
 
-    /// Fails with [`RuntimeError::CommandQueueFull`] instead of waiting for a command slot.
+    /// Fails with [`RuntimeError::CommandQueueFull`] instead of waiting for a command permit.
     pub fn fail_fast(mut self) -> Self {
         self.fail_fast = true;
         self
@@ -393,7 +316,7 @@ impl CancelOperation {
 
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<bool, RuntimeError> {
-        let runtime = self.handle.runtime();
+        let runtime = self.owned.runtime();
         if runtime.admission_closed() {
             return Err(RuntimeError::ShuttingDown);
         }
@@ -401,7 +324,7 @@ impl CancelOperation {
         // no termination wait (docs/semantics.md#slots).
         #[cfg(feature = "controller")]
         let _identity =
-            match submit::route_identity(&self.handle, &self.target, true, self.fail_fast).await? {
+            match submit::route_identity(runtime, &self.target, true, self.fail_fast).await? {
                 submit::Routed::Removed => return Ok(true),
                 submit::Routed::Forward(permit) => permit,
             };

@@ -12,7 +12,8 @@
 use std::sync::{Arc, Mutex};
 
 use super::runtime::Runtime;
-use super::shutdown::{self, Trigger};
+use super::shutdown;
+use super::trigger::Trigger;
 use crate::registry::CommandKind;
 
 /// Shared by the `Supervisor` and every handle; its `Drop` is the last-owner fallback.
@@ -33,15 +34,38 @@ impl Drop for OwnerLease {
         // A supervisor linked under a parent actor belongs to that parent: the parent's
         // stop (through the link) is what shuts it down, gracefully, and it must not be cut
         // short by the parent's state (holding the last handle) being dropped at its exit.
-        if runtime.shutdown.installed() || runtime.parent_link.is_some() {
+        if runtime.stopping().cell().installed() || runtime.actors().parent_link().is_some() {
             return;
         }
         runtime.close_admission();
-        runtime.root_token.cancel();
+        runtime.stopping().root_token().cancel();
         if tokio::runtime::Handle::try_current().is_ok() {
             drop(shutdown::install(&runtime, Trigger::OwnerDropped));
         } else {
-            let _ = runtime.registry.cast(CommandKind::ForceAbortAll.into());
+            let _ = runtime.registry().cast(CommandKind::ForceAbortAll.into());
         }
+    }
+}
+
+/// A started runtime and a share of its owner lease: what a handle is, and what every
+/// operation builder holds, so the supervisor stays owned while an operation is pending.
+/// Cheap to clone (two `Arc`s).
+#[derive(Clone)]
+pub(crate) struct Owned {
+    runtime: Arc<Runtime>,
+    _lease: Arc<OwnerLease>,
+}
+
+impl Owned {
+    pub(crate) fn new(runtime: Arc<Runtime>, lease: Arc<OwnerLease>) -> Self {
+        Owned {
+            runtime,
+            _lease: lease,
+        }
+    }
+
+    /// The runtime this share owns.
+    pub(crate) fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
     }
 }

@@ -16,13 +16,12 @@
 //!   the [`RuntimeError`]'s text, so the parent receives `ActorFailed` and can react as a
 //!   ractor supervisor does (docs/semantics.md#ractor-tree).
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
+use futures_util::future::BoxFuture;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::runtime::Runtime;
-use super::shutdown::{self, Trigger};
 use crate::error::RuntimeError;
 
 /// Stop reason of the link after a graceful shutdown.
@@ -31,13 +30,19 @@ pub(crate) const SHUT_DOWN_REASON: &str = "supervisor shut down";
 /// The link actor.
 pub(crate) struct ParentLink;
 
-/// Where the link finds the runtime it belongs to (set right after the runtime is built).
-pub(crate) type RuntimeSlot = Arc<OnceLock<Weak<Runtime>>>;
+/// Starts (or joins) the supervisor's graceful shutdown and resolves when it is over; a
+/// supervisor already gone resolves at once.
+pub(crate) type JoinShutdown = Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// Where the link finds the shutdown of the runtime it belongs to (set right after the
+/// runtime is built). A callback rather than the runtime itself, so the link knows nothing
+/// of the runtime that holds it.
+pub(crate) type ShutdownSlot = Arc<OnceLock<JoinShutdown>>;
 
 /// The link's state: dropping it (stop, failure or kill) cancels the "parent gone" token.
 pub(crate) struct ParentLinkState {
     _gone: DropGuard,
-    runtime: RuntimeSlot,
+    shutdown: ShutdownSlot,
 }
 
 /// Messages of the link (from the runtime only).
@@ -56,16 +61,16 @@ impl Actor for ParentLink {
     /// The guard travels in the spawn arguments, not only in the state: a link killed
     /// before its `pre_start` ran (the parent stopped right after `serve`, before the link's
     /// task was first polled) drops its unused arguments, and the guard still fires.
-    type Arguments = (DropGuard, RuntimeSlot);
+    type Arguments = (DropGuard, ShutdownSlot);
 
     async fn pre_start(
         &self,
         _myself: ActorRef<Self::Msg>,
-        (gone, runtime): Self::Arguments,
+        (gone, shutdown): Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(ParentLinkState {
             _gone: gone,
-            runtime,
+            shutdown,
         })
     }
 
@@ -87,8 +92,8 @@ impl Actor for ParentLink {
     ) -> Result<(), ActorProcessingErr> {
         // Asked to stop: shut the supervisor down (or join the shutdown under way) and
         // return only when it is over, so `stop_and_wait` means "the supervisor is done".
-        if let Some(runtime) = state.runtime.get().and_then(Weak::upgrade) {
-            let _ = shutdown::join(&runtime, Trigger::Requested).await;
+        if let Some(join) = state.shutdown.get() {
+            join().await;
         }
         Ok(())
     }
@@ -99,13 +104,13 @@ impl Actor for ParentLink {
 pub(crate) fn link_under(
     name: &str,
     parent: ActorCell,
-    runtime: RuntimeSlot,
+    shutdown: ShutdownSlot,
 ) -> Result<(ActorRef<ParentLinkMessage>, CancellationToken), ractor::SpawnErr> {
     let gone = CancellationToken::new();
     let (link, _) = ractor::ActorRuntime::<ParentLink>::spawn_instant(
         Some(format!("{name}.link")),
         ParentLink,
-        (gone.clone().drop_guard(), runtime),
+        (gone.clone().drop_guard(), shutdown),
     )?;
     // Linked here, synchronously, rather than by the spawn (which links only after the
     // link's `pre_start` ran on another task): `serve` returns with the link already the

@@ -2,7 +2,8 @@
 //! (docs/semantics.md#slots). Handle-side, like the `add` builders of `operations.rs`: they drive
 //! `submit.rs`, and the controller itself knows nothing of them.
 //!
-//! Each owns a clone of the handle, so the futures they produce are `Send + 'static`.
+//! Each owns a share of the handle's ownership (`owner::Owned`), so the futures they
+//! produce are `Send + 'static`.
 //! `Ok` from any of them confirms **intake** only: the controller has the submission. What
 //! happens next (admitted, queued, rejected by the slot policy, removed) is reported on the
 //! [`TaskWaiter`] and by events (docs/semantics.md#slots).
@@ -10,13 +11,16 @@
 use std::fmt;
 use std::future::IntoFuture;
 
-use super::handle::SupervisorHandle;
 use super::operations::OperationFuture;
+use super::owner::Owned;
 use super::submit;
 use crate::controller::ControllerSpec;
 use crate::error::ControllerError;
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
+// Named only by the builders' doc links.
+#[cfg(doc)]
+use crate::SupervisorHandle;
 
 /// Builder returned by [`SupervisorHandle::submit`] and [`PreparedSubmission::submit`].
 /// Awaits to `Result<TaskId, ControllerError>`.
@@ -37,7 +41,7 @@ use crate::outcome::TaskWaiter;
 ///   (`resource = "owned_user_lifetimes"`).
 #[must_use = "a submission does nothing until awaited, executed or taken in"]
 pub struct Submit {
-    handle: SupervisorHandle,
+    owned: Owned,
     spec: ControllerSpec,
     id: Option<TaskId>,
 }
@@ -51,8 +55,8 @@ pub struct WatchedSubmit {
 
 impl Submit {
     /// `id` is the prepared id, or `None` to allocate one at intake.
-    pub(crate) fn new(handle: SupervisorHandle, spec: ControllerSpec, id: Option<TaskId>) -> Self {
-        Submit { handle, spec, id }
+    pub(crate) fn new(owned: Owned, spec: ControllerSpec, id: Option<TaskId>) -> Self {
+        Submit { owned, spec, id }
     }
 
     /// Also returns a [`TaskWaiter`] for the submission's final outcome.
@@ -66,7 +70,7 @@ impl Submit {
     /// See [`Submit`].
     pub async fn execute(self) -> Result<TaskId, ControllerError> {
         let id = self.id.unwrap_or_else(TaskId::next);
-        submit::intake(&self.handle, self.spec, id, false).await?;
+        submit::intake(self.owned.runtime(), self.spec, id, false).await?;
         Ok(id)
     }
 
@@ -78,7 +82,7 @@ impl Submit {
     /// See [`Submit`].
     pub fn try_intake(self) -> Result<TaskId, ControllerError> {
         let id = self.id.unwrap_or_else(TaskId::next);
-        submit::try_intake(&self.handle, self.spec, id, false)?;
+        submit::try_intake(self.owned.runtime(), self.spec, id, false)?;
         Ok(id)
     }
 }
@@ -89,9 +93,9 @@ impl WatchedSubmit {
     /// # Errors
     /// See [`Submit`].
     pub async fn execute(self) -> Result<TaskWaiter, ControllerError> {
-        let Submit { handle, spec, id } = self.inner;
+        let Submit { owned, spec, id } = self.inner;
         let id = id.unwrap_or_else(TaskId::next);
-        submit::intake(&handle, spec, id, true)
+        submit::intake(owned.runtime(), spec, id, true)
             .await?
             .ok_or(ControllerError::Closed)
     }
@@ -101,9 +105,9 @@ impl WatchedSubmit {
     /// # Errors
     /// See [`Submit`].
     pub fn try_intake(self) -> Result<TaskWaiter, ControllerError> {
-        let Submit { handle, spec, id } = self.inner;
+        let Submit { owned, spec, id } = self.inner;
         let id = id.unwrap_or_else(TaskId::next);
-        submit::try_intake(&handle, spec, id, true)?.ok_or(ControllerError::Closed)
+        submit::try_intake(owned.runtime(), spec, id, true)?.ok_or(ControllerError::Closed)
     }
 }
 
@@ -146,14 +150,14 @@ impl IntoFuture for WatchedSubmit {
 /// ```
 #[must_use = "a prepared submission does nothing until submitted"]
 pub struct PreparedSubmission {
-    handle: SupervisorHandle,
+    owned: Owned,
     id: TaskId,
     spec: ControllerSpec,
 }
 
 impl PreparedSubmission {
-    pub(crate) fn new(handle: SupervisorHandle, id: TaskId, spec: ControllerSpec) -> Self {
-        PreparedSubmission { handle, id, spec }
+    pub(crate) fn new(owned: Owned, id: TaskId, spec: ControllerSpec) -> Self {
+        PreparedSubmission { owned, id, spec }
     }
 
     /// The id this submission will carry.
@@ -168,7 +172,7 @@ impl PreparedSubmission {
 
     /// The same builder as [`SupervisorHandle::submit`], with the prepared id.
     pub fn submit(self) -> Submit {
-        Submit::new(self.handle, self.spec, Some(self.id))
+        Submit::new(self.owned, self.spec, Some(self.id))
     }
 
     /// Submits and watches, waiting for capacity: `(id, waiter)`. `id` is the prepared id,
@@ -179,7 +183,7 @@ impl PreparedSubmission {
     /// # Errors
     /// See [`Submit`].
     pub async fn submit_and_watch(self) -> Result<(TaskId, TaskWaiter), ControllerError> {
-        submit::intake_and_watch(&self.handle, self.spec, self.id).await
+        submit::intake_and_watch(self.owned.runtime(), self.spec, self.id).await
     }
 
     /// Fail-fast, synchronous [`submit_and_watch`](Self::submit_and_watch).

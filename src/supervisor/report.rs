@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::shutdown::Trigger;
+use super::trigger::Trigger;
 use crate::error::RuntimeError;
 
 /// What started a supervisor's shutdown, as reported in [`ShutdownReport::cause`].

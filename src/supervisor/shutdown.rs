@@ -5,13 +5,16 @@
 //! the workflow; every caller, concurrent or later, awaits the same cached result. Dropping
 //! the initiating caller's future does not cancel the workflow.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
 use tokio::sync::watch;
 
-use super::runtime::Runtime;
+use super::parent;
+use super::report::{self, ShutdownCause, ShutdownReport};
+use super::runtime::{Cached, Runtime};
+use super::trigger::Trigger;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::registry::CommandKind;
@@ -22,48 +25,6 @@ use crate::registry::CommandKind;
 /// force-aborted soon instead of holding its waiter for the whole grace; a task that
 /// honours cancellation still ends `Canceled`.
 pub(crate) const OWNER_DROP_STOP_WINDOW: Duration = Duration::from_millis(100);
-
-/// What started a shutdown.
-pub(crate) enum Trigger {
-    /// `shutdown()`, `run_until`'s future or an OS signal: publishes `ShutdownRequested`.
-    Requested,
-    /// `run` saw the registry empty: no `ShutdownRequested`, still a verdict event.
-    Natural,
-    /// The last `Supervisor`/handle was dropped without a shutdown: like `Natural`, with
-    /// the stop window cut to [`OWNER_DROP_STOP_WINDOW`].
-    OwnerDropped,
-    /// The registry actor died (killed or panicked): no shutdown wait is possible; the tail still
-    /// runs and the result is `RegistryFailed`.
-    RegistryFailed { reason: Arc<str> },
-    /// The controller or the event relay died while the supervisor ran: the graceful wait
-    /// runs (the registry still works), the result is `ComponentFailed`.
-    ComponentFailed {
-        component: &'static str,
-        reason: Arc<str>,
-    },
-    /// `run_with_os_signals` could not install its listeners: no grace wait, no verdict.
-    SignalSetupFailed(std::io::Error),
-    /// The restart intensity of the supervisor was exceeded (OTP `intensity`/`period`).
-    RestartIntensity { max_restarts: u32, period: Duration },
-}
-
-type Cached = Option<Result<(), RuntimeError>>;
-
-/// Holds the shared operation once installed.
-#[derive(Default)]
-pub(crate) struct ShutdownCell {
-    result: Mutex<Option<watch::Receiver<Cached>>>,
-}
-
-impl ShutdownCell {
-    /// True once a shutdown operation has been installed.
-    pub(crate) fn installed(&self) -> bool {
-        self.result
-            .lock()
-            .map(|slot| slot.is_some())
-            .unwrap_or(true)
-    }
-}
 
 /// Creates or joins the shutdown operation of `runtime` and waits for its result.
 ///
@@ -79,58 +40,51 @@ pub(crate) async fn join(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(),
 
 /// Installs the operation if none is installed yet; returns a receiver of its result.
 pub(crate) fn install(runtime: &Arc<Runtime>, trigger: Trigger) -> watch::Receiver<Cached> {
-    let mut slot = match runtime.shutdown.result.lock() {
-        Ok(slot) => slot,
-        Err(poisoned) => poisoned.into_inner(),
-    };
-    if let Some(receiver) = slot.as_ref() {
-        return receiver.clone();
-    }
-    let (sender, receiver) = watch::channel(None);
-    *slot = Some(receiver.clone());
-    drop(slot);
-    let owner = Arc::clone(runtime);
-    tokio::spawn(async move {
-        let result = workflow(&owner, trigger).await;
-        let _ = sender.send(Some(result));
-    });
-    receiver
+    runtime.stopping().cell().install_with(|sender| {
+        let owner = Arc::clone(runtime);
+        tokio::spawn(async move {
+            let result = workflow(&owner, trigger).await;
+            let _ = sender.send(Some(result));
+        });
+    })
 }
 
 /// The workflow of docs/semantics.md#shutdown: close admission, wait for the tasks with one shared grace
 /// deadline, publish the verdict (the registry does, after the last `TaskRemoved`), then the common
 /// tail.
 async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
+    let shared = runtime.shared();
+    let actors = runtime.actors();
     if matches!(trigger, Trigger::Requested) {
-        runtime
-            .events
+        shared
+            .events()
             .publish(|| Event::new(EventKind::ShutdownRequested));
     }
     runtime.close_admission();
     #[cfg(feature = "controller")]
-    super::submit::close_controller(runtime).await;
+    actors.close_controller().await;
 
     let (grace, verdict, window_cap) = match &trigger {
         Trigger::SignalSetupFailed(_) => (Duration::ZERO, false, None),
         Trigger::OwnerDropped => {
-            let window = runtime.config.grace().min(OWNER_DROP_STOP_WINDOW);
+            let window = shared.config().grace().min(OWNER_DROP_STOP_WINDOW);
             (window, true, Some(window))
         }
-        _ => (runtime.config.grace(), true, None),
+        _ => (shared.config().grace(), true, None),
     };
     if let Trigger::ComponentFailed { component, reason } = &trigger {
-        runtime
-            .events
+        shared
+            .events()
             .publish(|| Event::runtime_failure(*component, reason.clone()));
     }
     let stuck = if let Trigger::RegistryFailed { reason } = &trigger {
-        runtime
-            .events
+        shared
+            .events()
             .publish(|| Event::runtime_failure("registry", reason.clone()));
         None
     } else {
-        let waited = runtime
-            .registry
+        let waited = actors
+            .registry()
             .call(
                 |reply| {
                     CommandKind::Shutdown {
@@ -151,26 +105,26 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     };
 
     // Common tail: cancel whatever is left, drain subscriber lanes, stop the actors.
-    runtime.root_token.cancel();
-    runtime
-        .events
-        .close(runtime.config.subscriber_shutdown_timeout())
+    runtime.stopping().root_token().cancel();
+    shared
+        .events()
+        .close(shared.config().subscriber_shutdown_timeout())
         .await;
     // After the relay's last delivery: remote watchers see the query actor leave (their
     // "disconnected") only after the final events.
     #[cfg(feature = "cluster")]
-    runtime.cluster.close().await;
+    actors.cluster().close().await;
     #[cfg(feature = "controller")]
-    super::submit::stop_controller(runtime).await;
+    actors.stop_controller().await;
     // Waited for, so its name (and the supervisor's) is free once `shutdown` returns: a
     // supervisor of the same name can be served right after. Bounded: the registry's
     // handlers never block, so this is one mailbox turn.
-    let _ = runtime
-        .registry
+    let _ = actors
+        .registry()
         .stop_and_wait(None, Some(Duration::from_secs(1)))
         .await;
 
-    let cause = super::report::ShutdownCause::of(&trigger);
+    let cause = ShutdownCause::of(&trigger);
     let force_aborted = stuck.clone().unwrap_or_default();
     let result = match (trigger, stuck) {
         (Trigger::RegistryFailed { reason }, _) => Err(RuntimeError::RegistryFailed { reason }),
@@ -178,7 +132,7 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             Err(RuntimeError::ComponentFailed { component, reason })
         }
         // The registry died during the shutdown wait: report why.
-        (_, None) => Err(match runtime.registry_life.failure() {
+        (_, None) => Err(match actors.registry_life().failure() {
             Some(reason) => RuntimeError::RegistryFailed { reason },
             None => RuntimeError::ShuttingDown,
         }),
@@ -196,18 +150,18 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             period,
         }),
         (_, Some(stuck)) if !stuck.is_empty() => Err(RuntimeError::GraceExceeded {
-            grace: runtime.config.grace(),
+            grace: shared.config().grace(),
             stuck,
         }),
         _ => Ok(()),
     };
-    if let Some(sink) = &runtime.shutdown_report {
+    if let Some(sink) = runtime.stopping().report_sink() {
         // Before the link stops: a parent's `stop_children_and_wait` returns with the report
         // already in the chosen actor's mailbox.
-        super::report::deliver(
+        report::deliver(
             sink,
-            super::report::ShutdownReport {
-                supervisor: runtime.name.clone(),
+            ShutdownReport {
+                supervisor: shared.name().clone(),
                 cause,
                 result: result.clone(),
                 force_aborted,
@@ -215,9 +169,9 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             },
         );
     }
-    if let Some(link) = &runtime.parent_link {
+    if let Some(link) = actors.parent_link() {
         // The parent's supervision event: terminated, or failed with the error's text.
-        super::parent::report(link, &result);
+        parent::report(link, &result);
     }
     result
 }

@@ -8,8 +8,9 @@
 use std::io;
 
 use super::Supervisor;
-use super::lifecycle::run_static;
-use super::shutdown::{self, Trigger};
+use super::run::run_static;
+use super::shutdown;
+use super::trigger::Trigger;
 use crate::error::RuntimeError;
 use crate::registry::CommandKind;
 use crate::task::TaskSpec;
@@ -27,7 +28,7 @@ pub(super) async fn run_with_os_signals(
             return shutdown::join(&runtime, Trigger::SignalSetupFailed(source)).await;
         }
     };
-    let registry = runtime.registry.clone();
+    let registry = runtime.registry().clone();
     let escalation = std::sync::Arc::new(std::sync::Mutex::new(None::<tokio::task::AbortHandle>));
     let escalation_slot = escalation.clone();
     let trigger = async move {

@@ -1,4 +1,17 @@
-//! [`SupervisorHandle`]: the cheap, cloneable face of a running supervisor.
+//! [`SupervisorHandle`]: the cheap, cloneable face of a running supervisor. The top of
+//! `supervisor/`: it imports the operations, nothing below imports it.
+//!
+//! - this file: the struct, add/remove/cancel/groups, queries, shutdown, accessors;
+//! - `pause`: `pause`/`resume` of registered tasks;
+//! - `controller` (feature `controller`): submissions, the controller's snapshot and actor,
+//!   slot pause/resume;
+//! - `cluster` (feature `cluster`): remote control and replay settings.
+
+#[cfg(feature = "cluster")]
+mod cluster;
+#[cfg(feature = "controller")]
+mod controller;
+mod pause;
 
 use std::fmt;
 use std::sync::Arc;
@@ -8,9 +21,10 @@ use ractor::rpc::CallResult;
 
 use super::groups::add_group;
 use super::operations::{AddOperation, CancelOperation, RemoveOperation, add};
-use super::owner::OwnerLease;
+use super::owner::{Owned, OwnerLease};
 use super::runtime::Runtime;
-use super::shutdown::{self, Trigger};
+use super::shutdown;
+use super::trigger::Trigger;
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
 use crate::events::{EventStats, RelayMessage};
@@ -28,14 +42,13 @@ use crate::task::{TaskDefaults, TaskSpec};
 /// supervisor closes admission and cancels its tasks (docs/semantics.md#owner-drop).
 #[derive(Clone)]
 pub struct SupervisorHandle {
-    runtime: Arc<Runtime>,
-    _lease: Arc<OwnerLease>,
+    owned: Owned,
 }
 
 impl fmt::Debug for SupervisorHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SupervisorHandle")
-            .field("name", &self.runtime.name)
+            .field("name", self.runtime().shared().name())
             .finish_non_exhaustive()
     }
 }
@@ -43,20 +56,25 @@ impl fmt::Debug for SupervisorHandle {
 impl SupervisorHandle {
     pub(crate) fn new(runtime: Arc<Runtime>, lease: Arc<OwnerLease>) -> Self {
         SupervisorHandle {
-            runtime,
-            _lease: lease,
+            owned: Owned::new(runtime, lease),
         }
     }
 
     pub(crate) fn runtime(&self) -> &Arc<Runtime> {
-        &self.runtime
+        self.owned.runtime()
+    }
+
+    /// The runtime and a share of the lease, for an operation that must keep the supervisor
+    /// owned while it is pending.
+    pub(crate) fn owned(&self) -> &Owned {
+        &self.owned
     }
 
     /// Starts adding `spec`; await the builder (or `.execute()`) for the `TaskId`, add
     /// `.watch()` for a [`TaskWaiter`], `.fail_fast()` to fail instead of waiting for
     /// capacity. See [`AddOperation`] for the errors.
     pub fn add(&self, spec: TaskSpec) -> AddOperation {
-        AddOperation::new(self.clone(), spec)
+        AddOperation::new(self.owned.clone(), spec)
     }
 
     /// Adds `spec` and watches it: `(id, waiter)`. Shorthand for `add(spec).watch()`.
@@ -67,7 +85,7 @@ impl SupervisorHandle {
         &self,
         spec: TaskSpec,
     ) -> Result<(TaskId, TaskWaiter), RuntimeError> {
-        let (id, waiter) = add(self.clone(), spec, false, true).await?;
+        let (id, waiter) = add(self.owned.clone(), spec, false, true).await?;
         let waiter = waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?;
         Ok((id, waiter))
     }
@@ -81,7 +99,7 @@ impl SupervisorHandle {
         &self,
         spec: TaskSpec,
     ) -> Result<(TaskId, TaskWaiter), RuntimeError> {
-        let (id, waiter) = add(self.clone(), spec, true, true).await?;
+        let (id, waiter) = add(self.owned.clone(), spec, true, true).await?;
         let waiter = waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?;
         Ok((id, waiter))
     }
@@ -89,7 +107,7 @@ impl SupervisorHandle {
     /// Adds a [`TaskGroup`] all-or-nothing and starts its members in order; returns their
     /// ids in member order. Each member is an ordinary task (own id, name, policies and
     /// outcome) whose restarts follow the group's [`GroupStrategy`](crate::GroupStrategy);
-    /// see `docs/semantics.md#groups`. Waits for a command slot and for one ownership unit
+    /// see `docs/semantics.md#groups`. Waits for a command permit and for one ownership unit
     /// per member, like [`add`](Self::add).
     ///
     /// # Errors
@@ -103,7 +121,7 @@ impl SupervisorHandle {
     ///   (`"owned_user_lifetimes"`);
     /// - [`RuntimeError::ShuttingDown`]: admission is closed.
     pub async fn add_group(&self, group: TaskGroup) -> Result<Vec<TaskId>, RuntimeError> {
-        let members = add_group(self, group, false).await?;
+        let members = add_group(self.runtime(), group, false).await?;
         Ok(members.into_iter().map(|(id, _)| id).collect())
     }
 
@@ -116,7 +134,7 @@ impl SupervisorHandle {
         &self,
         group: TaskGroup,
     ) -> Result<Vec<TaskWaiter>, RuntimeError> {
-        let members = add_group(self, group, true).await?;
+        let members = add_group(self.runtime(), group, true).await?;
         members
             .into_iter()
             .map(|(id, waiter)| waiter.ok_or(RuntimeError::OutcomeUnavailable { id }))
@@ -126,13 +144,13 @@ impl SupervisorHandle {
     /// Starts removing `target` (a [`TaskId`] or a name): cancels it and returns once the
     /// claim is decided, before cleanup. See [`RemoveOperation`].
     pub fn remove(&self, target: impl Into<TaskTarget>) -> RemoveOperation {
-        RemoveOperation::new(self.clone(), target.into())
+        RemoveOperation::new(self.owned.clone(), target.into())
     }
 
     /// Starts cancelling `target` and waiting for its terminal outcome. See
     /// [`CancelOperation`].
     pub fn cancel(&self, target: impl Into<TaskTarget>) -> CancelOperation {
-        CancelOperation::new(self.clone(), target.into())
+        CancelOperation::new(self.owned.clone(), target.into())
     }
 
     /// Whether the supervisor still runs: `true` until a shutdown starts (any trigger,
@@ -146,7 +164,7 @@ impl SupervisorHandle {
     /// `is_running()` to tell the two apart. After a registry failure,
     /// [`shutdown`](Self::shutdown) returns [`RuntimeError::RegistryFailed`] with the reason.
     pub fn is_running(&self) -> bool {
-        !self.runtime.admission_closed()
+        !self.runtime().admission_closed()
     }
 
     /// Every registration (registered, in backoff, running or being removed), sorted
@@ -233,7 +251,7 @@ impl SupervisorHandle {
         &self,
         message: impl FnOnce(ractor::RpcReplyPort<T>) -> RegistryMessage,
     ) -> Option<T> {
-        match self.runtime.registry.call(message, None).await {
+        match self.runtime().registry().call(message, None).await {
             Ok(CallResult::Success(value)) => Some(value),
             _ => None,
         }
@@ -256,17 +274,17 @@ impl SupervisorHandle {
     ///   panicked) before or during the shutdown;
     /// - [`RuntimeError::ShuttingDown`] when the registry actor was already gone.
     pub async fn shutdown(self) -> Result<(), RuntimeError> {
-        shutdown::join(&self.runtime, Trigger::Requested).await
+        shutdown::join(self.runtime(), Trigger::Requested).await
     }
 
     /// The registry actor, for `ractor::call!` queries from any actor.
     pub fn registry_actor(&self) -> ActorRef<RegistryMessage> {
-        self.runtime.registry.clone()
+        self.runtime().registry().clone()
     }
 
     /// The event relay actor.
     pub fn relay_actor(&self) -> ActorRef<RelayMessage> {
-        self.runtime.relay.clone()
+        self.runtime().actors().relay().clone()
     }
 
     /// The `OutputPort<Event>` fed with every lifecycle event from now on, for local actors:
@@ -277,8 +295,9 @@ impl SupervisorHandle {
     /// number of events sent is in [`EventStats::port_sent`]. Events published before the
     /// first call are not replayed.
     pub fn event_port(&self) -> Arc<ractor::OutputPort<crate::events::Event>> {
-        self.runtime.events.open_port();
-        self.runtime.event_port.clone()
+        let shared = self.runtime().shared();
+        shared.events().open_port();
+        shared.event_port().clone()
     }
 
     /// The name of the `ractor::pg` group (default scope) whose members receive every
@@ -289,7 +308,7 @@ impl SupervisorHandle {
     /// after the relay has seen it join (microseconds later). A stopped member is skipped.
     /// The name is `"taskvisor.<supervisor name>.events"`.
     pub fn event_group(&self) -> String {
-        self.runtime.event_group.clone()
+        self.runtime().shared().event_group().to_owned()
     }
 
     /// The supervisor's query actor (feature `cluster`), for `ractor::call!` with a
@@ -297,28 +316,28 @@ impl SupervisorHandle {
     /// it through its `pg` group [`query_name`](crate::cluster::query_name)`(name)`.
     #[cfg(feature = "cluster")]
     pub fn query_actor(&self) -> ActorRef<crate::cluster::QueryMessage> {
-        self.runtime.cluster.query()
+        self.runtime().actors().cluster().query()
     }
 
     /// Publication and delivery counters of the event path: published, dropped by the bus
     /// backlog, and per subscriber, port and group (docs/semantics.md#event-loss). After shutdown:
     /// the final counters, with each subscriber's `drained` result.
     pub async fn event_stats(&self) -> EventStats {
-        self.runtime.events.stats().await
+        self.runtime().shared().events().stats().await
     }
 
     /// The supervisor's name (see [`SupervisorBuilder::with_name`](crate::SupervisorBuilder::with_name)).
     pub fn name(&self) -> &str {
-        &self.runtime.name
+        self.runtime().shared().name()
     }
 
     /// The runtime configuration.
     pub fn runtime_config(&self) -> &SupervisorConfig {
-        &self.runtime.config
+        self.runtime().shared().config()
     }
 
     /// The task defaults applied at admission.
     pub fn task_defaults(&self) -> &TaskDefaults {
-        &self.runtime.defaults
+        self.runtime().shared().defaults()
     }
 }

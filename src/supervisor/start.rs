@@ -1,14 +1,20 @@
-//! The started runtime of one supervisor: its actors, tokens, command permits and the
-//! shared shutdown operation. Created once by the first `serve`/`run*` call.
+//! The wiring of a supervisor's runtime: build its parts, spawn its actors, start the
+//! watchers that turn a component's end into a shutdown. Runs once, at the first
+//! `serve`/`run*` call.
+//!
+//! It sits above the shutdown workflow (its watchers install shutdowns) and below every
+//! public operation, which only ever see the finished [`Runtime`].
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use ractor::ActorRef;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::shutdown::{ShutdownCell, Trigger};
+use super::parent::{self, ShutdownSlot};
+use super::report::ReportSink;
+use super::runtime::{Actors, EventPath, Runtime, Shared, Stopping};
+use super::shutdown;
+use super::trigger::Trigger;
 use crate::config::SupervisorConfig;
 #[cfg(feature = "controller")]
 use crate::controller::{
@@ -16,18 +22,9 @@ use crate::controller::{
 };
 use crate::error::{MAX_CAPACITY, RuntimeError};
 use crate::events::SubscriberEntry;
-use crate::events::{EventSink, RelayActor, RelayArgs, RelayMessage};
-use crate::registry::{LifeGuard, RegistryActor, RegistryLife, RegistryMessage, RegistrySettings};
+use crate::events::{EventSink, RelayActor, RelayArgs};
+use crate::registry::{LifeGuard, RegistryActor, RegistryLife, RegistrySettings};
 use crate::task::TaskDefaults;
-
-/// Source of generated supervisor names (`taskvisor-<n>`).
-static NEXT_SUPERVISOR: AtomicU64 = AtomicU64::new(1);
-
-/// A generated supervisor name, unique in the process.
-pub(crate) fn generated_name() -> Arc<str> {
-    let n = NEXT_SUPERVISOR.fetch_add(1, Ordering::Relaxed);
-    format!("taskvisor-{n}").into()
-}
 
 /// The actors `Runtime::start` has spawned so far: stopped (newest first) if it returns
 /// early, so a failed start leaves no actor and no name behind.
@@ -63,7 +60,7 @@ fn shutdown_when(
     let owner = Arc::clone(runtime);
     tokio::spawn(async move {
         if let Some(trigger) = signal.await {
-            drop(super::shutdown::install(&owner, trigger));
+            drop(shutdown::install(&owner, trigger));
         }
     });
 }
@@ -80,9 +77,9 @@ fn fail_when_gone(runtime: &Arc<Runtime>, cell: ractor::ActorCell, component: &'
     shutdown_when(runtime, async move {
         let _ = cell.wait(None).await;
         let runtime = weak.upgrade()?;
-        let ours = runtime.shutdown_started.is_cancelled()
-            || runtime.registry_life.is_gone()
-            || runtime.registry.get_status() >= ractor::ActorStatus::Stopping;
+        let ours = runtime.stopping().shutdown_started().is_cancelled()
+            || runtime.actors().registry_life().is_gone()
+            || runtime.registry().get_status() >= ractor::ActorStatus::Stopping;
         (!ours).then(|| Trigger::ComponentFailed {
             component,
             reason: COMPONENT_GONE.into(),
@@ -90,50 +87,45 @@ fn fail_when_gone(runtime: &Arc<Runtime>, cell: ractor::ActorCell, component: &'
     });
 }
 
-/// Everything a handle needs to reach the running supervisor.
-pub(crate) struct Runtime {
-    pub(crate) name: Arc<str>,
-    pub(crate) config: SupervisorConfig,
-    pub(crate) defaults: TaskDefaults,
-    pub(crate) registry: ActorRef<RegistryMessage>,
-    /// Whether (and why) the registry's life ended; its failure is fatal
-    /// (docs/semantics.md#registry-failure).
-    pub(crate) registry_life: Arc<RegistryLife>,
-    pub(crate) relay: ActorRef<RelayMessage>,
-    /// The keyed-admission controller, when built with `with_controller` (docs/semantics.md#slots).
-    #[cfg(feature = "controller")]
-    pub(crate) controller: Option<ControllerLink>,
-    pub(crate) events: EventSink,
-    /// The `OutputPort<Event>` the relay feeds once it has been handed out.
-    pub(crate) event_port: Arc<ractor::OutputPort<crate::events::Event>>,
-    /// The `pg` group (default scope) whose members receive every event.
-    pub(crate) event_group: String,
-    /// In-flight registry commands (`registry_queue_capacity`): the bound that ractor's
-    /// unbounded mailbox lacks. A permit is held from send until reply.
-    pub(crate) commands: Arc<Semaphore>,
-    /// Ownership units (docs/semantics.md#ownership) for accepted tasks; `None` when unlimited.
-    pub(crate) ownership: Option<Arc<Semaphore>>,
-    /// Set when admission closes (shutdown started or the owner dropped).
-    admission_closed: AtomicBool,
-    /// Fired when a shutdown starts: waiting operations observe it and give up.
-    pub(crate) shutdown_started: CancellationToken,
-    /// Parent of every task token; cancelled at the end of the runtime.
-    pub(crate) root_token: CancellationToken,
-    pub(crate) shutdown: ShutdownCell,
-    /// The link actor under the user's parent (`with_parent`), stopped last at shutdown.
-    pub(crate) parent_link: Option<ActorRef<super::parent::ParentLinkMessage>>,
-    /// Receives the shutdown's verdict (`with_shutdown_report`), before the link stops.
-    pub(crate) shutdown_report: Option<super::report::ReportSink>,
-    /// The remotable query actor; closed in the shutdown tail after the relay.
-    #[cfg(feature = "cluster")]
-    pub(crate) cluster: crate::cluster::ClusterPresence,
+/// Gives the parent link the way to the shutdown of the just-built `runtime`: a stop of the
+/// link joins it. Holds the runtime weakly (the runtime holds the link).
+fn hand_link_the_shutdown(slot: &ShutdownSlot, runtime: &Arc<Runtime>) {
+    let weak = Arc::downgrade(runtime);
+    let _ = slot.set(Box::new(move || {
+        let runtime = weak.upgrade();
+        Box::pin(async move {
+            if let Some(runtime) = runtime {
+                let _ = shutdown::join(&runtime, Trigger::Requested).await;
+            }
+        })
+    }));
+}
+
+/// Hands the serving side what it needs of the just-built `runtime`: its event sink and a
+/// shutdown hook over a weak reference (the runtime owns the serving side, so a strong one
+/// would keep the runtime alive forever).
+#[cfg(feature = "cluster")]
+fn attach_cluster(runtime: &Arc<Runtime>) {
+    let weak = Arc::downgrade(runtime);
+    let hook = crate::cluster::ShutdownHook::new(move || match weak.upgrade() {
+        Some(runtime) => {
+            drop(shutdown::install(&runtime, Trigger::Requested));
+            true
+        }
+        None => false,
+    });
+    runtime
+        .actors()
+        .cluster()
+        .serving_side()
+        .attach(runtime.shared().events().clone(), hook);
 }
 
 /// How a runtime tells the application it ended: the parent to link under
 /// (`with_parent`) and the shutdown report's sink (`with_shutdown_report`).
 pub(crate) struct Reporting {
     pub(crate) parent: Option<ractor::ActorCell>,
-    pub(crate) shutdown_report: Option<super::report::ReportSink>,
+    pub(crate) shutdown_report: Option<ReportSink>,
 }
 
 impl Runtime {
@@ -220,11 +212,11 @@ impl Runtime {
         )
         .map_err(|_| taken())?;
         spawned.push(registry.get_cell());
-        let link_runtime = super::parent::RuntimeSlot::default();
+        let link_shutdown = ShutdownSlot::default();
         let parent_link = match parent {
             None => None,
             Some(parent) => {
-                let link = super::parent::link_under(&name, parent, link_runtime.clone())
+                let link = parent::link_under(&name, parent, link_shutdown.clone())
                     .map_err(|_| taken())?;
                 spawned.push(link.0.get_cell());
                 Some(link)
@@ -267,84 +259,86 @@ impl Runtime {
         )
         .map_err(|_| taken())?;
         spawned.disarm();
-        let runtime = Arc::new(Runtime {
-            name,
-            commands,
-            ownership,
-            config,
-            defaults,
+        let actors = Actors::new(
             registry,
             registry_life,
             relay,
             #[cfg(feature = "controller")]
             controller,
-            events,
-            event_port,
-            event_group,
-            admission_closed: AtomicBool::new(false),
-            shutdown_started: CancellationToken::new(),
-            root_token,
-            shutdown: ShutdownCell::default(),
-            parent_link: parent_link.as_ref().map(|(link, _)| link.clone()),
-            shutdown_report,
+            parent_link.as_ref().map(|(link, _)| link.clone()),
             #[cfg(feature = "cluster")]
             cluster,
-        });
-        let _ = link_runtime.set(Arc::downgrade(&runtime));
+        );
+        let path = EventPath {
+            events,
+            port: event_port,
+            group: event_group,
+        };
+        let shared = Shared::new(name, config, defaults, path, commands, ownership);
+        let stopping = Stopping::new(root_token, shutdown_report);
+        let runtime = Arc::new(Runtime::new(actors, shared, stopping));
+        hand_link_the_shutdown(&link_shutdown, &runtime);
         #[cfg(feature = "cluster")]
-        super::cluster::attach(&runtime);
-        if let Some((_, gone)) = parent_link {
-            // The parent stopped (or was killed): shut down gracefully, as if asked to. The
-            // task ends when the link goes away, which at the latest is the end of shutdown.
-            shutdown_when(&runtime, async move {
-                gone.cancelled().await;
-                Some(Trigger::Requested)
-            });
-        }
-        // Registry death is fatal (docs/semantics.md#registry-failure): its guard has already
-        // cancelled every task and closed admission; here the shutdown tail runs. Ends with the
-        // registry at the latest.
-        let life = runtime.registry_life.clone();
-        shutdown_when(&runtime, async move {
-            life.gone().cancelled().await;
-            life.failure()
-                .map(|reason| Trigger::RegistryFailed { reason })
-        });
-        // The relay and the controller are not restarted: their state (subscriber lanes and
-        // their counters; slots, queues and owners) cannot be rebuilt without loss, so their
-        // death fails the supervisor (docs/semantics.md#component-failure).
-        fail_when_gone(&runtime, runtime.relay.get_cell(), "relay");
-        #[cfg(feature = "controller")]
-        if let Some(link) = &runtime.controller {
-            fail_when_gone(&runtime, link.actor.get_cell(), "controller");
-        }
-        if runtime.config.auto_shutdown() != crate::policy::AutoShutdown::Never {
-            // Significant tasks ended (OTP `auto_shutdown`): the graceful shutdown of
-            // `shutdown()`. The sender lives in the registry's state.
-            shutdown_when(&runtime, async move {
-                auto_triggered.await.ok().map(|()| Trigger::Requested)
-            });
-        }
-        if let Some((max_restarts, period)) = runtime.config.restart_intensity() {
-            // The sender lives in the registry's state.
-            shutdown_when(&runtime, async move {
-                melted.await.ok().map(|()| Trigger::RestartIntensity {
-                    max_restarts,
-                    period,
-                })
-            });
-        }
+        attach_cluster(&runtime);
+        start_watchers(
+            &runtime,
+            parent_link.map(|(_, gone)| gone),
+            melted,
+            auto_triggered,
+        );
         Ok(runtime)
     }
+}
 
-    /// True once shutdown started, the owner dropped, or the registry is gone.
-    pub(crate) fn admission_closed(&self) -> bool {
-        self.admission_closed.load(Ordering::Acquire) || self.registry_life.is_gone()
+/// Starts the watchers that turn the end of a part into a shutdown: the parent gone, the
+/// registry failed, the relay or controller gone, the significant tasks ended, the restart
+/// intensity exceeded. `melted` and `auto_triggered` are fired from the registry's state.
+fn start_watchers(
+    runtime: &Arc<Runtime>,
+    parent_gone: Option<CancellationToken>,
+    melted: tokio::sync::oneshot::Receiver<()>,
+    auto_triggered: tokio::sync::oneshot::Receiver<()>,
+) {
+    if let Some(gone) = parent_gone {
+        // The parent stopped (or was killed): shut down gracefully, as if asked to. The
+        // task ends when the link goes away, which at the latest is the end of shutdown.
+        shutdown_when(runtime, async move {
+            gone.cancelled().await;
+            Some(Trigger::Requested)
+        });
     }
-
-    /// Closes admission and fires the shutdown-started signal (docs/semantics.md#shutdown).
-    pub(crate) fn close_admission(&self) {
-        self.admission_closed.store(true, Ordering::Release);
-        self.shutdown_started.cancel();
+    // Registry death is fatal (docs/semantics.md#registry-failure): its guard has already
+    // cancelled every task and closed admission; here the shutdown tail runs. Ends with the
+    // registry at the latest.
+    let life = runtime.actors().registry_life().clone();
+    shutdown_when(runtime, async move {
+        life.gone().cancelled().await;
+        life.failure()
+            .map(|reason| Trigger::RegistryFailed { reason })
+    });
+    // The relay and the controller are not restarted: their state (subscriber lanes and
+    // their counters; slots, queues and owners) cannot be rebuilt without loss, so their
+    // death fails the supervisor (docs/semantics.md#component-failure).
+    fail_when_gone(runtime, runtime.actors().relay().get_cell(), "relay");
+    #[cfg(feature = "controller")]
+    if let Some(link) = runtime.actors().controller() {
+        fail_when_gone(runtime, link.actor.get_cell(), "controller");
+    }
+    let config = runtime.shared().config();
+    if config.auto_shutdown() != crate::policy::AutoShutdown::Never {
+        // Significant tasks ended (OTP `auto_shutdown`): the graceful shutdown of
+        // `shutdown()`. The sender lives in the registry's state.
+        shutdown_when(runtime, async move {
+            auto_triggered.await.ok().map(|()| Trigger::Requested)
+        });
+    }
+    if let Some((max_restarts, period)) = config.restart_intensity() {
+        // The sender lives in the registry's state.
+        shutdown_when(runtime, async move {
+            melted.await.ok().map(|()| Trigger::RestartIntensity {
+                max_restarts,
+                period,
+            })
+        });
     }
 }

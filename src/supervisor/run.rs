@@ -1,6 +1,9 @@
-//! The single-shot static lifecycle shared by `run`, `run_until` and `run_with_os_signals`:
-//! claim, pre-checks that do not consume the claim, commit, all-or-nothing batch,
-//! then wait for natural completion, a trigger, or another shutdown.
+//! The static `run*` entry points' single-shot run, shared by `run`, `run_until` and
+//! `run_with_os_signals`: claim, pre-checks that do not consume the claim, commit,
+//! all-or-nothing batch, then wait for natural completion, a trigger, or another shutdown.
+//!
+//! Named "run", not "lifecycle": that word is for the registration life-cycle machine
+//! (`registry/lifecycle.rs`).
 
 use std::future::Future;
 use std::sync::atomic::Ordering;
@@ -8,8 +11,10 @@ use std::sync::atomic::Ordering;
 use futures_util::FutureExt;
 use ractor::rpc::CallResult;
 
-use super::shutdown::{self, Trigger};
-use super::{Supervisor, SupervisorHandle};
+use super::Supervisor;
+use super::owner::Owned;
+use super::shutdown;
+use super::trigger::Trigger;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
@@ -20,7 +25,7 @@ const FREE: u8 = 0;
 const CLAIMED: u8 = 1;
 const COMMITTED: u8 = 2;
 
-/// Runs the static lifecycle; `trigger` completing requests a graceful shutdown.
+/// Runs the static batch `tasks` once; `trigger` completing requests a graceful shutdown.
 pub(super) async fn run_static<F>(
     supervisor: &Supervisor,
     tasks: Vec<TaskSpec>,
@@ -30,14 +35,14 @@ where
     F: Future<Output = ()>,
 {
     if supervisor
-        .lifecycle
+        .run_claim
         .compare_exchange(FREE, CLAIMED, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
     {
         return Err(RuntimeError::AlreadyRunning);
     }
-    let release = || supervisor.lifecycle.store(FREE, Ordering::Release);
-    let commit = || supervisor.lifecycle.store(COMMITTED, Ordering::Release);
+    let release = || supervisor.run_claim.store(FREE, Ordering::Release);
+    let commit = || supervisor.run_claim.store(COMMITTED, Ordering::Release);
 
     if let Some(limit) = supervisor.config.max_registered_tasks()
         && tasks.len() > limit.get()
@@ -64,7 +69,7 @@ where
             return Err(error);
         }
     };
-    if runtime.shutdown.installed() {
+    if runtime.stopping().cell().installed() {
         commit();
         return shutdown::join(&runtime, Trigger::Requested).await;
     }
@@ -78,7 +83,7 @@ where
 
     // Ownership for the whole batch, fail-fast, before the claim is committed.
     let mut units = None;
-    if let (Some(ownership), false) = (&runtime.ownership, tasks.is_empty()) {
+    if let (Some(ownership), false) = (runtime.shared().ownership(), tasks.is_empty()) {
         match u32::try_from(tasks.len())
             .ok()
             .and_then(|n| ownership.clone().try_acquire_many_owned(n).ok())
@@ -97,7 +102,7 @@ where
         }
     }
     commit();
-    let _handle = SupervisorHandle::new(runtime.clone(), supervisor.lease.clone());
+    let _owned = Owned::new(runtime.clone(), supervisor.lease.clone());
 
     if !tasks.is_empty() {
         let mut requests = Vec::with_capacity(tasks.len());
@@ -105,22 +110,15 @@ where
             let id = TaskId::next();
             let unit = units.as_mut().and_then(|all| all.split(1));
             let name = spec.name_arc().clone();
-            runtime.events.publish(|| {
+            runtime.shared().events().publish(|| {
                 Event::new(EventKind::TaskAddRequested)
                     .with_id(id)
                     .with_task(name)
             });
-            requests.push(AddRequest {
-                id,
-                spec,
-                outcome: None,
-                unit,
-                release: None,
-                group: None,
-            });
+            requests.push(AddRequest::unwatched(id, spec, unit));
         }
         let reply = runtime
-            .registry
+            .registry()
             .call(|port| CommandKind::AddBatch(requests, port).into(), None)
             .await;
         match reply {
@@ -131,7 +129,7 @@ where
     }
 
     let empty = runtime
-        .registry
+        .registry()
         .call(|port| CommandKind::WaitEmpty(port).into(), None);
     let triggered = async {
         match trigger.as_mut() {
@@ -140,7 +138,7 @@ where
         }
     };
     tokio::select! {
-        _ = runtime.shutdown_started.cancelled() => shutdown::join(&runtime, Trigger::Requested).await,
+        _ = runtime.stopping().shutdown_started().cancelled() => shutdown::join(&runtime, Trigger::Requested).await,
         () = triggered => shutdown::join(&runtime, Trigger::Requested).await,
         reply = empty => match reply {
             Ok(CallResult::Success(())) => shutdown::join(&runtime, Trigger::Natural).await,

@@ -1,34 +1,13 @@
-//! The supervisor's side of the cluster feature (feature `cluster`): the handle's remote
-//! control and replay settings, and the hook a remote `Shutdown` command runs. The
-//! dependency goes one way: the supervisor knows `cluster`, `cluster` never the supervisor.
+//! The handle's side of the cluster feature (feature `cluster`): remote control, replay
+//! and fetch settings. The hook a remote `Shutdown` command runs is attached by
+//! `supervisor/start.rs`. The dependency goes one way: the supervisor knows `cluster`,
+//! `cluster` never the supervisor.
 
-use std::sync::Arc;
-
-use super::handle::SupervisorHandle;
-use super::runtime::Runtime;
-use super::shutdown::{self, Trigger};
-use crate::cluster::{FetchLimits, FetchLimitsError, RemoteControl, ShutdownHook};
+use super::SupervisorHandle;
+use crate::cluster::{FetchLimits, FetchLimitsError, RemoteControl};
 // Named only by the handle methods' doc links.
 #[cfg(doc)]
 use crate::cluster::{DEFAULT_REPLAY_CAPACITY, Gap, QueryError, RemoteSupervisor};
-
-/// Hands the serving side what it needs of the just-built `runtime`: its event sink and a
-/// shutdown hook over a weak reference (the runtime owns the serving side, so a strong one
-/// would keep the runtime alive forever).
-pub(super) fn attach(runtime: &Arc<Runtime>) {
-    let weak = Arc::downgrade(runtime);
-    let hook = ShutdownHook::new(move || match weak.upgrade() {
-        Some(runtime) => {
-            drop(shutdown::install(&runtime, Trigger::Requested));
-            true
-        }
-        None => false,
-    });
-    runtime
-        .cluster
-        .serving_side()
-        .attach(runtime.events.clone(), hook);
-}
 
 impl SupervisorHandle {
     /// Sets what peers may do to this supervisor through
@@ -40,12 +19,16 @@ impl SupervisorHandle {
     /// cookie authentication can send commands at all; every command, carried out or
     /// refused, is published as an `EventKind::RemoteCommand` event naming the peer.
     pub fn set_remote_control(&self, control: RemoteControl) {
-        self.runtime().cluster.serving_side().set_control(control);
+        self.runtime()
+            .actors()
+            .cluster()
+            .serving_side()
+            .set_control(control);
     }
 
     /// What peers may do now (see [`set_remote_control`](Self::set_remote_control)).
     pub fn remote_control(&self) -> RemoteControl {
-        self.runtime().cluster.serving_side().control()
+        self.runtime().actors().cluster().serving_side().control()
     }
 
     /// Sets the capacity of the replay buffer remote streams are served from, in events
@@ -53,7 +36,11 @@ impl SupervisorHandle {
     /// learns the [`Gap`]). Shrinking drops the oldest events at once. Memory is about the
     /// size of an event (a few hundred bytes) per slot in use.
     pub fn set_replay_capacity(&self, capacity: usize) {
-        self.runtime().cluster.serving_side().set_capacity(capacity);
+        self.runtime()
+            .actors()
+            .cluster()
+            .serving_side()
+            .set_capacity(capacity);
     }
 
     /// Sets the budgets of the remote stream fetches served for this supervisor (feature
@@ -67,7 +54,8 @@ impl SupervisorHandle {
     /// larger than the one that contains it); the limits in force are then unchanged.
     pub fn set_fetch_limits(&self, limits: FetchLimits) -> Result<(), FetchLimitsError> {
         self.runtime()
-            .cluster
+            .actors()
+            .cluster()
             .serving_side()
             .set_fetch_limits(limits)
     }
@@ -75,6 +63,10 @@ impl SupervisorHandle {
     /// The budgets of remote stream fetches in force (see
     /// [`set_fetch_limits`](Self::set_fetch_limits)).
     pub fn fetch_limits(&self) -> FetchLimits {
-        self.runtime().cluster.serving_side().fetch_limits()
+        self.runtime()
+            .actors()
+            .cluster()
+            .serving_side()
+            .fetch_limits()
     }
 }

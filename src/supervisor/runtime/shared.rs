@@ -1,0 +1,105 @@
+//! The shared configuration of a started supervisor: its name, configuration and task
+//! defaults, the event path (sink, output port, `pg` group) and the two admission budgets
+//! every operation takes from (command permits, ownership units).
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use crate::config::SupervisorConfig;
+use crate::events::{Event, EventSink};
+use crate::task::TaskDefaults;
+
+/// What every operation of one supervisor reads and nobody changes after the start.
+pub(crate) struct Shared {
+    name: Arc<str>,
+    config: SupervisorConfig,
+    defaults: TaskDefaults,
+    events: EventSink,
+    /// The `OutputPort<Event>` the relay feeds once it has been handed out.
+    event_port: Arc<ractor::OutputPort<Event>>,
+    /// The `pg` group (default scope) whose members receive every event.
+    event_group: String,
+    /// In-flight registry commands (`registry_queue_capacity`): the bound that ractor's
+    /// unbounded mailbox lacks. A permit is held from send until reply.
+    commands: Arc<Semaphore>,
+    /// Ownership units (docs/semantics.md#ownership) for accepted tasks; `None` when unlimited.
+    ownership: Option<Arc<Semaphore>>,
+}
+
+/// The event path of one supervisor, as the relay was started with it.
+pub(crate) struct EventPath {
+    pub(crate) events: EventSink,
+    pub(crate) port: Arc<ractor::OutputPort<Event>>,
+    pub(crate) group: String,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        name: Arc<str>,
+        config: SupervisorConfig,
+        defaults: TaskDefaults,
+        path: EventPath,
+        commands: Arc<Semaphore>,
+        ownership: Option<Arc<Semaphore>>,
+    ) -> Self {
+        Shared {
+            name,
+            config,
+            defaults,
+            events: path.events,
+            event_port: path.port,
+            event_group: path.group,
+            commands,
+            ownership,
+        }
+    }
+
+    /// The supervisor's name.
+    pub(crate) fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    /// The runtime configuration.
+    pub(crate) fn config(&self) -> &SupervisorConfig {
+        &self.config
+    }
+
+    /// The task defaults applied at admission.
+    pub(crate) fn defaults(&self) -> &TaskDefaults {
+        &self.defaults
+    }
+
+    /// Where events are published.
+    pub(crate) fn events(&self) -> &EventSink {
+        &self.events
+    }
+
+    /// The `OutputPort<Event>` for local actors.
+    pub(crate) fn event_port(&self) -> &Arc<ractor::OutputPort<Event>> {
+        &self.event_port
+    }
+
+    /// The name of the `pg` group that receives every event.
+    pub(crate) fn event_group(&self) -> &str {
+        &self.event_group
+    }
+
+    /// The command-queue permits (`registry_queue_capacity`).
+    pub(crate) fn commands(&self) -> &Arc<Semaphore> {
+        &self.commands
+    }
+
+    /// The ownership units (docs/semantics.md#ownership); `None` when unlimited.
+    pub(crate) fn ownership(&self) -> Option<&Arc<Semaphore>> {
+        self.ownership.as_ref()
+    }
+
+    /// The configured ownership capacity in units, `usize::MAX` when unlimited: the `limit`
+    /// of an `"owned_user_lifetimes"` refusal.
+    pub(crate) fn ownership_limit(&self) -> usize {
+        self.config
+            .ownership_capacity()
+            .map_or(usize::MAX, |n| n.get())
+    }
+}
