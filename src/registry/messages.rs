@@ -164,8 +164,8 @@ pub(crate) struct AddRequest {
     /// The ownership unit (docs/semantics.md#ownership) this registration holds until its terminal
     /// commit.
     pub(crate) unit: Option<tokio::sync::OwnedSemaphorePermit>,
-    /// Called once the registration is entirely gone (see [`super::core::ReleaseHook`]).
-    pub(crate) release: Option<super::core::ReleaseHook>,
+    /// Called once the registration is entirely gone (see [`ReleaseHook`]).
+    pub(crate) release: Option<ReleaseHook>,
     /// The name of the group it is a member of (set by the group's admission only).
     pub(crate) group: Option<Arc<str>>,
 }
@@ -285,3 +285,24 @@ pub struct TaskInfo {
     #[serde(default)]
     pub next_run_in: Option<Duration>,
 }
+
+/// What a [`ReleaseHook`] is told about its registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// The terminal outcome is committed (and about to be sent) while a force-aborted
+    /// attempt is still physically running: the work is logically over, the slot is not
+    /// free yet. Always followed by `Exited`.
+    Committed,
+    /// The registration is entirely gone: terminal commit done **and** its last attempt
+    /// physically exited. Told before the watched outcome is sent.
+    Exited,
+    /// The registry refused the registration at admission; told before its watcher gets
+    /// `Rejected`. The only stage told for a refused registration.
+    Refused,
+}
+
+/// Told of a registration's end, at most once per [`Stage`], `Committed` first. The
+/// controller frees a slot with it (docs/semantics.md#slots: the next owner starts only after
+/// `Exited`), and hearing of it before the outcome means a watcher that resubmits after its outcome
+/// is never refused by the slot it just watched finish.
+pub(crate) type ReleaseHook = Box<dyn FnMut(Stage) + Send + 'static>;

@@ -32,8 +32,8 @@ mod shell;
 
 pub(crate) use actor::RegistryActor;
 pub(crate) use core::RegistrySettings;
-#[cfg(feature = "controller")]
-pub(crate) use core::{ReleaseHook, Stage};
 pub(crate) use life::{LifeGuard, RegistryLife};
 pub(crate) use messages::{AddRequest, CancelTicket, Command, CommandKind, GroupRequest};
 pub use messages::{RegistryMessage, TaskInfo, TaskState};
+#[cfg(feature = "controller")]
+pub(crate) use messages::{ReleaseHook, Stage};

@@ -9,13 +9,16 @@
 
 use std::sync::Arc;
 
+use super::groups::GroupRecord;
 use super::{Core, Stage, commit};
 use crate::error::RuntimeError;
 use crate::events::RejectionKind;
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
-use crate::registry::messages::AddRequest;
+use crate::policy::RestartPolicy;
+use crate::registry::lifecycle::Input;
+use crate::registry::messages::{AddRequest, GroupRequest};
 use crate::task::{Resolved, TaskSpec};
 
 /// Reason text of a registration refused by a closed registry.
@@ -127,7 +130,7 @@ pub(super) enum Admission {
     /// A static batch, all-or-nothing (`run`).
     Batch(Vec<AddRequest>),
     /// A group, all-or-nothing, its members in start order.
-    Group(Box<crate::registry::messages::GroupRequest>),
+    Group(Box<GroupRequest>),
 }
 
 /// The one door into admission: admits `admission` and returns the accepted ids in start
@@ -143,7 +146,7 @@ pub(super) fn admit(state: &mut Core, admission: Admission) -> Result<Vec<TaskId
             let ids = requests.iter().map(|r| r.id).collect();
             admit_batch(state, requests).map(|()| ids)
         }
-        Admission::Group(request) => super::groups::admit(state, *request),
+        Admission::Group(request) => admit_group(state, *request),
     }
 }
 
@@ -291,4 +294,43 @@ pub(super) fn reject_batch(
         let (kind, reason) = why(i);
         refuse(state, request, kind, reason, true);
     }
+}
+
+/// Admits a group all-or-nothing: the registry is open, the group name is free, and every
+/// member passes the static batch rules. Returns the member ids in start order.
+fn admit_group(state: &mut Core, request: GroupRequest) -> Result<Vec<TaskId>, RuntimeError> {
+    let GroupRequest {
+        name,
+        strategy,
+        intensity,
+        members,
+    } = request;
+    if !state.closed && state.group_names.contains_key(&name) {
+        let reason: Arc<str> = "a group with this name is registered".into();
+        reject_batch(state, members, |_| {
+            (RejectionKind::AlreadyExists, reason.clone())
+        });
+        return Err(RuntimeError::InvalidGroup {
+            group: name,
+            reason: "a group with this name is registered".into(),
+        });
+    }
+    let ids: Vec<TaskId> = members.iter().map(|m| m.id).collect();
+    admit_batch(state, members)?;
+    let now = state.now;
+    let key = state.next_group;
+    state.next_group += 1;
+    let mut restartable = Vec::with_capacity(ids.len());
+    for (index, id) in ids.iter().enumerate() {
+        if let Some((entry, intensity, _)) = state.entry_parts(*id) {
+            let policy = entry.life.policy().restart;
+            restartable.push(!matches!(policy, RestartPolicy::Never));
+            let join = Input::Join { group: key, index };
+            drop(entry.life.step(join, intensity, now));
+        }
+    }
+    state.group_names.insert(name.clone(), key);
+    let record = GroupRecord::new(name, strategy, intensity, ids.clone(), restartable);
+    state.groups.insert(key, record);
+    Ok(ids)
 }

@@ -1,7 +1,7 @@
 //! One registration's record in the core ([`Entry`]: its machine and the resources its
 //! effects act on), who waits for its terminal commit ([`Waiters`]), what a force-aborted
 //! attempt keeps until it exits ([`Reaping`]), and what its release hook hears
-//! ([`Stage`]).
+//! (a `Stage`, in `messages.rs`).
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::attempt::runner::TaskShared;
 use crate::outcome::OutcomePromise;
 use crate::registry::lifecycle::Life;
+use crate::registry::messages::ReleaseHook;
 use crate::registry::shell::AttemptRef;
 
 /// One registration: its life-cycle machine and the resources its effects act on.
@@ -104,27 +105,6 @@ pub(super) struct Reaping {
     /// is physically alive (docs/semantics.md#ownership).
     pub(super) _unit: Option<OwnedSemaphorePermit>,
 }
-
-/// What a [`ReleaseHook`] is told about its registration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stage {
-    /// The terminal outcome is committed (and about to be sent) while a force-aborted
-    /// attempt is still physically running: the work is logically over, the slot is not
-    /// free yet. Always followed by `Exited`.
-    Committed,
-    /// The registration is entirely gone: terminal commit done **and** its last attempt
-    /// physically exited. Told before the watched outcome is sent.
-    Exited,
-    /// The registry refused the registration at admission; told before its watcher gets
-    /// `Rejected`. The only stage told for a refused registration.
-    Refused,
-}
-
-/// Told of a registration's end, at most once per [`Stage`], `Committed` first. The
-/// controller frees a slot with it (docs/semantics.md#slots: the next owner starts only after
-/// `Exited`), and hearing of it before the outcome means a watcher that resubmits after its outcome
-/// is never refused by the slot it just watched finish.
-pub(crate) type ReleaseHook = Box<dyn FnMut(Stage) + Send + 'static>;
 
 #[cfg(test)]
 mod waiter_tests {

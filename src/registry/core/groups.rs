@@ -1,5 +1,6 @@
-//! Groups in the registry: admitting a [`TaskGroup`](crate::TaskGroup) and carrying out
-//! the decisions of its [`GroupMachine`].
+//! Groups in the registry: carrying out the decisions of each group's [`GroupMachine`]
+//! (a [`TaskGroup`](crate::TaskGroup) is admitted by `admission.rs`, told of the shutdown
+//! by `removal.rs`).
 //!
 //! Members are ordinary registrations whose life-cycle machine (`super::lifecycle`) joined
 //! the group at admission. What happens to a member during a handler (its attempt ended,
@@ -9,20 +10,15 @@
 //! start, restart alone, end, intensity failure), keeping only the restart delay timer
 //! and the group events itself. The decision is the group machine's (`super::group`).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::admission::{admit_batch, reject_batch};
 use super::attempts::step;
 use super::removal::{claim_with_grace, shutdown_claim};
 use super::{Core, Timer};
-use crate::error::RuntimeError;
-use crate::events::{Event, EventKind, RejectionKind};
+use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
-use crate::policy::RestartPolicy;
-use crate::registry::group::{Effect, GroupMachine, Input as GroupInput};
+use crate::registry::group::{Effect, GroupMachine};
 use crate::registry::lifecycle::Input;
-use crate::registry::messages::GroupRequest;
 use crate::registry::shell::Shell;
 
 /// One group with at least one member registered.
@@ -36,63 +32,28 @@ pub(super) struct GroupRecord {
     timer: Option<Timer>,
 }
 
-/// Admits a group all-or-nothing: the registry is open, the group name is free, and every
-/// member passes the static batch rules. Returns the member ids in start order.
-pub(super) fn admit(state: &mut Core, request: GroupRequest) -> Result<Vec<TaskId>, RuntimeError> {
-    let GroupRequest {
-        name,
-        strategy,
-        intensity,
-        members,
-    } = request;
-    if !state.closed && state.group_names.contains_key(&name) {
-        let reason: Arc<str> = "a group with this name is registered".into();
-        reject_batch(state, members, |_| {
-            (RejectionKind::AlreadyExists, reason.clone())
-        });
-        return Err(RuntimeError::InvalidGroup {
-            group: name,
-            reason: "a group with this name is registered".into(),
-        });
-    }
-    let ids: Vec<TaskId> = members.iter().map(|m| m.id).collect();
-    admit_batch(state, members)?;
-    let now = state.now;
-    let key = state.next_group;
-    state.next_group += 1;
-    let mut restartable = Vec::with_capacity(ids.len());
-    for (index, id) in ids.iter().enumerate() {
-        if let Some((entry, intensity, _)) = state.entry_parts(*id) {
-            let policy = entry.life.policy().restart;
-            restartable.push(!matches!(policy, RestartPolicy::Never));
-            let join = Input::Join { group: key, index };
-            drop(entry.life.step(join, intensity, now));
-        }
-    }
-    state.group_names.insert(name.clone(), key);
-    state.groups.insert(
-        key,
+impl GroupRecord {
+    /// A group just admitted: `members` in start order, each `restartable` or not.
+    pub(super) fn new(
+        name: Arc<str>,
+        strategy: crate::group::GroupStrategy,
+        intensity: Option<(u32, std::time::Duration)>,
+        members: Vec<TaskId>,
+        restartable: Vec<bool>,
+    ) -> Self {
         GroupRecord {
             name,
             intensity,
             machine: GroupMachine::new(strategy, restartable, intensity),
-            members: ids.clone(),
+            members,
             timer: None,
-        },
-    );
-    Ok(ids)
-}
-
-/// The supervisor shuts down: every group is told (its machine then asks its members to
-/// stop one at a time, last started first, from [`settle`]). Returns every member id, which
-/// the shutdown must not claim itself. O(members).
-pub(super) fn begin_shutdown(state: &mut Core) -> HashSet<TaskId> {
-    let mut members = HashSet::new();
-    for (key, record) in &state.groups {
-        members.extend(record.members.iter().copied());
-        state.group_inputs.push_back((*key, GroupInput::Shutdown));
+        }
     }
-    members
+
+    /// Member ids in start order.
+    pub(super) fn members(&self) -> &[TaskId] {
+        &self.members
+    }
 }
 
 /// Applies every queued group input and the effects they lead to; forgets groups whose

@@ -74,8 +74,8 @@ mod requests;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use super::messages::Stage;
 use entry::{CancelWaiter, Entry, Reaping, Waiters};
-pub(crate) use entry::{ReleaseHook, Stage};
 pub(crate) use requests::Request;
 
 /// A map keyed by the runtime's own ids ([`TaskId`], [`ActorId`]: counters, never user

@@ -2,6 +2,7 @@
 //! with its one shared deadline (docs/semantics.md#removal, docs/semantics.md#shutdown). The timers
 //! are the shell's ([`Timer::ForceAbort`], [`Timer::ShutdownDeadline`]).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -121,7 +122,7 @@ pub(super) async fn begin_shutdown(
     // children); each group stops its members one at a time in reverse start order (its
     // machine decides the order, `super::group`), as OTP stops a supervisor's children.
     // Both within the one shared deadline below.
-    let members = super::groups::begin_shutdown(state);
+    let members = tell_groups(state);
     let ids = state.ids();
     for id in ids {
         if !members.contains(&id) {
@@ -176,4 +177,18 @@ pub(super) async fn shutdown_deadline_passed(state: &mut Core, shell: &mut impl 
     for id in ids {
         step(state, shell, id, Input::ForceAbort).await;
     }
+}
+
+/// The supervisor shuts down: every group is told (its machine then asks its members to
+/// stop one at a time, last started first, from `groups::settle`). Returns every member id, which
+/// the shutdown must not claim itself. O(members).
+fn tell_groups(state: &mut Core) -> HashSet<TaskId> {
+    let mut members = HashSet::new();
+    for (key, record) in &state.groups {
+        members.extend(record.members().iter().copied());
+        state
+            .group_inputs
+            .push_back((*key, crate::registry::group::Input::Shutdown));
+    }
+    members
 }
