@@ -58,7 +58,7 @@ async fn a_panicking_registry_handler_cancels_every_task_and_fails_the_shutdown(
         group: None,
     };
     let reply = runtime
-        .registry
+        .registry()
         .call(
             |port| CommandKind::Add(Box::new(request), port).into(),
             None,

@@ -35,17 +35,11 @@ pub(crate) struct Runtime {
     actors: Actors,
     shared: Shared,
     stopping: Stopping,
-    /// A copy of the registry's reference for `src/registry/actor/tests.rs`, which reads the
-    /// field directly; everything else goes through [`registry`](Self::registry).
-    #[cfg(test)]
-    pub(crate) registry: ractor::ActorRef<crate::registry::RegistryMessage>,
 }
 
 impl Runtime {
     pub(crate) fn new(actors: Actors, shared: Shared, stopping: Stopping) -> Self {
         Runtime {
-            #[cfg(test)]
-            registry: actors.registry().clone(),
             actors,
             shared,
             stopping,
