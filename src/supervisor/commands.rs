@@ -35,6 +35,16 @@ pub(super) async fn acquire(
     }
 }
 
+/// A command permit (`registry_queue_capacity`), as [`acquire`] takes one:
+/// [`RuntimeError::CommandQueueFull`] with `fail_fast` when none is free.
+pub(super) async fn command_permit(
+    runtime: &Runtime,
+    fail_fast: bool,
+) -> Result<OwnedSemaphorePermit, RuntimeError> {
+    let commands = runtime.shared().commands();
+    acquire(runtime, commands, fail_fast, RuntimeError::CommandQueueFull).await
+}
+
 /// An add of `id` is about to be handed to the registry: publishes `TaskAddRequested`
 /// (with the group of a group member) and, when `watch`, makes its outcome promise and
 /// waiter.
@@ -71,13 +81,7 @@ pub(super) async fn call_registry<T: Send + 'static>(
     before_send: impl FnOnce(),
     command: impl FnOnce(ractor::RpcReplyPort<T>) -> CommandKind,
 ) -> Result<T, RuntimeError> {
-    let permit = acquire(
-        runtime,
-        runtime.shared().commands(),
-        fail_fast,
-        RuntimeError::CommandQueueFull,
-    )
-    .await?;
+    let permit = command_permit(runtime, fail_fast).await?;
     before_send();
     let reply = runtime
         .registry()

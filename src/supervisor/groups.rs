@@ -3,7 +3,7 @@
 
 use ractor::rpc::CallResult;
 
-use super::commands::{acquire, requested};
+use super::commands::{command_permit, requested};
 use super::runtime::Runtime;
 use crate::error::RuntimeError;
 use crate::group::TaskGroup;
@@ -34,13 +34,7 @@ pub(crate) async fn add_group(
         members: specs,
         intensity,
     } = group;
-    let slot = acquire(
-        runtime,
-        runtime.shared().commands(),
-        false,
-        RuntimeError::CommandQueueFull,
-    )
-    .await?;
+    let permit = command_permit(runtime, false).await?;
     let mut units = match runtime.shared().ownership() {
         None => None,
         Some(ownership) => {
@@ -91,7 +85,7 @@ pub(crate) async fn add_group(
             None,
         )
         .await;
-    drop(slot);
+    drop(permit);
     match reply {
         Ok(CallResult::Success(Ok(()))) => Ok(result),
         Ok(CallResult::Success(Err(error))) => Err(error),

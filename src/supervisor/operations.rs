@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use ractor::rpc::CallResult;
 
-use super::commands::{acquire, call_registry, requested};
+use super::commands::{acquire, call_registry, command_permit, requested};
 use super::owner::Owned;
 // Named only by the builders' doc links.
 #[cfg(feature = "controller")]
@@ -136,13 +136,7 @@ pub(crate) async fn add(
     if runtime.admission_closed() {
         return Err(RuntimeError::ShuttingDown);
     }
-    let permit = acquire(
-        runtime,
-        runtime.shared().commands(),
-        fail_fast,
-        RuntimeError::CommandQueueFull,
-    )
-    .await?;
+    let permit = command_permit(runtime, fail_fast).await?;
     let unit = match runtime.shared().ownership() {
         None => None,
         Some(ownership) => {
