@@ -59,10 +59,14 @@ pub struct Event {
     pub seq: u64,
     /// Wall-clock time at construction.
     pub at: SystemTime,
-    /// Configured attempt timeout, in whole milliseconds, saturating at `u32::MAX`.
+    /// The limit that was hit, in whole milliseconds, saturating at `u32::MAX` (about 49.7
+    /// days): the attempt timeout on `AttemptTimedOut`, the stall timeout on
+    /// `AttemptStalled`; `None` on every other kind (`AttemptStarting` does not carry the
+    /// configured timeout: read it from the spec).
     pub timeout_ms: Option<u32>,
     /// Scheduled delay before the next attempt, in whole milliseconds, saturating at
-    /// `u32::MAX`.
+    /// `u32::MAX` (about 49.7 days, so a longer delay reads as `u32::MAX`): set on
+    /// `BackoffScheduled`.
     pub delay_ms: Option<u32>,
     /// How long the attempt ran, in whole milliseconds, saturating at `u32::MAX`.
     pub duration_ms: Option<u32>,

@@ -33,7 +33,9 @@ pub enum EventKind {
     /// `subscriber_listener` for the relay), `dropped` = coalesced count, `reason` = `full`,
     /// `closed` or `lagged(N)`. Internal diagnostic.
     SubscriberOverflow,
-    /// An explicit shutdown was requested (never emitted for natural completion).
+    /// A shutdown was requested: by `shutdown()`, `run_until`'s future, an OS signal, the
+    /// parent actor's stop or auto-shutdown (never emitted for natural completion or for
+    /// the last owner's drop).
     ShutdownRequested,
     /// Shutdown verdict: every task stopped within the grace period.
     AllStoppedWithinGrace,
