@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::groups::GroupRecord;
 use super::{Core, Stage, commit};
 use crate::error::RuntimeError;
-use crate::events::RejectionKind;
+use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::TaskId;
 use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
@@ -23,6 +23,8 @@ use crate::task::{Resolved, TaskSpec};
 
 /// Reason text of a registration refused by a closed registry.
 const CLOSED_REASON: &str = "supervisor is shutting down";
+/// Reason text of a group whose name is in use.
+const GROUP_EXISTS_REASON: &str = "a group with this name is registered";
 /// Reason text for a rejected duplicate name (docs/semantics.md#outcomes).
 const EXISTS_REASON: &str = "a registered task already uses this name";
 /// Reason text for the non-conflicting items of a rejected static batch
@@ -170,7 +172,8 @@ fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), RuntimeError> 
 
 /// Refuses one request: its release hook hears `Refused` first (a controller slot is then
 /// free before the watcher can resubmit, as for a release), `TaskAddFailed` is published
-/// when `announce`, the watcher gets `Rejected { kind, reason }`, and the refused user
+/// and the rejection counted when `announce` (docs/semantics.md#outcomes), the watcher gets
+/// `Rejected { kind, reason }`, and the refused user
 /// values are dropped under the panic guard (a spec may hold the last reference to the
 /// user's task object).
 fn refuse(
@@ -192,14 +195,25 @@ fn refuse(
         hook(Stage::Refused);
     }
     if announce {
-        state.reject(id, spec.name(), kind, reason, outcome, group.as_ref());
-    } else {
-        // A closed registry publishes nothing; only the waiter is told why.
-        drop(commit::deliver(
-            outcome,
-            TaskOutcome::rejected(kind, reason),
-        ));
+        // A closed registry publishes nothing and counts no rejection: only the waiter is
+        // told why.
+        state.settings.observer.rejected(kind);
+        state.events().publish(|| {
+            let event = Event::new(EventKind::TaskAddFailed)
+                .with_id(id)
+                .with_task(spec.name())
+                .with_rejection_kind(kind)
+                .with_reason(reason.clone());
+            match &group {
+                Some(group) => event.with_group(group.clone()),
+                None => event,
+            }
+        });
     }
+    drop(commit::deliver(
+        outcome,
+        TaskOutcome::rejected(kind, reason),
+    ));
     drop_contained((spec, unit, release));
 }
 
@@ -285,7 +299,7 @@ pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result
 
 /// Refuses every request of a batch: item `i` gets `why(i)` as its rejection kind and
 /// reason; the refused user values are dropped under the panic guard.
-pub(super) fn reject_batch(
+fn reject_batch(
     state: &mut Core,
     requests: Vec<AddRequest>,
     why: impl Fn(usize) -> (RejectionKind, Arc<str>),
@@ -306,13 +320,13 @@ fn admit_group(state: &mut Core, request: GroupRequest) -> Result<Vec<TaskId>, R
         members,
     } = request;
     if !state.closed && state.group_names.contains_key(&name) {
-        let reason: Arc<str> = "a group with this name is registered".into();
+        let reason: Arc<str> = GROUP_EXISTS_REASON.into();
         reject_batch(state, members, |_| {
             (RejectionKind::AlreadyExists, reason.clone())
         });
         return Err(RuntimeError::InvalidGroup {
             group: name,
-            reason: "a group with this name is registered".into(),
+            reason: GROUP_EXISTS_REASON.into(),
         });
     }
     let ids: Vec<TaskId> = members.iter().map(|m| m.id).collect();

@@ -1,6 +1,7 @@
 //! The commands of the handle and the controller, and the registry's own timers: which
 //! decision each one reaches.
 
+use ractor::RpcReplyPort;
 use tokio::sync::oneshot;
 
 use super::admission::{Admission, admit};
@@ -13,7 +14,6 @@ use crate::identity::{TaskId, TaskTarget};
 use crate::registry::lifecycle::Input;
 use crate::registry::messages::{CancelTicket, CommandKind, Timer};
 use crate::registry::shell::Shell;
-use ractor::RpcReplyPort;
 
 impl Core {
     /// Carries out one command.

@@ -19,8 +19,8 @@
 //!
 //! Submodules, one decision each: `admission` (which registrations are accepted),
 //! `attempts` (stepping a registration's machine and carrying out its effects), `removal`
-//! (claims, stop windows, the shutdown wait), `groups` (group admission and the group
-//! machine's effects), `pause`, `requests` (commands sent as messages, with the intake
+//! (claims, stop windows, the shutdown wait), `groups` (carrying out the group machines'
+//! effects), `pause`, `requests` (commands sent as messages, with the intake
 //! bound), `commit` (the terminal commit: the one place an outcome is delivered),
 //! `queries` (the read-only views).
 //!
@@ -56,9 +56,8 @@ use super::names::Names;
 use super::permits::Permits;
 use super::shell::Shell;
 use crate::attempt::runner::TaskShared;
-use crate::events::{Event, EventKind, EventSink, RejectionKind};
+use crate::events::{EventKind, EventSink};
 use crate::identity::{TaskId, TaskTarget};
-use crate::outcome::{OutcomePromise, TaskOutcome};
 use crate::task::{Resolved, TaskDefaults};
 
 mod admission;
@@ -437,34 +436,5 @@ impl Core {
             self.events()
                 .publish(|| entry.shared.event(EventKind::TaskAdded));
         }
-    }
-
-    /// Publishes `TaskAddFailed` and resolves a watcher with `Rejected`
-    /// (docs/semantics.md#outcomes).
-    fn reject(
-        &self,
-        id: TaskId,
-        name: &str,
-        kind: RejectionKind,
-        reason: Arc<str>,
-        outcome: Option<OutcomePromise>,
-        group: Option<&Arc<str>>,
-    ) {
-        self.settings.observer.rejected(kind);
-        self.events().publish(|| {
-            let event = Event::new(EventKind::TaskAddFailed)
-                .with_id(id)
-                .with_task(name)
-                .with_rejection_kind(kind)
-                .with_reason(reason.clone());
-            match group {
-                Some(group) => event.with_group(group.clone()),
-                None => event,
-            }
-        });
-        drop(commit::deliver(
-            outcome,
-            TaskOutcome::rejected(kind, reason),
-        ));
     }
 }

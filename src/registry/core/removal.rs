@@ -16,7 +16,7 @@ use crate::task::ResolvedPolicy;
 /// The stop window of a registration with `policy` (docs/semantics.md#removal): its own
 /// shutdown timeout (OTP child spec `shutdown`), else the supervisor's `grace`. Every stop
 /// (a removal, a group stop, the stall watchdog's) starts from this rule; a claim refines it
-/// with [`Core::claim_window`].
+/// with [`claim_window`].
 pub(super) fn stop_window(policy: &ResolvedPolicy, grace: Duration) -> Duration {
     policy.shutdown_timeout.unwrap_or(grace)
 }
@@ -33,6 +33,26 @@ enum Window {
     Shared,
 }
 
+/// How a claim stops a registration with `policy`. Outside a shutdown (`shutdown` `None`):
+/// within its [`stop_window`], killed at once when that is zero. In the shutdown
+/// (`Some(cap)`, `cap`: the most a task's own window may be): a task's own window replaces
+/// the shared deadline for it, capped; zero kills at once.
+fn claim_window(
+    policy: &ResolvedPolicy,
+    grace: Duration,
+    shutdown: Option<Option<Duration>>,
+) -> Window {
+    match (policy.shutdown_timeout, shutdown) {
+        (Some(Duration::ZERO), _) => Window::Kill,
+        (Some(own), Some(cap)) => Window::Within(cap.map_or(own, |cap| own.min(cap))),
+        (None, Some(_)) => Window::Shared,
+        (_, None) => match stop_window(policy, grace) {
+            window if window.is_zero() => Window::Kill,
+            window => Window::Within(window),
+        },
+    }
+}
+
 impl Core {
     /// The stop window of `id` (see [`stop_window`]); zero for an id no longer registered.
     pub(super) fn stop_window(&self, id: TaskId) -> Duration {
@@ -41,22 +61,12 @@ impl Core {
         })
     }
 
-    /// How a claim stops `id`. Outside a shutdown: within its stop window, killed at once
-    /// when that is zero. In the shutdown (`cap`: the most a task's own window may be): a
-    /// task's own window replaces the shared deadline for it, capped; zero kills at once.
+    /// How a claim stops `id` (see [`claim_window`]); an id no longer registered has
+    /// nothing to claim, its window does not matter.
     fn claim_window(&self, id: TaskId, shutdown: Option<Option<Duration>>) -> Window {
-        let own = self
-            .entry(id)
-            .and_then(|e| e.life.policy().shutdown_timeout);
-        match (own, shutdown) {
-            (Some(Duration::ZERO), _) => Window::Kill,
-            (Some(own), Some(cap)) => Window::Within(cap.map_or(own, |cap| own.min(cap))),
-            (None, Some(_)) => Window::Shared,
-            (_, None) => match self.stop_window(id) {
-                window if window.is_zero() => Window::Kill,
-                window => Window::Within(window),
-            },
-        }
+        self.entry(id).map_or(Window::Kill, |e| {
+            claim_window(e.life.policy(), self.settings.grace, shutdown)
+        })
     }
 }
 
@@ -149,7 +159,7 @@ pub(super) async fn begin_shutdown(
     }
 }
 
-/// The shutdown's claim of one task, within its claim window (see [`Core::claim_window`];
+/// The shutdown's claim of one task, within its claim window (see [`claim_window`];
 /// `window_cap`: the most its own window may be).
 pub(super) async fn shutdown_claim(
     state: &mut Core,
@@ -169,10 +179,11 @@ pub(super) async fn shutdown_deadline_passed(state: &mut Core, shell: &mut impl 
         // A deadline of a shutdown wait that completed: nothing is registered any more.
         None => return,
     }
+    let grace = state.settings.grace;
     let ids: Vec<TaskId> = state
         .entries()
+        .filter(|(_, e)| claim_window(e.life.policy(), grace, Some(None)) == Window::Shared)
         .map(|(id, _)| id)
-        .filter(|id| state.claim_window(*id, Some(None)) == Window::Shared)
         .collect();
     for id in ids {
         step(state, shell, id, Input::ForceAbort).await;

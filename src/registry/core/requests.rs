@@ -1,5 +1,5 @@
-//! Membership commands sent as messages by other actors (`RegistryMessage::{Add, Remove,
-//! Cancel}`), with the same checks as the handle's operations.
+//! Commands sent as messages by other actors (`RegistryMessage::{Add, Remove, Cancel,
+//! Pause, Resume}`), with the same checks as the handle's operations.
 //!
 //! The handle waits for a command permit before it sends; a message is already in the
 //! mailbox, so here the same `registry_queue_capacity` bound is checked without waiting
@@ -82,13 +82,12 @@ fn admit(state: &mut Core, spec: TaskSpec) -> Result<TaskId, RuntimeError> {
             .with_id(id)
             .with_task(name)
     });
-    if state.closed {
-        drop_contained(spec);
-        return Err(RuntimeError::ShuttingDown);
-    }
-    let Ok(_permit) = state.settings.commands.clone().try_acquire_owned() else {
-        drop_contained(spec);
-        return Err(RuntimeError::CommandQueueFull);
+    let _permit = match intake(state) {
+        Ok(permit) => permit,
+        Err(error) => {
+            drop_contained(spec);
+            return Err(error);
+        }
     };
     let unit = match &state.settings.ownership {
         None => None,
@@ -110,7 +109,7 @@ fn admit(state: &mut Core, spec: TaskSpec) -> Result<TaskId, RuntimeError> {
 
 /// Publishes `TaskRemoveRequested` for `target`, resolved to `id` (with the name for a
 /// by-name target, and the `manual_cancel` reason for a cancel); shared with the handle's
-/// commands in `actor.rs`.
+/// commands in `commands.rs`.
 pub(super) fn announce(state: &Core, id: TaskId, target: &TaskTarget, cancel: bool) {
     state.events().publish(|| {
         let mut event = Event::new(EventKind::TaskRemoveRequested).with_id(id);
