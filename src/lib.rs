@@ -140,7 +140,7 @@ pub use group::{GroupStrategy, TaskGroup};
 pub use identity::{TaskId, TaskTarget};
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
 pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
-pub use registry::{RegistryMessage, TaskInfo, TaskState};
+pub use registry::{Answer, Query, RegistryMessage, TaskInfo, TaskState};
 pub use rejection::RejectionKind;
 pub use supervisor::{
     AddOperation, CancelOperation, OperationFuture, PauseOperation, RemoveOperation, ShutdownCause,

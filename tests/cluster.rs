@@ -17,11 +17,11 @@ use std::time::{Duration, SystemTime};
 
 use ractor::ActorRef;
 use ractor_cluster::NodeServerMessage;
-use ractor_taskvisor::TaskState;
 use ractor_taskvisor::cluster::{
-    DisconnectReason, EventStream, RemoteError, RemoteSupervisor, WatchItem,
+    DisconnectReason, EventStream, QueryError, RemoteError, RemoteSupervisor, WatchItem,
 };
 use ractor_taskvisor::prelude::*;
+use ractor_taskvisor::{Answer, Query, TaskState};
 
 const ROLE: &str = "TASKVISOR_CLUSTER_NODE";
 const COOKIE: &str = "cluster-test-cookie";
@@ -231,6 +231,15 @@ async fn scenario() {
         .expect("registered");
     assert_eq!((&*info.name, info.state), ("steady", TaskState::Running));
     assert_eq!(remote.task_info("no-such-task").await.unwrap(), None);
+    // The general form: any remote query under one wire label, and a local-only one refused.
+    match remote.ask(Query::TaskInfo("steady".into())).await.unwrap() {
+        Answer::TaskInfo(Some(info)) => assert_eq!(&*info.name, "steady"),
+        other => panic!("a task_info query gets a task_info answer: {other:?}"),
+    }
+    assert!(matches!(
+        remote.ask(Query::ActorOf("steady".into())).await,
+        Err(RemoteError::Query(QueryError::Unsupported { query })) if query == "actor_of"
+    ));
     let snapshot = remote.snapshot().await.unwrap();
     // Short tasks come and go on node A: compare shape, not membership.
     assert!(

@@ -12,7 +12,9 @@ use std::time::Duration;
 use common::{ms, serve};
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use ractor_taskvisor::prelude::*;
-use ractor_taskvisor::{RegistryMessage, TaskInfo, TaskState, TaskTarget, TaskWaiter};
+use ractor_taskvisor::{
+    Answer, Query, RegistryMessage, TaskInfo, TaskState, TaskTarget, TaskWaiter,
+};
 use tokio::sync::mpsc;
 
 const LIMIT: Duration = Duration::from_secs(10);
@@ -558,6 +560,47 @@ async fn snapshot_gives_every_task_info_in_id_order_in_one_call() {
     assert_eq!(by_message, snapshot);
     handle.clone().shutdown().await.unwrap();
     assert!(handle.snapshot().await.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_query_type_serves_the_handle_and_any_actor() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    let b = handle
+        .add(TaskSpec::once("b", cooperative()))
+        .await
+        .unwrap();
+    let a = handle
+        .add(TaskSpec::once("a", cooperative()))
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(5)).await;
+    let Answer::List(listed) = handle.ask(Query::List).await.unwrap() else {
+        panic!("a list query gets a list answer");
+    };
+    assert_eq!(listed, handle.list().await);
+    assert_eq!(listed.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [b, a]);
+    let registry = handle.registry_actor();
+    let alive = ractor::call!(registry, RegistryMessage::Ask, Query::AliveSnapshot).unwrap();
+    let Answer::AliveSnapshot(names) = alive else {
+        panic!("an alive query gets an alive answer");
+    };
+    assert_eq!(
+        names,
+        [Arc::<str>::from("a"), Arc::from("b")],
+        "sorted by name"
+    );
+    let info = ractor::call!(registry, RegistryMessage::Ask, Query::TaskInfo(a.into())).unwrap();
+    assert!(
+        matches!(info, Answer::TaskInfo(Some(ref i)) if i.id == a),
+        "{info:?}"
+    );
+    let unknown = handle.ask(Query::ActorOf("nobody".into())).await.unwrap();
+    assert!(matches!(unknown, Answer::ActorOf(None)), "{unknown:?}");
+    handle.clone().shutdown().await.unwrap();
+    assert!(matches!(
+        handle.ask(Query::List).await,
+        Err(RuntimeError::ShuttingDown)
+    ));
 }
 
 #[tokio::test(start_paused = true)]

@@ -45,7 +45,7 @@ use super::stream::{EventBatch, FetchRequest, RemoteControl, StreamStats};
 use crate::controller::ControllerSnapshot;
 use crate::events::EventStats;
 use crate::identity::{TaskId, TaskTarget};
-use crate::registry::TaskInfo;
+use crate::registry::{Answer, Query, TaskInfo};
 
 mod actor;
 mod args;
@@ -87,6 +87,14 @@ pub type QueryResult<T> = Result<T, QueryError>;
 /// ```
 #[non_exhaustive]
 pub enum QueryMessage {
+    /// Any remote [`Query`] of the registry, answered with the [`Answer`] of the same name
+    /// (wire label `ask`): the general form of the typed registry queries below (`List`,
+    /// `Snapshot`, `AliveSnapshot`, `IsAlive`, `TaskInfo`), which keep their own labels so
+    /// nodes of older versions still understand them. A query that is not
+    /// [`remote`](Query::remote) is refused with [`QueryError::Unsupported`]; a node
+    /// that does not know the query refuses it with [`QueryError::Wire`], and one that does
+    /// not know `ask` with [`QueryError::Unsupported`].
+    Ask(Query, RpcReplyPort<QueryResult<Answer>>),
     /// Every registration, sorted ascending by id (as
     /// [`SupervisorHandle::list`](crate::SupervisorHandle::list)).
     List(RpcReplyPort<QueryResult<TaskList>>),
@@ -199,11 +207,12 @@ impl ControlCommand {
 }
 
 impl QueryMessage {
-    /// The stable wire label of the variant (`list`, `snapshot`, `alive_snapshot`,
+    /// The stable wire label of the variant (`ask`, `list`, `snapshot`, `alive_snapshot`,
     /// `is_alive`, `task_info`, `controller_snapshot`, `event_stats`, `heartbeat`, `fetch`,
     /// `stream_stats`, `control`).
     pub fn label(&self) -> &'static str {
         match self {
+            QueryMessage::Ask(..) => ASK,
             QueryMessage::List(_) => LIST,
             QueryMessage::Snapshot(_) => SNAPSHOT,
             QueryMessage::AliveSnapshot(_) => ALIVE_SNAPSHOT,
@@ -223,6 +232,7 @@ impl QueryMessage {
 impl std::fmt::Debug for QueryMessage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            QueryMessage::Ask(query, _) => write!(f, "QueryMessage::Ask({query:?})"),
             QueryMessage::IsAlive(name, _) => write!(f, "QueryMessage::IsAlive({name:?})"),
             QueryMessage::TaskInfo(target, _) => write!(f, "QueryMessage::TaskInfo({target:?})"),
             QueryMessage::Fetch(request, _) => write!(f, "QueryMessage::Fetch({request:?})"),
@@ -232,6 +242,7 @@ impl std::fmt::Debug for QueryMessage {
     }
 }
 
+const ASK: &str = "ask";
 const LIST: &str = "list";
 const SNAPSHOT: &str = "snapshot";
 const ALIVE_SNAPSHOT: &str = "alive_snapshot";

@@ -30,9 +30,9 @@ use tokio::time::Instant;
 use super::RegistrySettings;
 use super::core::{Core, Exit, Input, Request};
 use super::messages::{Command, CommandKind, RegistryMessage};
+use super::query::{Answer, Pick, Query};
 use super::shell::Resources;
 use crate::panic_guard::{dispose, panic_message};
-use crate::task::hosted_actor;
 
 /// The registry actor. See the module documentation for what it owns and exchanges.
 ///
@@ -138,21 +138,23 @@ fn contain(
     }
 }
 
-/// Sorts `items` and sends them, off the actor's thread when there are many.
-fn reply_sorted<T: Send + 'static>(
-    mut items: Vec<T>,
-    reply: RpcReplyPort<Vec<T>>,
-    sort: fn(&mut Vec<T>),
-) {
-    if items.len() <= INLINE_SORT_LIMIT {
-        sort(&mut items);
-        let _ = reply.send(items);
+/// Answers `query` on `reply` with the typed value its encoder expects ([`Pick`]), sorting
+/// a list answer first: inline when it is short, on the blocking pool when it is long, so a
+/// query over a huge registry does not hold up every other command. A query changes
+/// nothing: no input for the core.
+fn answer<T: Pick>(core: &Core, query: Query, reply: RpcReplyPort<T>) -> Option<Input> {
+    let answer = core.answer(query);
+    let send = move |answer: Answer| {
+        if let Some(value) = T::pick(answer.sorted()) {
+            let _ = reply.send(value);
+        }
+    };
+    if answer.items() <= INLINE_SORT_LIMIT {
+        send(answer);
     } else {
-        tokio::task::spawn_blocking(move || {
-            sort(&mut items);
-            let _ = reply.send(items);
-        });
+        tokio::task::spawn_blocking(move || send(answer));
     }
+    None
 }
 
 /// The registry actor's state (opaque): the core and the resources its shell keeps.
@@ -161,67 +163,39 @@ pub(crate) struct RegistryState {
     resources: Resources,
 }
 
-/// Answers a query from the core's read-only views (`None`), or turns `message` into the
-/// core's input.
+/// Answers a query (`None`: the typed query variants are shorthands of `Ask`), or turns
+/// `message` into the core's input.
 fn input(state: &mut RegistryState, message: RegistryMessage) -> Option<Input> {
     let core = &state.core;
-    let request = match message {
-        RegistryMessage::List(reply) => {
-            reply_sorted(core.list_unsorted(), reply, |all| {
-                all.sort_unstable_by_key(|(id, _)| *id)
-            });
-            return None;
-        }
-        RegistryMessage::AliveSnapshot(reply) => {
-            reply_sorted(core.alive_unsorted(), reply, |names| {
-                names.sort_unstable();
-                names.dedup();
-            });
-            return None;
-        }
-        RegistryMessage::IsAlive(name, reply) => {
-            let _ = reply.send(core.is_alive(&name));
-            return None;
-        }
-        RegistryMessage::Snapshot(reply) => {
-            reply_sorted(core.snapshot_unsorted(), reply, |all| {
-                all.sort_unstable_by_key(|info| info.id)
-            });
-            return None;
-        }
-        RegistryMessage::ActorOf(target, reply) => {
-            let hosted = core
-                .attempt_actor(&target)
-                .and_then(|actor| actor.cell())
-                .and_then(hosted_actor);
-            let _ = reply.send(hosted);
-            return None;
-        }
-        RegistryMessage::TaskInfo(target, reply) => {
-            let _ = reply.send(core.task_info(&target));
-            return None;
-        }
-        RegistryMessage::Add(spec, reply) => Request::Add(Box::new(spec), reply),
-        RegistryMessage::Remove(target, reply) => Request::Remove(target, reply),
-        RegistryMessage::Cancel(target, reply) => Request::Cancel(target, reply),
-        RegistryMessage::Pause(target, reply) => Request::Pause {
+    let request = |request| Some(Input::Request(request));
+    match message {
+        RegistryMessage::Ask(query, reply) => answer(core, query, reply),
+        RegistryMessage::List(reply) => answer(core, Query::List, reply),
+        RegistryMessage::Snapshot(reply) => answer(core, Query::Snapshot, reply),
+        RegistryMessage::AliveSnapshot(reply) => answer(core, Query::AliveSnapshot, reply),
+        RegistryMessage::IsAlive(name, reply) => answer(core, Query::IsAlive(name), reply),
+        RegistryMessage::TaskInfo(target, reply) => answer(core, Query::TaskInfo(target), reply),
+        RegistryMessage::ActorOf(target, reply) => answer(core, Query::ActorOf(target), reply),
+        RegistryMessage::Add(spec, reply) => request(Request::Add(Box::new(spec), reply)),
+        RegistryMessage::Remove(target, reply) => request(Request::Remove(target, reply)),
+        RegistryMessage::Cancel(target, reply) => request(Request::Cancel(target, reply)),
+        RegistryMessage::Pause(target, reply) => request(Request::Pause {
             target,
             resume: false,
             reply,
-        },
-        RegistryMessage::Resume(target, reply) => Request::Pause {
+        }),
+        RegistryMessage::Resume(target, reply) => request(Request::Pause {
             target,
             resume: true,
             reply,
-        },
+        }),
         RegistryMessage::Command(Command(command)) => {
             if let CommandKind::Timer(timer) = &command {
                 state.resources.fired(timer);
             }
-            return Some(Input::Command(command));
+            Some(Input::Command(command))
         }
-    };
-    Some(Input::Request(request))
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The registry's message enum and the records its queries return.
 //!
-//! Query variants (`List`, `Snapshot`, `AliveSnapshot`, `IsAlive`, `TaskInfo`, `ActorOf`)
-//! and the command variants `Add`, `Remove`, `Cancel`, `Pause` and `Resume` can be sent by any
+//! `Ask` carries any [`Query`]; the query variants `List`, `Snapshot`, `AliveSnapshot`,
+//! `IsAlive`, `TaskInfo` and `ActorOf` are typed shorthands for one query each (their names
+//! are the SPEC's). The command variants `Add`, `Remove`, `Cancel`, `Pause` and `Resume` can be sent by any
 //! actor with `ractor::call!`; they go through the same checks as the handle's operations.
 //! `Command` carries opaque payloads that only
 //! [`SupervisorHandle`](crate::SupervisorHandle) builds.
@@ -16,6 +17,7 @@ use tokio::sync::oneshot;
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::OutcomePromise;
+use crate::registry::query::{Answer, Query};
 use crate::task::TaskSpec;
 
 /// Messages of the supervisor's registry actor (an internal actor type: users hold it
@@ -39,6 +41,10 @@ use crate::task::TaskSpec;
 #[allow(clippy::large_enum_variant)]
 #[non_exhaustive]
 pub enum RegistryMessage {
+    /// Any [`Query`], answered with the [`Answer`] of the same name (list answers sorted as
+    /// the query says). The general form of the typed query variants below: a query added
+    /// later is asked this way, with no new variant.
+    Ask(Query, RpcReplyPort<Answer>),
     /// Every registration (registered or being removed), sorted ascending by [`TaskId`].
     List(RpcReplyPort<Vec<(TaskId, Arc<str>)>>),
     /// Names with an attempt physically in progress (including force-aborted attempts that

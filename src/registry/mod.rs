@@ -17,6 +17,7 @@
 //! - `permits`: the `max_concurrent` count and the FIFO of registrations waiting for it.
 //! - `life`: how the registry's end (graceful, killed, panicked) reaches the runtime.
 //! - `messages`: the public message enum and query records.
+//! - `query`: [`Query`] and [`Answer`], what can be asked of the registry and its answer.
 
 pub(crate) mod actor;
 mod core;
@@ -28,6 +29,7 @@ mod lifecycle;
 pub(crate) mod messages;
 mod names;
 pub(crate) mod permits;
+mod query;
 mod shell;
 
 pub(crate) use actor::RegistryActor;
@@ -37,3 +39,5 @@ pub(crate) use messages::{AddRequest, CancelTicket, Command, CommandKind, GroupR
 pub use messages::{RegistryMessage, TaskInfo, TaskState};
 #[cfg(feature = "controller")]
 pub(crate) use messages::{ReleaseHook, Stage};
+pub(crate) use query::Pick;
+pub use query::{Answer, Query};

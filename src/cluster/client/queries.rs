@@ -1,4 +1,5 @@
-//! The read-only queries of a [`RemoteSupervisor`] (`list`, `snapshot`, …, `stream_stats`)
+//! The read-only queries of a [`RemoteSupervisor`] (`ask`, `list`, `snapshot`, …,
+//! `stream_stats`)
 //! and its event streams (`fetch`, `events`, `events_after`).
 
 use std::sync::Arc;
@@ -13,9 +14,25 @@ use crate::cluster::watch::{EventStream, Position, start as start_watch};
 use crate::controller::ControllerSnapshot;
 use crate::events::EventStats;
 use crate::identity::TaskTarget;
-use crate::registry::TaskInfo;
+use crate::registry::{Answer, Query, TaskInfo};
 
 impl RemoteSupervisor {
+    /// Asks the remote supervisor's registry any remote [`Query`] (wire label `ask`); the
+    /// typed methods below are shorthands for one query each, sent under their own labels.
+    /// The answer is the [`Answer`] variant of the query's name.
+    ///
+    /// # Errors
+    /// As [`list`](Self::list), with the query's label as the operation;
+    /// [`QueryError::Unsupported`](crate::cluster::QueryError::Unsupported) inside
+    /// [`RemoteError::Query`] for [`Query::ActorOf`] (an actor cell does not cross nodes) and
+    /// from a serving node too old to know `ask`;
+    /// [`QueryError::Wire`](crate::cluster::QueryError::Wire) from one that does not know
+    /// this query.
+    pub async fn ask(&self, query: Query) -> Result<Answer, RemoteError> {
+        self.query(query.label(), move |reply| QueryMessage::Ask(query, reply))
+            .await
+    }
+
     /// Every registration of the remote supervisor, sorted ascending by id.
     ///
     /// # Errors

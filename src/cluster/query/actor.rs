@@ -14,7 +14,7 @@ use crate::cluster::stream::Serving;
 #[cfg(feature = "controller")]
 use crate::controller::ControllerMessage;
 use crate::events::{EventSink, RelayMessage};
-use crate::registry::RegistryMessage;
+use crate::registry::{Pick, Query, RegistryMessage};
 
 /// The query actor. See the module documentation.
 pub(crate) struct QueryActor;
@@ -49,12 +49,13 @@ pub(crate) fn spawn(
     Ok(actor)
 }
 
-/// Calls `target` with the caller's timeout and answers `reply` on a task of its own.
+/// Calls `target` with the caller's timeout and answers `reply` with the converted value,
+/// on a task of its own.
 fn forward<M, T, U>(
     target: &ActorRef<M>,
     request: impl FnOnce(RpcReplyPort<T>) -> M + Send + 'static,
     reply: RpcReplyPort<QueryResult<U>>,
-    convert: impl FnOnce(T) -> U + Send + 'static,
+    convert: impl FnOnce(T) -> QueryResult<U> + Send + 'static,
 ) where
     M: ractor::Message,
     T: Send + 'static,
@@ -67,11 +68,22 @@ fn forward<M, T, U>(
     let timeout = reply.get_timeout().unwrap_or(DEFAULT_LOCAL_TIMEOUT);
     tokio::spawn(async move {
         let answer = match target.call(request, Some(timeout)).await {
-            Ok(CallResult::Success(value)) => Ok(convert(value)),
+            Ok(CallResult::Success(value)) => convert(value),
             _ => Err(QueryError::Unavailable),
         };
         let _ = reply.send(answer);
     });
+}
+
+/// Asks the registry `query` and answers `reply` with the typed value its variant expects.
+fn ask<T: Pick>(
+    registry: &ActorRef<RegistryMessage>,
+    query: Query,
+    reply: RpcReplyPort<QueryResult<T>>,
+) {
+    let request = |port| RegistryMessage::Ask(query, port);
+    let pick = |answer| T::pick(answer).ok_or(QueryError::Unavailable);
+    forward(registry, request, reply, pick);
 }
 
 impl Actor for QueryActor {
@@ -104,43 +116,35 @@ impl Actor for QueryActor {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            QueryMessage::List(reply) => {
-                forward(&state.registry, RegistryMessage::List, reply, |v| v);
+            QueryMessage::Ask(query, reply) if !query.remote() => {
+                let query = query.label().to_owned();
+                let _ = reply.send(Err(QueryError::Unsupported { query }));
             }
-            QueryMessage::Snapshot(reply) => {
-                forward(&state.registry, RegistryMessage::Snapshot, reply, |v| v);
-            }
+            QueryMessage::Ask(query, reply) => ask(&state.registry, query, reply),
+            QueryMessage::List(reply) => ask(&state.registry, Query::List, reply),
+            QueryMessage::Snapshot(reply) => ask(&state.registry, Query::Snapshot, reply),
             QueryMessage::AliveSnapshot(reply) => {
-                forward(
-                    &state.registry,
-                    RegistryMessage::AliveSnapshot,
-                    reply,
-                    |v| v,
-                );
+                ask(&state.registry, Query::AliveSnapshot, reply);
             }
-            QueryMessage::IsAlive(name, reply) => forward(
-                &state.registry,
-                move |port| RegistryMessage::IsAlive(name, port),
-                reply,
-                |v| v,
-            ),
-            QueryMessage::TaskInfo(target, reply) => forward(
-                &state.registry,
-                move |port| RegistryMessage::TaskInfo(target, port),
-                reply,
-                |v| v,
-            ),
+            QueryMessage::IsAlive(name, reply) => {
+                ask(&state.registry, Query::IsAlive(name), reply);
+            }
+            QueryMessage::TaskInfo(target, reply) => {
+                ask(&state.registry, Query::TaskInfo(target), reply);
+            }
             #[cfg(feature = "controller")]
             QueryMessage::ControllerSnapshot(reply) => match &state.controller {
                 None => {
                     let _ = reply.send(Ok(None));
                 }
                 Some(controller) => {
-                    forward(controller, ControllerMessage::Snapshot, reply, Some);
+                    forward(controller, ControllerMessage::Snapshot, reply, |v| {
+                        Ok(Some(v))
+                    });
                 }
             },
             QueryMessage::EventStats(reply) => {
-                forward(&state.relay, RelayMessage::Stats, reply, |v| v);
+                forward(&state.relay, RelayMessage::Stats, reply, Ok);
             }
             QueryMessage::Heartbeat(reply) => {
                 let _ = reply.send(Ok(state.serving.epoch()));

@@ -14,12 +14,13 @@ use tokio::sync::oneshot;
 #[cfg(feature = "controller")]
 use super::CONTROLLER_SNAPSHOT;
 use super::{
-    ALIVE_SNAPSHOT, CONTROL, ControlRequest, EVENT_STATS, FETCH, HEARTBEAT, IS_ALIVE, LIST,
+    ALIVE_SNAPSHOT, ASK, CONTROL, ControlRequest, EVENT_STATS, FETCH, HEARTBEAT, IS_ALIVE, LIST,
     QueryError, QueryMessage, QueryResult, SNAPSHOT, STREAM_STATS, TASK_INFO,
 };
 use crate::cluster::stream::FetchRequest;
 use crate::cluster::wire;
 use crate::identity::TaskTarget;
+use crate::registry::Query;
 
 /// Caller side of a remote call: the typed port is kept here, the wire gets a byte port, and
 /// a task decodes the reply bytes into the typed port. A reply that does not decode becomes
@@ -113,6 +114,7 @@ impl ractor::Message for QueryMessage {
     fn serialize(self) -> Result<SerializedMessage, BoxedDowncastErr> {
         let variant = self.label();
         Ok(match self {
+            QueryMessage::Ask(query, reply) => outgoing(variant, &query, reply),
             QueryMessage::List(reply) => outgoing(variant, &(), reply),
             QueryMessage::Snapshot(reply) => outgoing(variant, &(), reply),
             QueryMessage::AliveSnapshot(reply) => outgoing(variant, &(), reply),
@@ -140,6 +142,10 @@ impl ractor::Message for QueryMessage {
             return Err(BoxedDowncastErr);
         };
         Ok(match variant.as_str() {
+            ASK => {
+                let (query, reply) = argument::<Query>(&args, reply)?;
+                QueryMessage::Ask(query, incoming(reply))
+            }
             LIST => QueryMessage::List(incoming(reply)),
             SNAPSHOT => QueryMessage::Snapshot(incoming(reply)),
             ALIVE_SNAPSHOT => QueryMessage::AliveSnapshot(incoming(reply)),

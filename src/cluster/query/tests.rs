@@ -134,3 +134,25 @@ fn the_remote_command_verdict_names_the_real_result() {
         "no effect (not paused)"
     );
 }
+
+#[tokio::test]
+async fn any_registry_query_crosses_nodes_under_one_label() {
+    let (tx, rx) = oneshot::channel();
+    let query = Query::IsAlive("job".into());
+    let (variant, args, bytes_port) =
+        wire_call(QueryMessage::Ask(query.clone(), RpcReplyPort::from(tx)));
+    assert_eq!(variant, "ask");
+    let decoded = QueryMessage::deserialize(SerializedMessage::Call {
+        variant,
+        args,
+        reply: bytes_port,
+        metadata: None,
+    })
+    .unwrap_or_else(|_| panic!("decodes"));
+    let QueryMessage::Ask(got, reply) = decoded else {
+        panic!("wrong variant");
+    };
+    assert_eq!(got, query);
+    reply.send(Ok(Answer::IsAlive(true))).unwrap();
+    assert!(matches!(rx.await.unwrap(), Ok(Answer::IsAlive(true))));
+}

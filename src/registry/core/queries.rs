@@ -1,11 +1,12 @@
-//! The registry's read-only queries: one record, every record, the alive view, the list.
+//! The registry's read-only queries: [`Core::answer`], one function for every
+//! [`Query`].
 //!
 //! Answered from the registry's own state (the alive view from each attempt's `running`
 //! flag, an atomic the attempt sets while its body runs), so they are exact and independent
 //! of event loss. Only registrations with an attempt in flight are visited for the alive
-//! view; callers sort large results off the actor's thread.
+//! view. List answers come back unordered: the actor sorts them ([`Answer::sorted`]), off
+//! its thread when they are large.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use tokio::time::Instant;
@@ -13,24 +14,59 @@ use tokio::time::Instant;
 use super::Core;
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::messages::TaskInfo;
+use crate::registry::query::{Answer, Query};
 use crate::registry::shell::AttemptRef;
+use crate::task::hosted_actor;
 
 impl Core {
-    /// Record of `target`, taken now; `None` when it is not registered.
-    pub(crate) fn task_info(&self, target: &TaskTarget) -> Option<TaskInfo> {
-        self.lookup(target).and_then(|id| self.info(id))
+    /// The answer to `query`, taken now (list answers unordered: see [`Answer::sorted`]).
+    pub(crate) fn answer(&self, query: Query) -> Answer {
+        let now = Instant::now();
+        match query {
+            Query::List => Answer::List(
+                self.entries()
+                    .map(|(id, e)| (id, e.shared.name.clone()))
+                    .collect(),
+            ),
+            Query::Snapshot => Answer::Snapshot(
+                self.entries()
+                    .filter_map(|(id, _)| self.info_at(id, now))
+                    .collect(),
+            ),
+            // Visits only the registrations that have an attempt actor, never the whole
+            // registry: a million registrations waiting for a permit cost nothing here. A
+            // name can be running and reaping at once; `sorted` deduplicates.
+            Query::AliveSnapshot => Answer::AliveSnapshot(
+                self.with_attempt()
+                    .filter(|e| e.shared.running.load(Ordering::Acquire))
+                    .map(|e| e.shared.name.clone())
+                    .chain(self.names().reaping_names().cloned())
+                    .collect(),
+            ),
+            Query::IsAlive(name) => {
+                let running = self
+                    .names()
+                    .id(&name)
+                    .and_then(|id| self.entry(id))
+                    .is_some_and(|e| e.shared.running.load(Ordering::Acquire));
+                Answer::IsAlive(running || self.names().reserved(&name))
+            }
+            Query::TaskInfo(target) => {
+                Answer::TaskInfo(self.lookup(&target).and_then(|id| self.info_at(id, now)))
+            }
+            Query::ActorOf(target) => Answer::ActorOf(
+                self.attempt_actor(&target)
+                    .and_then(AttemptRef::cell)
+                    .and_then(hosted_actor),
+            ),
+        }
     }
 
     /// The attempt actor of `target` while it has one.
-    pub(crate) fn attempt_actor(&self, target: &TaskTarget) -> Option<&AttemptRef> {
+    fn attempt_actor(&self, target: &TaskTarget) -> Option<&AttemptRef> {
         self.lookup(target)
             .and_then(|id| self.entry(id))
             .and_then(|entry| entry.actor.as_ref())
-    }
-
-    /// Point-in-time record of one entry, taken now.
-    fn info(&self, id: TaskId) -> Option<TaskInfo> {
-        self.info_at(id, Instant::now())
     }
 
     /// Record of one entry at `now` (its `next_run_in` is measured from `now`).
@@ -49,42 +85,5 @@ impl Core {
             group: entry.shared.group.clone(),
             next_run_in: entry.life.next_run_in(now),
         })
-    }
-
-    /// Names with an attempt physically in progress, unsorted and possibly repeated (a
-    /// name can be running and reaping at once): callers sort and deduplicate.
-    ///
-    /// Visits only the registrations that have an attempt actor, never the whole registry:
-    /// a million registrations waiting for a permit or in backoff cost nothing here.
-    pub(crate) fn alive_unsorted(&self) -> Vec<Arc<str>> {
-        self.with_attempt()
-            .filter(|e| e.shared.running.load(Ordering::Acquire))
-            .map(|e| e.shared.name.clone())
-            .chain(self.names().reaping_names().cloned())
-            .collect()
-    }
-
-    pub(crate) fn is_alive(&self, name: &str) -> bool {
-        let running = self
-            .names()
-            .id(name)
-            .and_then(|id| self.entry(id))
-            .is_some_and(|e| e.shared.running.load(Ordering::Acquire));
-        running || self.names().reserved(name)
-    }
-
-    /// A record of every registration, in no particular order: callers sort.
-    pub(crate) fn snapshot_unsorted(&self) -> Vec<TaskInfo> {
-        let now = Instant::now();
-        self.entries()
-            .filter_map(|(id, _)| self.info_at(id, now))
-            .collect()
-    }
-
-    /// Every registration as `(id, name)`, in no particular order: callers sort.
-    pub(crate) fn list_unsorted(&self) -> Vec<(TaskId, Arc<str>)> {
-        self.entries()
-            .map(|(id, e)| (id, e.shared.name.clone()))
-            .collect()
     }
 }

@@ -31,7 +31,7 @@ use crate::events::{EventStats, RelayMessage};
 use crate::group::TaskGroup;
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
-use crate::registry::{RegistryMessage, TaskInfo};
+use crate::registry::{Answer, CommandKind, Pick, Query, RegistryMessage, TaskInfo};
 use crate::task::{TaskDefaults, TaskSpec};
 
 /// Handle to a running supervisor: adds, removes, cancels and queries tasks, and starts the
@@ -175,22 +175,19 @@ impl SupervisorHandle {
     /// the sort happens off the registry's thread, so the query does not hold up other
     /// commands.
     pub async fn list(&self) -> Vec<(TaskId, Arc<str>)> {
-        self.query(RegistryMessage::List).await.unwrap_or_default()
+        self.answer(Query::List).await.unwrap_or_default()
     }
 
     /// Names with an attempt physically in progress (including force-aborted attempts that
     /// have not yet exited), sorted by name, deduplicated.
     pub async fn alive_snapshot(&self) -> Vec<Arc<str>> {
-        self.query(RegistryMessage::AliveSnapshot)
-            .await
-            .unwrap_or_default()
+        self.answer(Query::AliveSnapshot).await.unwrap_or_default()
     }
 
     /// Whether `name` has an attempt physically in progress (false while it waits for a
     /// permit, sits in backoff, or is being cleaned up).
     pub async fn is_alive(&self, name: &str) -> bool {
-        let name: Arc<str> = name.into();
-        self.query(|reply| RegistryMessage::IsAlive(name, reply))
+        self.answer(Query::IsAlive(name.into()))
             .await
             .unwrap_or(false)
     }
@@ -208,13 +205,11 @@ impl SupervisorHandle {
         let target = target.into();
         let (tx, rx) = crate::outcome::OutcomePromise::channel();
         let lookup = target.clone();
-        let reply = self
-            .query(|reply| crate::registry::CommandKind::Watch(lookup, tx, reply).into())
-            .await;
-        match reply {
-            Some(Some(id)) => Ok(TaskWaiter::new(id, rx)),
-            Some(None) => Err(RuntimeError::TaskNotFound { target }),
-            None => Err(RuntimeError::ShuttingDown),
+        let watch = |reply| CommandKind::Watch(lookup, tx, reply).into();
+        match self.runtime().registry().call(watch, None).await {
+            Ok(CallResult::Success(Some(id))) => Ok(TaskWaiter::new(id, rx)),
+            Ok(CallResult::Success(None)) => Err(RuntimeError::TaskNotFound { target }),
+            _ => Err(RuntimeError::ShuttingDown),
         }
     }
 
@@ -222,9 +217,7 @@ impl SupervisorHandle {
     /// time: one call for a dashboard. Empty once the supervisor has shut down (see
     /// [`is_running`](Self::is_running)). Also `RegistryMessage::Snapshot`.
     pub async fn snapshot(&self) -> Vec<TaskInfo> {
-        self.query(RegistryMessage::Snapshot)
-            .await
-            .unwrap_or_default()
+        self.answer(Query::Snapshot).await.unwrap_or_default()
     }
 
     /// The hosted actor of the current attempt of a [`TaskSpec::actor`] task: send it
@@ -233,26 +226,31 @@ impl SupervisorHandle {
     /// targets. To find the live incarnation by name instead, give the spec
     /// [`TaskSpec::with_actor_name`] and use `ractor::registry::where_is`.
     pub async fn actor_of(&self, target: impl Into<TaskTarget>) -> Option<ractor::ActorCell> {
-        let target = target.into();
-        self.query(|reply| RegistryMessage::ActorOf(target, reply))
-            .await
-            .flatten()
+        self.answer(Query::ActorOf(target.into())).await.flatten()
     }
 
     /// A point-in-time [`TaskInfo`] of `target`, or `None` when it is not registered.
     pub async fn task_info(&self, target: impl Into<TaskTarget>) -> Option<TaskInfo> {
-        let target = target.into();
-        self.query(|reply| RegistryMessage::TaskInfo(target, reply))
-            .await
-            .flatten()
+        self.answer(Query::TaskInfo(target.into())).await.flatten()
     }
 
-    async fn query<T: Send + 'static>(
-        &self,
-        message: impl FnOnce(ractor::RpcReplyPort<T>) -> RegistryMessage,
-    ) -> Option<T> {
-        match self.runtime().registry().call(message, None).await {
-            Ok(CallResult::Success(value)) => Some(value),
+    /// Asks the registry any [`Query`]; the typed methods above are shorthands for one
+    /// query each. The answer is the [`Answer`] variant of the query's name, list answers
+    /// sorted as the query says. Also `RegistryMessage::Ask` from any actor, and (feature
+    /// `cluster`) `RemoteSupervisor::ask` from another node.
+    ///
+    /// # Errors
+    /// [`RuntimeError::ShuttingDown`] once the registry actor is gone (the supervisor has
+    /// shut down, or the registry died: see [`is_running`](Self::is_running)).
+    pub async fn ask(&self, query: Query) -> Result<Answer, RuntimeError> {
+        self.answer(query).await.ok_or(RuntimeError::ShuttingDown)
+    }
+
+    /// The typed answer to `query`; `None` once the registry is gone.
+    async fn answer<T: Pick>(&self, query: Query) -> Option<T> {
+        let ask = |reply| RegistryMessage::Ask(query, reply);
+        match self.runtime().registry().call(ask, None).await {
+            Ok(CallResult::Success(answer)) => T::pick(answer),
             _ => None,
         }
     }

@@ -1,0 +1,199 @@
+//! [`Query`] and [`Answer`]: the one type of what can be asked of a supervisor's registry,
+//! and the one type of what it answers.
+//!
+//! Every way in is a thin encoder of these two: the handle's query methods
+//! ([`SupervisorHandle::ask`](crate::SupervisorHandle::ask) and its typed wrappers),
+//! [`RegistryMessage::Ask`](super::RegistryMessage::Ask) (and the SPEC-named variants
+//! `List`, `Snapshot`, …, kept as shorthands), and, with feature `cluster`, the query
+//! actor's `QueryMessage::Ask` and `RemoteSupervisor::ask`. The registry core answers a
+//! query in one function (`Core::answer`, `registry/core/queries.rs`).
+//!
+//! A new query is a variant here (with its answer variant and one line of [`Pick`]), its
+//! answer in `Core::answer`, and, when it deserves one, a typed handle method: no message,
+//! codec or cluster file changes, since the generic paths carry any `Query`.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::messages::TaskInfo;
+use crate::identity::{TaskId, TaskTarget};
+
+/// A read-only question to a supervisor's registry.
+///
+/// Ask it with [`SupervisorHandle::ask`](crate::SupervisorHandle::ask), with
+/// `ractor::call!(registry, RegistryMessage::Ask, query)` from any actor, or (feature
+/// `cluster`) from another node with `RemoteSupervisor::ask`. Serialized by variant name
+/// in snake case (e.g. `"list"`, `{"task_info": {"Name": "job"}}`); a node that does not
+/// know a variant refuses the remote call with a wire error instead of dropping it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Query {
+    /// Every registration as `(id, name)`, sorted ascending by [`TaskId`]:
+    /// [`Answer::List`].
+    List,
+    /// A [`TaskInfo`] of every registration, sorted ascending by [`TaskId`], taken at one
+    /// point in time: [`Answer::Snapshot`].
+    Snapshot,
+    /// Names with an attempt physically in progress (force-aborted attempts that have not
+    /// exited included), sorted and deduplicated: [`Answer::AliveSnapshot`].
+    AliveSnapshot,
+    /// Whether the name has an attempt physically in progress: [`Answer::IsAlive`].
+    IsAlive(Arc<str>),
+    /// One registration's record, by id or name: [`Answer::TaskInfo`].
+    TaskInfo(TaskTarget),
+    /// The hosted actor of the current attempt of a
+    /// [`TaskSpec::actor`](crate::TaskSpec::actor) task: [`Answer::ActorOf`]. Local only:
+    /// an actor cell does not cross nodes, so the query actor refuses it
+    /// (`QueryError::Unsupported`).
+    ActorOf(TaskTarget),
+}
+
+impl Query {
+    /// The query's stable snake_case label (`list`, `snapshot`, `alive_snapshot`,
+    /// `is_alive`, `task_info`, `actor_of`): its name on the wire and in errors.
+    pub const fn label(&self) -> &'static str {
+        match self {
+            Query::List => "list",
+            Query::Snapshot => "snapshot",
+            Query::AliveSnapshot => "alive_snapshot",
+            Query::IsAlive(_) => "is_alive",
+            Query::TaskInfo(_) => "task_info",
+            Query::ActorOf(_) => "actor_of",
+        }
+    }
+
+    /// Whether another node may ask it: `false` for [`Query::ActorOf`], whose answer is a
+    /// local actor cell.
+    pub const fn remote(&self) -> bool {
+        !matches!(self, Query::ActorOf(_))
+    }
+}
+
+/// The registry's answer to a [`Query`]: the variant of the same name.
+///
+/// Serializable except [`Answer::ActorOf`], which is never sent to another node.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Answer {
+    /// `(id, name)` of every registration, sorted ascending by id.
+    List(Vec<(TaskId, Arc<str>)>),
+    /// A record of every registration, sorted ascending by id.
+    Snapshot(Vec<TaskInfo>),
+    /// Names with an attempt physically in progress, sorted and deduplicated.
+    AliveSnapshot(Vec<Arc<str>>),
+    /// Whether the name has an attempt physically in progress (false while it waits for a
+    /// permit, sits in backoff, or is being cleaned up).
+    IsAlive(bool),
+    /// The record, or `None` when the target is not registered.
+    TaskInfo(Option<TaskInfo>),
+    /// The hosted actor, or `None` for closure tasks, between attempts, and for unknown
+    /// targets.
+    #[serde(skip)]
+    ActorOf(Option<ractor::ActorCell>),
+}
+
+impl Answer {
+    /// How many items sorting it visits (0 for a single value): the registry sorts large
+    /// answers off its own thread.
+    pub(crate) fn items(&self) -> usize {
+        match self {
+            Answer::List(all) => all.len(),
+            Answer::Snapshot(all) => all.len(),
+            Answer::AliveSnapshot(names) => names.len(),
+            Answer::IsAlive(_) | Answer::TaskInfo(_) | Answer::ActorOf(_) => 0,
+        }
+    }
+
+    /// Puts a list answer in its documented order (the core collects them unordered).
+    pub(crate) fn sorted(mut self) -> Self {
+        match &mut self {
+            Answer::List(all) => all.sort_unstable_by_key(|(id, _)| *id),
+            Answer::Snapshot(all) => all.sort_unstable_by_key(|info| info.id),
+            Answer::AliveSnapshot(names) => {
+                names.sort_unstable();
+                names.dedup();
+            }
+            Answer::IsAlive(_) | Answer::TaskInfo(_) | Answer::ActorOf(_) => {}
+        }
+        self
+    }
+}
+
+/// Takes the typed value out of an [`Answer`]: what the typed encoders (the handle's
+/// methods, the SPEC-named `RegistryMessage` and `QueryMessage` variants, the remote
+/// client's methods) reply with. `None` when the answer is of another query (a bug of
+/// ours: `Core::answer` answers each query with its own variant).
+pub(crate) trait Pick: Sized + Send + 'static {
+    fn pick(answer: Answer) -> Option<Self>;
+}
+
+impl Pick for Answer {
+    fn pick(answer: Answer) -> Option<Self> {
+        Some(answer)
+    }
+}
+
+/// One `Pick` per answer variant: each payload type belongs to exactly one variant.
+macro_rules! pick {
+    ($($variant:ident => $payload:ty),* $(,)?) => {$(
+        impl Pick for $payload {
+            fn pick(answer: Answer) -> Option<Self> {
+                match answer {
+                    Answer::$variant(value) => Some(value),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+pick! {
+    List => Vec<(TaskId, Arc<str>)>,
+    Snapshot => Vec<TaskInfo>,
+    AliveSnapshot => Vec<Arc<str>>,
+    IsAlive => bool,
+    TaskInfo => Option<TaskInfo>,
+    ActorOf => Option<ractor::ActorCell>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_answer_picks_only_its_own_payload() {
+        assert_eq!(bool::pick(Answer::IsAlive(true)), Some(true));
+        assert_eq!(bool::pick(Answer::List(Vec::new())), None);
+        assert!(<Vec<TaskInfo>>::pick(Answer::Snapshot(Vec::new())).is_some());
+        assert!(<Vec<Arc<str>>>::pick(Answer::Snapshot(Vec::new())).is_none());
+    }
+
+    #[test]
+    fn list_answers_are_sorted_and_the_alive_view_deduplicated() {
+        let names: Vec<Arc<str>> = vec!["b".into(), "a".into(), "b".into()];
+        let Answer::AliveSnapshot(names) = Answer::AliveSnapshot(names).sorted() else {
+            panic!("same variant");
+        };
+        assert_eq!(names, vec![Arc::<str>::from("a"), Arc::from("b")]);
+        let (a, b, c) = (TaskId::next(), TaskId::next(), TaskId::next());
+        let entry = |id| (id, Arc::<str>::from("x"));
+        let Answer::List(all) = Answer::List(vec![entry(c), entry(a), entry(b)]).sorted() else {
+            panic!("same variant");
+        };
+        let order: Vec<TaskId> = all.into_iter().map(|(id, _)| id).collect();
+        assert_eq!(order, vec![a, b, c]);
+    }
+
+    #[test]
+    fn only_the_actor_query_stays_local() {
+        assert!(Query::List.remote());
+        assert!(!Query::ActorOf(TaskTarget::from("job")).remote());
+        assert_eq!(
+            Query::TaskInfo(TaskTarget::from("job")).label(),
+            "task_info"
+        );
+    }
+}
