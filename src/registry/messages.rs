@@ -123,10 +123,12 @@ pub(crate) enum CommandKind {
     AddGroup(Box<GroupRequest>, RpcReplyPort<Result<(), RuntimeError>>),
     /// Force-abort everything still registered now (second signal, owner drop fallback).
     ForceAbortAll,
-    /// `handle.pause` (`registry/core/pause.rs`).
-    Pause(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
-    /// `handle.resume` (`registry/core/pause.rs`).
-    Resume(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
+    /// `handle.pause` (`resume` false) and `handle.resume` (`registry/core/pause.rs`).
+    Pause {
+        target: TaskTarget,
+        resume: bool,
+        reply: RpcReplyPort<Result<bool, RuntimeError>>,
+    },
     /// A timer the registry set ran out (`super::shell::Shell::schedule`).
     Timer(Timer),
 }

@@ -107,12 +107,10 @@ impl PauseOperation {
             runtime,
             self.fail_fast,
             || {},
-            |port| {
-                if resume {
-                    CommandKind::Resume(target, port)
-                } else {
-                    CommandKind::Pause(target, port)
-                }
+            |reply| CommandKind::Pause {
+                target,
+                resume,
+                reply,
             },
         )
         .await?

@@ -92,11 +92,12 @@ impl Core {
                     step(state, shell, id, Input::ForceAbort).await;
                 }
             }
-            CommandKind::Pause(target, reply) => {
-                let _ = reply.send(pause::set(state, shell, &target, false).await);
-            }
-            CommandKind::Resume(target, reply) => {
-                let _ = reply.send(pause::set(state, shell, &target, true).await);
+            CommandKind::Pause {
+                target,
+                resume,
+                reply,
+            } => {
+                let _ = reply.send(pause::set(state, shell, &target, resume).await);
             }
             CommandKind::Timer(timer) => state.timer(shell, timer).await,
         }

@@ -294,13 +294,16 @@ impl Harness {
                 let port = self.port();
                 self.command(CommandKind::Cancel(target(n), port)).await;
             }
-            Op::Pause(n) => {
-                let port = self.port();
-                self.command(CommandKind::Pause(target(n), port)).await;
-            }
-            Op::Resume(n) => {
-                let port = self.port();
-                self.command(CommandKind::Resume(target(n), port)).await;
+            Op::Pause(n) | Op::Resume(n) => {
+                let reply = self.port();
+                let resume = matches!(op, Op::Resume(_));
+                let target = target(n);
+                self.command(CommandKind::Pause {
+                    target,
+                    resume,
+                    reply,
+                })
+                .await;
             }
             Op::Message(what, n) => {
                 let request = match what {
