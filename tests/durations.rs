@@ -120,7 +120,10 @@ async fn shutdown_windows_intervals_and_backoff_at_the_edges_never_panic() {
             );
         }
         let intensity_period = d.max(Duration::from_nanos(1));
-        let (_, waiter) = handle.add_and_watch(periodic(intensity_period)).await.unwrap();
+        let (_, waiter) = handle
+            .add_and_watch(periodic(intensity_period))
+            .await
+            .unwrap();
         let failing = TaskSpec::restartable(
             "f",
             TaskFn::arc(|_ctx| async { Err(TaskError::fail("again")) }),
@@ -228,7 +231,10 @@ async fn a_zero_task_intensity_period_is_refused_at_admission() {
     }
     // A non-zero period below 1 ms is still raised to 1 ms, and admitted.
     let tiny = TaskSpec::once("t", beating()).with_restart_intensity(2, Duration::from_nanos(1));
-    assert_eq!(tiny.restart_intensity(), Some((2, Duration::from_millis(1))));
+    assert_eq!(
+        tiny.restart_intensity(),
+        Some((2, Duration::from_millis(1)))
+    );
     let outcome = outcome_of(TaskDefaults::default(), tiny).await;
     assert!(matches!(outcome, Ok(TaskOutcome::Completed)), "{outcome:?}");
 }
