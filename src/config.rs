@@ -25,7 +25,7 @@ const DEFAULT_CAPACITY: NonZeroUsize = NonZeroUsize::new(1024).expect("1024 is n
 /// | [`ownership_capacity`](Self::ownership_capacity) | `Some(1024)` | — |
 /// | [`bus_capacity`](Self::bus_capacity) | 1024 | ≤ `usize::MAX >> 3` |
 /// | [`registry_queue_capacity`](Self::registry_queue_capacity) | 1024 | ≤ `usize::MAX >> 3` |
-/// | [`restart_intensity`](Self::restart_intensity) | `None` (off) | period > 0 |
+/// | [`restart_intensity`](Self::restart_intensity) | `None` (off) | period > 0 (`try_build`: [`BuildError::Zero`]) |
 /// | [`auto_shutdown`](Self::auto_shutdown) | `AutoShutdown::Never` | — |
 ///
 /// The plain setters accept any value of their type; bounds are enforced by the
@@ -278,9 +278,16 @@ impl SupervisorConfig {
     }
 
     /// Sets [`restart_intensity`](Self::restart_intensity) to `Some((max_restarts,
-    /// period))`. `period` is clamped to 30 years. A zero period leaves only the restart
-    /// being decided in the window, so the limit trips only when `max_restarts` is 0; use
-    /// [`try_with_restart_intensity`](Self::try_with_restart_intensity) to reject it.
+    /// period))`. `period` is clamped to 30 years.
+    ///
+    /// # Errors (when building)
+    /// `period` must be greater than zero, as Erlang/OTP requires (`Period > 0`, stdlib
+    /// `supervisor` manual, "Supervisor flags"): a zero window would hold only the restart
+    /// being decided, so the limit would mean nothing. This setter stores it, and
+    /// `SupervisorBuilder::try_build` refuses it with [`BuildError::Zero`] (field
+    /// `"restart_intensity_period"`; `build` panics with that error). Use
+    /// [`try_with_restart_intensity`](Self::try_with_restart_intensity) to be told at
+    /// once.
     #[must_use]
     pub const fn with_restart_intensity(mut self, max_restarts: u32, period: Duration) -> Self {
         self.restart_intensity = Some((max_restarts, clamp_duration(period)));
@@ -318,8 +325,9 @@ impl SupervisorConfig {
     ///
     /// # Errors
     /// [`BuildError::CapacityTooLarge`] for the first of `max_concurrent`, `bus_capacity`,
-    /// `registry_queue_capacity` (in that order) above `usize::MAX >> 3`. Everything else
-    /// is valid by construction.
+    /// `registry_queue_capacity` (in that order) above `usize::MAX >> 3`; then
+    /// [`BuildError::Zero`] (`"restart_intensity_period"`) for a restart intensity with a
+    /// zero period (OTP requires `Period > 0`). Everything else is valid by construction.
     pub(crate) fn validate(&self) -> Result<(), BuildError> {
         let capacities = [
             (
@@ -340,6 +348,13 @@ impl SupervisorConfig {
                     max: MAX_CAPACITY,
                 });
             }
+        }
+        if let Some((_, period)) = self.restart_intensity
+            && period.is_zero()
+        {
+            return Err(BuildError::Zero {
+                field: "restart_intensity_period",
+            });
         }
         Ok(())
     }
@@ -485,6 +500,19 @@ mod tests {
             .with_restart_intensity(5, Duration::from_secs(1))
             .without_restart_intensity();
         assert_eq!(c.restart_intensity(), None);
+    }
+
+    #[test]
+    fn validate_refuses_a_zero_restart_intensity_period() {
+        let zero = SupervisorConfig::new().with_restart_intensity(3, Duration::ZERO);
+        assert_eq!(
+            zero.validate(),
+            Err(BuildError::Zero {
+                field: "restart_intensity_period",
+            })
+        );
+        let one_ns = SupervisorConfig::new().with_restart_intensity(0, Duration::from_nanos(1));
+        assert_eq!(one_ns.validate(), Ok(()));
     }
 
     #[test]

@@ -574,3 +574,50 @@ async fn on_a_multi_thread_runtime_members_still_announce_their_starts_in_order(
     assert_eq!(starts, names, "AttemptStarting in member order (by seq)");
     handle.shutdown().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_member_waiting_for_a_delayed_group_restart_reports_the_time_left() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    let journal = Journal::default();
+    let group = TaskGroup::new("g", GroupStrategy::OneForAll)
+        .with_task(member(&journal, "a", &[]))
+        .with_task(member(&journal, "b", &[1]));
+    handle.add_group(group).await.unwrap();
+    // b fails at 10 ms; a is asked to stop and takes 5 ms to exit: no restart time yet.
+    tokio::time::sleep(ms(12)).await;
+    assert_eq!(
+        journal.lines(),
+        lines(&["start a", "start b", "fail b", "cancel a"])
+    );
+    for name in ["a", "b"] {
+        let record = info(&handle, name).await;
+        assert_eq!(record.state, TaskState::GroupRestarting, "{name}");
+        assert_eq!(record.next_run_in, None, "{name} while a is being stopped");
+    }
+    // a exited at 15 ms: the restart waits b's 100 ms backoff, due at 115 ms.
+    tokio::time::sleep(ms(38)).await;
+    assert_eq!(journal.lines().last().map(String::as_str), Some("exit a"));
+    let left: Vec<Option<Duration>> = vec![
+        info(&handle, "a").await.next_run_in,
+        info(&handle, "b").await.next_run_in,
+    ];
+    assert_eq!(left, vec![Some(ms(65)), Some(ms(65))], "at 50 ms");
+    for name in ["a", "b"] {
+        assert_eq!(info(&handle, name).await.state, TaskState::GroupRestarting);
+    }
+    tokio::time::sleep(ms(40)).await;
+    assert_eq!(
+        info(&handle, "a").await.next_run_in,
+        Some(ms(25)),
+        "at 90 ms"
+    );
+    // Once the group starts them again, no delay is left.
+    journal.wait_len(6).await;
+    assert_eq!(journal.since(4), lines(&["exit a", "start a", "start b"]));
+    for name in ["a", "b"] {
+        let record = info(&handle, name).await;
+        assert_eq!(record.state, TaskState::Running, "{name}");
+        assert_eq!(record.next_run_in, None, "{name}");
+    }
+    handle.shutdown().await.unwrap();
+}

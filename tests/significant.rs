@@ -146,3 +146,48 @@ async fn a_significant_task_cancelled_or_removed_by_the_caller_does_not_shut_dow
         stopped(&handle).await;
     }
 }
+
+/// The auto shutdown's `ShutdownRequested` says why: the rule and the significant task whose
+/// end fired it (a caller's shutdown has no reason).
+#[tokio::test(start_paused = true)]
+async fn the_auto_shutdown_request_names_its_rule_and_the_task() {
+    let cases = [
+        (AutoShutdown::AnySignificant, "any_significant", "main"),
+        (AutoShutdown::AllSignificant, "all_significant", "last"),
+    ];
+    for (rule, label, task) in cases {
+        let (_sup, handle, recorder) =
+            common::serve_recorded(SupervisorConfig::default().with_auto_shutdown(rule));
+        let (_, bystander) = handle
+            .add_and_watch(TaskSpec::once("bystander", cooperative()))
+            .await
+            .unwrap();
+        let first = TaskSpec::once("main", finishes_after(ms(10), Err("crashed"))).significant();
+        let (_, _first) = handle.add_and_watch(first).await.unwrap();
+        if rule == AutoShutdown::AllSignificant {
+            let last = TaskSpec::once("last", finishes_after(ms(50), Ok(()))).significant();
+            handle.add(last).await.unwrap();
+        }
+        stopped(&handle).await;
+        bystander.wait().await.unwrap();
+        let _ = handle.clone().shutdown().await;
+        let requests: Vec<Event> = recorder
+            .events()
+            .into_iter()
+            .filter(|e| e.kind == EventKind::ShutdownRequested)
+            .collect();
+        assert_eq!(requests.len(), 1, "{requests:?}");
+        let expected = format!("auto shutdown ({label}): task {task} ended");
+        assert_eq!(requests[0].reason.as_deref(), Some(expected.as_str()));
+    }
+    // A caller's shutdown carries no reason.
+    let (_sup, handle, recorder) = common::serve_recorded(SupervisorConfig::default());
+    handle.clone().shutdown().await.unwrap();
+    let requested: Vec<Event> = recorder
+        .events()
+        .into_iter()
+        .filter(|e| e.kind == EventKind::ShutdownRequested)
+        .collect();
+    assert_eq!(requested.len(), 1);
+    assert_eq!(requested[0].reason, None);
+}

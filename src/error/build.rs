@@ -103,6 +103,18 @@ pub enum BuildError {
         raw_os_error: Option<i32>,
     },
 
+    /// A value given to an unchecked setter is zero where a positive value is required;
+    /// `field` names it as [`ConfigError::Zero`] does. Today only
+    /// `"restart_intensity_period"`: a zero period of
+    /// `SupervisorConfig::with_restart_intensity` (Erlang/OTP requires `Period > 0`,
+    /// stdlib `supervisor` manual, "Supervisor flags").
+    #[error("{field} must be greater than zero")]
+    #[non_exhaustive]
+    Zero {
+        /// The offending setting.
+        field: &'static str,
+    },
+
     /// The name given to `SupervisorBuilder::with_name` is unusable; today only the empty
     /// name is rejected (`reason` says why). Uniqueness is checked later, by `serve`
     /// (`RuntimeError::SupervisorNameTaken`), because it depends on which supervisors are
@@ -123,6 +135,7 @@ impl BuildError {
             Self::CapacityTooLarge { .. } => "build_capacity_too_large",
             Self::ThreadStartFailed { .. } => "build_thread_start_failed",
             Self::InvalidName { .. } => "build_invalid_name",
+            Self::Zero { .. } => "build_zero",
         }
     }
 }
@@ -186,6 +199,13 @@ mod tests {
                 },
                 "build_invalid_name",
                 "invalid supervisor name: name is empty",
+            ),
+            (
+                BuildError::Zero {
+                    field: "restart_intensity_period",
+                },
+                "build_zero",
+                "restart_intensity_period must be greater than zero",
             ),
         ];
         for (e, label, display) in cases {

@@ -72,7 +72,8 @@ pub struct Event {
     pub duration_ms: Option<u32>,
     /// Coalesced number of lost events, on `SubscriberOverflow` reports.
     pub dropped: Option<u64>,
-    /// Human-readable diagnostic text. Not a stable format: do not parse it.
+    /// Human-readable diagnostic text (on `ShutdownRequested` only for an auto shutdown:
+    /// the rule and the task whose end fired it). Not a stable format: do not parse it.
     pub reason: Option<Arc<str>>,
     /// Terminal outcome kind, on `TaskFinished` and on rejections (`Rejected`).
     pub outcome_kind: Option<TaskOutcomeKind>,

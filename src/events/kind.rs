@@ -35,7 +35,9 @@ pub enum EventKind {
     SubscriberOverflow,
     /// A shutdown was requested: by `shutdown()`, `run_until`'s future, an OS signal, the
     /// parent actor's stop or auto-shutdown (never emitted for natural completion or for
-    /// the last owner's drop).
+    /// the last owner's drop). Only the auto-shutdown one has a `reason`, naming the rule
+    /// and the significant task whose end fired it, e.g. `auto shutdown (any_significant):
+    /// task main ended`; the others have none.
     ShutdownRequested,
     /// Shutdown verdict: every task stopped within the grace period.
     AllStoppedWithinGrace,

@@ -7,14 +7,15 @@
 ///
 /// The shutdown it starts is the graceful one of
 /// [`SupervisorHandle::shutdown`](crate::SupervisorHandle::shutdown) (`ShutdownRequested`,
-/// grace, verdict); its result is what `shutdown()` and `run*` return. A significant task
-/// "ends" when its terminal outcome is committed, whatever the outcome (`Completed`,
-/// `Failed`, `Fatal`, `Canceled`, `ForceAborted`, `Panicked`), unless the caller ended it
-/// with `cancel` or `remove`: as OTP's `terminate_child`, that end never triggers the rule
-/// (the task is no longer active, so for `AllSignificant` the last active one's own end
-/// does); significant tasks ending during a shutdown that has already started change
-/// nothing. Source: the Erlang/OTP
-/// `supervisor` manual, "Automatic Shutdown" (OTP 24).
+/// grace, verdict), except that its `ShutdownRequested` has a `reason` naming the rule
+/// ([`as_label`](Self::as_label)) and the task whose end fired it; its result is what
+/// `shutdown()` and `run*` return. A significant task "ends" when its terminal outcome is
+/// committed, whatever the outcome (`Completed`, `Failed`, `Fatal`, `Canceled`,
+/// `ForceAborted`, `Panicked`), unless the caller ended it with `cancel` or `remove`: as
+/// OTP's `terminate_child`, that end never triggers the rule (the task is no longer
+/// active, so for `AllSignificant` the last active one's own end does); significant tasks
+/// ending during a shutdown that has already started change nothing. Source: the
+/// Erlang/OTP `supervisor` manual, "Automatic Shutdown" (OTP 24).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum AutoShutdown {

@@ -169,6 +169,15 @@ impl GroupMachine {
         self.status.get(member).copied().unwrap_or(Status::Gone)
     }
 
+    /// The epoch of the [`Effect::Wait`] the restart under way waits for (its set stopped,
+    /// its delay not over), if any. O(1).
+    pub(crate) fn waiting(&self) -> Option<u64> {
+        self.restart
+            .as_ref()
+            .is_some_and(|r| r.waiting)
+            .then_some(self.epoch)
+    }
+
     /// True once every member is gone: the group can be forgotten. O(1).
     pub(crate) fn is_empty(&self) -> bool {
         self.live == 0

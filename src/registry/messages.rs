@@ -233,7 +233,10 @@ pub enum TaskState {
     Removing,
     /// Part of a group restart: being stopped by it (its attempt was asked to stop), or
     /// stopped (or the member whose end triggered it) with no attempt running; it starts
-    /// again when the group restart starts its members.
+    /// again when the group restart starts its members. Once every member of the restart
+    /// set is stopped and the group waits out its restart delay,
+    /// [`TaskInfo::next_run_in`] says how long is left; while members are still being
+    /// stopped it is `None`.
     GroupRestarting,
     /// Paused (`handle.pause`): its next attempt was due and waits, with no actor and no
     /// permit, for `handle.resume`. (A paused task whose attempt is still running shows
@@ -287,9 +290,13 @@ pub struct TaskInfo {
     #[serde(default)]
     pub group: Option<Arc<str>>,
     /// Time until the next attempt is due, measured when the record was taken: `Some` in
-    /// [`TaskState::Backoff`] (the retry delay left) and [`TaskState::Scheduled`] (the
-    /// periodic interval left), `None` in every other state. Zero when the timer is due but
-    /// its message not handled yet. A remote record is as old as its transit.
+    /// [`TaskState::Backoff`] (the retry delay left), [`TaskState::Scheduled`] (the
+    /// periodic interval left) and [`TaskState::GroupRestarting`] once its group has
+    /// stopped the whole restart set and waits out the restart delay (the time left until
+    /// the group starts its members again); `None` in every other state, and in
+    /// `GroupRestarting` while the group is still stopping members (no restart time is set
+    /// yet). Zero when the timer is due but its message not handled yet. A remote record is
+    /// as old as its transit.
     #[serde(default)]
     pub next_run_in: Option<Duration>,
 }

@@ -299,6 +299,8 @@ impl SupervisorBuilder {
     ///   `usize::MAX >> 3`;
     /// - [`BuildError::ResourceLimitReached`] (`"owned_user_lifetimes"`) when the ownership
     ///   capacity cannot hold every subscriber;
+    /// - [`BuildError::Zero`] (`"restart_intensity_period"`) for a restart intensity with a
+    ///   zero period ([`SupervisorConfig::with_restart_intensity`](crate::SupervisorConfig::with_restart_intensity));
     /// - [`BuildError::InvalidName`] for an empty name given to [`with_name`](Self::with_name).
     pub fn try_build(self) -> Result<Arc<Supervisor>, BuildError> {
         self.config.validate()?;

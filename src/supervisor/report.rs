@@ -43,7 +43,7 @@ impl ShutdownCause {
     /// The cause of `trigger`.
     pub(crate) fn of(trigger: &Trigger) -> Self {
         match trigger {
-            Trigger::Requested => Self::Requested,
+            Trigger::Requested | Trigger::AutoShutdown { .. } => Self::Requested,
             Trigger::Natural => Self::Natural,
             Trigger::OwnerDropped => Self::OwnerDropped,
             Trigger::RegistryFailed { .. } => Self::RegistryFailed,

@@ -55,10 +55,14 @@ pub(crate) fn install(runtime: &Arc<Runtime>, trigger: Trigger) -> watch::Receiv
 async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
     let shared = runtime.shared();
     let actors = runtime.actors();
-    if matches!(trigger, Trigger::Requested) {
-        shared
+    match &trigger {
+        Trigger::Requested => shared
             .events()
-            .publish(|| Event::new(EventKind::ShutdownRequested));
+            .publish(|| Event::new(EventKind::ShutdownRequested)),
+        Trigger::AutoShutdown { reason } => shared
+            .events()
+            .publish(|| Event::new(EventKind::ShutdownRequested).with_reason(reason.clone())),
+        _ => {}
     }
     runtime.close_admission();
     #[cfg(feature = "controller")]

@@ -297,7 +297,7 @@ fn start_watchers(
     runtime: &Arc<Runtime>,
     parent_gone: Option<CancellationToken>,
     melted: tokio::sync::oneshot::Receiver<()>,
-    auto_triggered: tokio::sync::oneshot::Receiver<()>,
+    auto_triggered: tokio::sync::oneshot::Receiver<Arc<str>>,
 ) {
     if let Some(gone) = parent_gone {
         // The parent stopped (or was killed): shut down gracefully, as if asked to. The
@@ -327,9 +327,13 @@ fn start_watchers(
     let config = runtime.shared().config();
     if config.auto_shutdown() != crate::policy::AutoShutdown::Never {
         // Significant tasks ended (OTP `auto_shutdown`): the graceful shutdown of
-        // `shutdown()`. The sender lives in the registry's state.
+        // `shutdown()`, its `ShutdownRequested` with the registry's reason. The sender
+        // lives in the registry's state.
         shutdown_when(runtime, async move {
-            auto_triggered.await.ok().map(|()| Trigger::Requested)
+            auto_triggered
+                .await
+                .ok()
+                .map(|reason| Trigger::AutoShutdown { reason })
         });
     }
     if let Some((max_restarts, period)) = config.restart_intensity() {

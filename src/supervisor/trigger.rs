@@ -9,6 +9,9 @@ use std::time::Duration;
 pub(crate) enum Trigger {
     /// `shutdown()`, `run_until`'s future or an OS signal: publishes `ShutdownRequested`.
     Requested,
+    /// The end of significant tasks fired the `auto_shutdown` rule: as `Requested`, but
+    /// its `ShutdownRequested` carries `reason` (the rule and the task whose end fired it).
+    AutoShutdown { reason: Arc<str> },
     /// `run` saw the registry empty: no `ShutdownRequested`, still a verdict event.
     Natural,
     /// The last `Supervisor`/handle was dropped without a shutdown: like `Natural`, with

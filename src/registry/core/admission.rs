@@ -1,11 +1,11 @@
 //! Admission (docs/semantics.md#admission): what decides whether a registration is accepted.
 //!
-//! In order: the registry is open; the spec is admissible as given (a ractor name only for
-//! tasks that host an actor, and free in the process); the task name is free (not
-//! registered, not reserved by a force-aborted attempt still running); the registered-task
-//! limit has room (reaping attempts count). A static batch is all-or-nothing. A refused
-//! request's watcher resolves `Rejected` and its user values are dropped under the panic
-//! guard.
+//! In order: the registry is open; the spec is admissible as given (no zero stall timeout,
+//! no zero restart intensity period, a ractor name only for tasks that host an actor, and
+//! free in the process); the task name is free (not registered, not reserved by a
+//! force-aborted attempt still running); the registered-task limit has room (reaping
+//! attempts count). A static batch is all-or-nothing. A refused request's watcher resolves
+//! `Rejected` and its user values are dropped under the panic guard.
 
 use std::sync::Arc;
 
@@ -38,6 +38,10 @@ const NOT_AN_ACTOR_TASK: &str =
 const ZERO_STALL_TIMEOUT: &str =
     "stall timeout must be greater than zero (a zero watchdog stalls every attempt at once)";
 
+/// Reason text of a zero restart intensity period (Erlang/OTP requires `Period > 0`).
+const ZERO_INTENSITY_PERIOD: &str =
+    "restart intensity period must be greater than zero (Erlang/OTP requires Period > 0)";
+
 /// Why a spec cannot be admitted as given: the rejection kind for its watcher and event,
 /// the reason text, and the caller's error.
 fn spec_refusal(
@@ -45,22 +49,26 @@ fn spec_refusal(
     spec: &TaskSpec,
     resolved: &Resolved,
 ) -> Option<(RejectionKind, Arc<str>, RuntimeError)> {
-    if resolved.stall_timeout == Some(std::time::Duration::ZERO) {
-        let reason: Arc<str> = ZERO_STALL_TIMEOUT.into();
+    let invalid = |text: &str| {
+        let reason: Arc<str> = text.into();
         let error = RuntimeError::InvalidTaskSpec {
             name: spec.name_arc().clone(),
             reason: reason.clone(),
         };
-        return Some((RejectionKind::AdmissionFailed, reason, error));
+        Some((RejectionKind::AdmissionFailed, reason, error))
+    };
+    if resolved.stall_timeout == Some(std::time::Duration::ZERO) {
+        return invalid(ZERO_STALL_TIMEOUT);
+    }
+    if spec
+        .restart_intensity()
+        .is_some_and(|(_, period)| period.is_zero())
+    {
+        return invalid(ZERO_INTENSITY_PERIOD);
     }
     let actor_name = spec.actor_name_arc()?;
     if !spec.hosts_actor() {
-        let reason: Arc<str> = NOT_AN_ACTOR_TASK.into();
-        let error = RuntimeError::InvalidTaskSpec {
-            name: spec.name_arc().clone(),
-            reason: reason.clone(),
-        };
-        return Some((RejectionKind::AdmissionFailed, reason, error));
+        return invalid(NOT_AN_ACTOR_TASK);
     }
     let taken =
         state.actor_name_taken(actor_name) || ractor::registry::where_is(actor_name).is_some();

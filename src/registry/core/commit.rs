@@ -143,7 +143,7 @@ impl Core {
             // `AllSignificant`, the last significant task still active ending by itself does.
             self.significant_ended += 1;
             if !on_request {
-                self.check_auto_shutdown();
+                self.check_auto_shutdown(&name);
             }
         }
         // The entry may hold the last reference to the user's task object.
@@ -158,14 +158,17 @@ impl Core {
         self.after_membership_change(shell);
     }
 
-    /// Fires the auto-shutdown signal once its rule holds (never during a shutdown).
-    fn check_auto_shutdown(&mut self) {
+    /// Fires the auto-shutdown signal once its rule holds (never during a shutdown), with
+    /// a reason naming the rule and `task`, the significant task whose end fired it, so
+    /// that its `ShutdownRequested` tells it from a shutdown asked for by a caller.
+    fn check_auto_shutdown(&mut self, task: &str) {
         let rule = self.settings.auto_shutdown;
         if !self.closed
             && rule.triggered(self.significant_ended, self.significant_admitted)
             && let Some(signal) = self.settings.auto_signal.take()
         {
-            let _ = signal.send(());
+            let reason = format!("auto shutdown ({}): task {task} ended", rule.as_label());
+            let _ = signal.send(reason.into());
         }
     }
 

@@ -11,14 +11,17 @@
 //! and the group events itself. The decision is the group machine's (`super::group`).
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use super::attempts::step;
 use super::removal::{claim_with_grace, shutdown_claim};
 use super::{Core, Timer};
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
-use crate::registry::group::{Effect, GroupMachine};
-use crate::registry::lifecycle::Input;
+use crate::registry::group::{Effect, GroupMachine, Status};
+use crate::registry::lifecycle::{Input, Life};
 use crate::registry::shell::Shell;
 
 /// One group with at least one member registered.
@@ -30,6 +33,10 @@ pub(super) struct GroupRecord {
     members: Vec<TaskId>,
     /// The pending restart delay, if any.
     timer: Option<Timer>,
+    /// When the delayed restart of that timer is due, with the timer's epoch: read by
+    /// queries (`TaskInfo::next_run_in` of the members it holds), valid only while the
+    /// machine still waits for that epoch. Kept here, once per group, not per member.
+    restart_due: Option<(u64, Instant)>,
 }
 
 impl GroupRecord {
@@ -47,6 +54,7 @@ impl GroupRecord {
             machine: GroupMachine::new(strategy, restartable, intensity),
             members,
             timer: None,
+            restart_due: None,
         }
     }
 
@@ -116,12 +124,12 @@ async fn apply(state: &mut Core, shell: &mut impl Shell, key: u64, effect: Effec
         Effect::EndCanceled { member } => (member, Input::GroupEndCanceled),
         Effect::Wait { delay, epoch } => {
             let timer = Timer::GroupRestart { group: key, epoch };
-            if let Some(old) = state
-                .groups
-                .get_mut(&key)
-                .and_then(|r| r.timer.replace(timer.clone()))
-            {
-                shell.cancel(&old);
+            let due = state.now.checked_add(delay).map(|due| (epoch, due));
+            if let Some(record) = state.groups.get_mut(&key) {
+                record.restart_due = due;
+                if let Some(old) = record.timer.replace(timer.clone()) {
+                    shell.cancel(&old);
+                }
             }
             shell.schedule(timer, delay);
             return;
@@ -140,6 +148,22 @@ async fn apply(state: &mut Core, shell: &mut impl Shell, key: u64, effect: Effec
     };
     if let Some(id) = member(state, key, index) {
         step(state, shell, id, input).await;
+    }
+}
+
+impl Core {
+    /// Time from `now` until the group restart that holds `life` stopped starts it again:
+    /// `Some` only while its group waits out the restart delay with this member stopped in
+    /// the restart set (zero once due but the timer not handled yet); `None` while the
+    /// group is still stopping members (no restart time is set yet) and for any other
+    /// registration.
+    pub(super) fn group_restart_in(&self, life: &Life, now: Instant) -> Option<Duration> {
+        let (key, index) = life.held_by_group()?;
+        let record = self.groups.get(&key)?;
+        let (epoch, due) = record.restart_due?;
+        let waiting =
+            record.machine.waiting() == Some(epoch) && record.machine.status(index) == Status::Down;
+        waiting.then(|| due.saturating_duration_since(now))
     }
 }
 

@@ -113,8 +113,10 @@ pub(crate) struct RegistrySettings {
     pub(crate) meltdown: Option<oneshot::Sender<()>>,
     /// When the end of significant tasks shuts the supervisor down.
     pub(crate) auto_shutdown: crate::policy::AutoShutdown,
-    /// Fired once when `auto_shutdown` triggers; the runtime then shuts down gracefully.
-    pub(crate) auto_signal: Option<oneshot::Sender<()>>,
+    /// Fired once when `auto_shutdown` triggers, with the reason its `ShutdownRequested`
+    /// carries (the rule and the task whose end fired it); the runtime then shuts down
+    /// gracefully.
+    pub(crate) auto_signal: Option<oneshot::Sender<Arc<str>>>,
     /// Metrics of the supervisor (feature `metrics`; empty without).
     pub(crate) observer: crate::observe::Observer,
 }

@@ -83,7 +83,11 @@ impl Core {
             restarts,
             last_failure,
             group: entry.shared.group.clone(),
-            next_run_in: entry.life.next_run_in(now),
+            // Its own delay, else (a member stopped by its group) its group's restart delay.
+            next_run_in: entry
+                .life
+                .next_run_in(now)
+                .or_else(|| self.group_restart_in(&entry.life, now)),
         })
     }
 }

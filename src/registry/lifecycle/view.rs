@@ -25,8 +25,19 @@ impl Life {
         }
     }
 
+    /// The group key and member index while its group holds it stopped for a restart
+    /// (stopped, not claimed, not being stopped): when it starts again is the group's
+    /// decision (`Core::group_restart_in`).
+    pub(crate) fn held_by_group(&self) -> Option<(u64, usize)> {
+        let member = self.member.as_ref()?;
+        (self.phase == Phase::Held && !self.claimed && !member.stopping)
+            .then_some((member.group, member.index))
+    }
+
     /// Time from `now` until the next attempt is due: `Some` only in `Backoff` and
-    /// `Scheduled` (zero once the delay has elapsed and its timer is not handled yet).
+    /// `Scheduled` (zero once the delay has elapsed and its timer is not handled yet). A
+    /// member held for a group restart has no delay of its own: its group's record knows
+    /// when the restart is due (`Core::group_restart_in`).
     pub(crate) fn next_run_in(&self, now: Instant) -> Option<Duration> {
         match self.task_state(false) {
             TaskState::Backoff | TaskState::Scheduled => {
