@@ -229,21 +229,9 @@ impl TaskSpec {
     /// any sliding window of `period` ends the task `Failed` with a reason naming the
     /// intensity, instead of restarting it again (Erlang/OTP supervisor flags `intensity`
     /// and `period`, applied to one child). Successful `Always` repeats do not count. The
-    /// retry limit (`max_retries`) still applies too. A non-zero `period` is clamped to at
-    /// least 1 ms and at most 30 years.
-    ///
-    /// # Errors (at admission, from `add` and the other add forms)
-    /// [`RuntimeError::InvalidTaskSpec`](crate::RuntimeError::InvalidTaskSpec) when
-    /// `period` is zero: Erlang/OTP requires `Period > 0` (stdlib `supervisor` manual,
-    /// "Supervisor flags"), and a zero window would hold only the restart being decided.
+    /// retry limit (`max_retries`) still applies too. `period` is clamped to at least 1 ms.
     pub fn with_restart_intensity(mut self, max_restarts: u32, period: Duration) -> Self {
-        // Zero is kept as given so that admission can refuse it.
-        let period = if period.is_zero() {
-            period
-        } else {
-            clamp(period).max(Duration::from_millis(1))
-        };
-        self.restart_intensity = Some((max_restarts, period));
+        self.restart_intensity = Some((max_restarts, clamp(period).max(Duration::from_millis(1))));
         self
     }
 

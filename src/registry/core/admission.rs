@@ -1,7 +1,7 @@
 //! Admission (docs/semantics.md#admission): what decides whether a registration is accepted.
 //!
 //! In order: the registry is open; the spec is admissible as given (no zero stall timeout,
-//! no zero restart intensity period, a ractor name only for tasks that host an actor, and
+//! a ractor name only for tasks that host an actor, and
 //! free in the process); the task name is free (not registered, not reserved by a
 //! force-aborted attempt still running); the registered-task limit has room (reaping
 //! attempts count). A static batch is all-or-nothing. A refused request's watcher resolves
@@ -38,10 +38,6 @@ const NOT_AN_ACTOR_TASK: &str =
 const ZERO_STALL_TIMEOUT: &str =
     "stall timeout must be greater than zero (a zero watchdog stalls every attempt at once)";
 
-/// Reason text of a zero restart intensity period (Erlang/OTP requires `Period > 0`).
-const ZERO_INTENSITY_PERIOD: &str =
-    "restart intensity period must be greater than zero (Erlang/OTP requires Period > 0)";
-
 /// Why a spec cannot be admitted as given: the rejection kind for its watcher and event,
 /// the reason text, and the caller's error.
 fn spec_refusal(
@@ -59,12 +55,6 @@ fn spec_refusal(
     };
     if resolved.stall_timeout == Some(std::time::Duration::ZERO) {
         return invalid(ZERO_STALL_TIMEOUT);
-    }
-    if spec
-        .restart_intensity()
-        .is_some_and(|(_, period)| period.is_zero())
-    {
-        return invalid(ZERO_INTENSITY_PERIOD);
     }
     let actor_name = spec.actor_name_arc()?;
     if !spec.hosts_actor() {
