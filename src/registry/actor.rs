@@ -1,15 +1,13 @@
 //! The registry actor: the single owner of membership.
 //!
 //! Owns: every registration (id → entry, name → id) and the terminal commit (see
-//! [`super::state`] for the invariants); each registration's decisions are its life-cycle
+//! [`super::core`] for the invariants); each registration's decisions are its life-cycle
 //! machine's ([`super::lifecycle`]). Supervises one task
 //! actor per attempt (`spawn_linked` under itself). This file routes messages; the rules
-//! live beside it: [`super::admission`], [`super::attempts`], [`super::removal`],
-//! [`super::requests`].
+//! live in the core ([`super::core`]).
 //!
-//! Takes: [`RegistryMessage`] — queries from anyone, commands from the handle, its own
-//! timer messages (`Restart`, `ForceAbort`, `ShutdownDeadline`), and the supervision events of
-//! its task actors.
+//! Takes: [`RegistryMessage`] — queries and commands from anyone, the handle's commands,
+//! its own timer messages, and the supervision events of its task actors.
 //!
 //! Sends: the watched outcome on each registration's one-shot channel; lifecycle events to
 //! the relay; `kill()` to attempts whose grace expired.
@@ -28,8 +26,10 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::time::Instant;
 
 use super::RegistrySettings;
-use super::core::{Core, Exit, Input, Request};
-use super::messages::{Command, CommandKind, RegistryMessage};
+use super::core::{Core, Exit, Input};
+use super::messages::{
+    Change, ChangeOp, ChangeReply, Command, CommandKind, Intake, RegistryMessage,
+};
 use super::query::{Answer, Pick, Query};
 use super::shell::Resources;
 use crate::panic_guard::{dispose, panic_message};
@@ -167,7 +167,17 @@ pub(crate) struct RegistryState {
 /// `message` into the core's input.
 fn input(state: &mut RegistryState, message: RegistryMessage) -> Option<Input> {
     let core = &state.core;
-    let request = |request| Some(Input::Request(request));
+    let command = |command| Some(Input::Command(command));
+    // A message meets the command bound in the core, without waiting.
+    let change = |target, op, reply| {
+        command(CommandKind::Change(Change {
+            target,
+            op,
+            intake: Intake::Check,
+            announced: false,
+            reply: ChangeReply::Done(reply),
+        }))
+    };
     match message {
         RegistryMessage::Ask(query, reply) => answer(core, query, reply),
         RegistryMessage::List(reply) => answer(core, Query::List, reply),
@@ -176,19 +186,13 @@ fn input(state: &mut RegistryState, message: RegistryMessage) -> Option<Input> {
         RegistryMessage::IsAlive(name, reply) => answer(core, Query::IsAlive(name), reply),
         RegistryMessage::TaskInfo(target, reply) => answer(core, Query::TaskInfo(target), reply),
         RegistryMessage::ActorOf(target, reply) => answer(core, Query::ActorOf(target), reply),
-        RegistryMessage::Add(spec, reply) => request(Request::Add(Box::new(spec), reply)),
-        RegistryMessage::Remove(target, reply) => request(Request::Remove(target, reply)),
-        RegistryMessage::Cancel(target, reply) => request(Request::Cancel(target, reply)),
-        RegistryMessage::Pause(target, reply) => request(Request::Pause {
-            target,
-            resume: false,
-            reply,
-        }),
-        RegistryMessage::Resume(target, reply) => request(Request::Pause {
-            target,
-            resume: true,
-            reply,
-        }),
+        RegistryMessage::Add(spec, reply) => {
+            command(CommandKind::AddByMessage(Box::new(spec), reply))
+        }
+        RegistryMessage::Remove(target, reply) => change(target, ChangeOp::Remove, reply),
+        RegistryMessage::Cancel(target, reply) => change(target, ChangeOp::Cancel, reply),
+        RegistryMessage::Pause(target, reply) => change(target, ChangeOp::Pause, reply),
+        RegistryMessage::Resume(target, reply) => change(target, ChangeOp::Resume, reply),
         RegistryMessage::Command(Command(command)) => {
             if let CommandKind::Timer(timer) = &command {
                 state.resources.fired(timer);

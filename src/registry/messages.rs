@@ -99,10 +99,15 @@ pub enum RegistryMessage {
 pub struct Command(pub(crate) CommandKind);
 
 pub(crate) enum CommandKind {
+    /// The handle's add: the request passed its intake (command permit, ownership unit)
+    /// there.
     Add(Box<AddRequest>, RpcReplyPort<Result<(), RuntimeError>>),
+    /// `RegistryMessage::Add`: the core checks its intake without waiting, then admits it.
+    AddByMessage(Box<TaskSpec>, RpcReplyPort<Result<TaskId, RuntimeError>>),
     AddBatch(Vec<AddRequest>, RpcReplyPort<Result<(), RuntimeError>>),
-    Remove(TaskTarget, RpcReplyPort<bool>),
-    Cancel(TaskTarget, RpcReplyPort<CancelTicket>),
+    /// A remove, cancel, pause or resume of one registered task, from the handle or a
+    /// message (`registry/core/change.rs`).
+    Change(Change),
     /// Adds a watcher to a registered task: the reply is its id, or `None` when the target
     /// is not registered.
     Watch(TaskTarget, OutcomePromise, RpcReplyPort<Option<TaskId>>),
@@ -123,14 +128,54 @@ pub(crate) enum CommandKind {
     AddGroup(Box<GroupRequest>, RpcReplyPort<Result<(), RuntimeError>>),
     /// Force-abort everything still registered now (second signal, owner drop fallback).
     ForceAbortAll,
-    /// `handle.pause` (`resume` false) and `handle.resume` (`registry/core/pause.rs`).
-    Pause {
-        target: TaskTarget,
-        resume: bool,
-        reply: RpcReplyPort<Result<bool, RuntimeError>>,
-    },
     /// A timer the registry set ran out (`super::shell::Shell::schedule`).
     Timer(Timer),
+}
+
+/// A change asked of one registered task: one type for the handle's operations and the
+/// `Remove`, `Cancel`, `Pause` and `Resume` messages; they differ only in how they met the
+/// command bound, who announced the removal, and how the reply is given.
+pub(crate) struct Change {
+    pub(crate) target: TaskTarget,
+    pub(crate) op: ChangeOp,
+    pub(crate) intake: Intake,
+    /// The sender published `TaskRemoveRequested` itself: the handle's by-id remove is
+    /// announced before it is sent, even for an unknown id (docs/semantics.md#removal).
+    pub(crate) announced: bool,
+    pub(crate) reply: ChangeReply,
+}
+
+/// What a [`Change`] asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChangeOp {
+    /// Claim it; the reply comes before its cleanup (docs/semantics.md#removal).
+    Remove,
+    /// Claim it (or join its removal); done once its terminal outcome is committed.
+    Cancel,
+    /// No new attempt starts until `Resume` (docs/semantics.md#pause).
+    Pause,
+    Resume,
+}
+
+/// How a command met the in-flight bound `registry_queue_capacity`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Intake {
+    /// The handle waited for a command permit (or failed fast) and holds it until the
+    /// reply.
+    Held,
+    /// A message is already in the mailbox: the core checks, without waiting, that the
+    /// registry is open and a permit is free (`ShuttingDown`, `CommandQueueFull`).
+    Check,
+}
+
+/// How a [`Change`] is answered.
+pub(crate) enum ChangeReply {
+    /// The result: `Ok(true)` when this command made the change. A cancel's comes once
+    /// the terminal outcome is committed.
+    Done(RpcReplyPort<Result<bool, RuntimeError>>),
+    /// The handle's: a [`ChangeTicket`] right after the change; for a cancel the handle
+    /// waits for the commit itself, so its `termination_timeout` bounds only that wait.
+    Ticket(RpcReplyPort<Result<ChangeTicket, RuntimeError>>),
 }
 
 /// A timer of the registry: what it is for, and which registration, attempt or group it
@@ -205,12 +250,14 @@ pub(crate) struct GroupRequest {
     pub(crate) members: Vec<AddRequest>,
 }
 
-/// The registry's answer to a cancel: whether this call made the claim, and a channel that
-/// closes when the registration's terminal outcome has been committed.
-pub(crate) struct CancelTicket {
+/// The registry's answer to a handle's [`Change`]: whether this command made the change
+/// and, for a cancel of a registration still stopping, a channel that gets a value at its
+/// terminal commit (and closes without one if the registry goes away first).
+pub(crate) struct ChangeTicket {
+    /// The registration waited for (`Some` exactly when `committed` is).
     pub(crate) id: Option<TaskId>,
-    pub(crate) claimed: bool,
-    pub(crate) done: Option<oneshot::Receiver<()>>,
+    pub(crate) changed: bool,
+    pub(crate) committed: Option<oneshot::Receiver<()>>,
 }
 
 /// Where one registration is in its life, as [`TaskInfo::state`] reports it.

@@ -4,8 +4,8 @@
 //! - `actor`: the actor: turns messages and supervision events into the core's inputs and
 //!   answers the read-only queries.
 //! - `core`: the registry core, every index and registration, changed only by
-//!   `Core::step` (admission, attempts, removal and shutdown, groups, pause, requests by
-//!   message, the terminal commit, the queries).
+//!   `Core::step` (admission, attempts, removal and shutdown, groups, remove, cancel,
+//!   pause and resume, commands by message, the terminal commit, the queries).
 //! - `shell`: what the core asks of the actor system (spawn, kill, timers), and the cells
 //!   and timer handles that carries out.
 //! - `lifecycle`: one registration's life cycle (phase, claim, pause, restart decision,
@@ -35,7 +35,10 @@ mod shell;
 pub(crate) use actor::RegistryActor;
 pub(crate) use core::RegistrySettings;
 pub(crate) use life::{LifeGuard, RegistryLife};
-pub(crate) use messages::{AddRequest, CancelTicket, Command, CommandKind, GroupRequest};
+pub(crate) use messages::{
+    AddRequest, Change, ChangeOp, ChangeReply, ChangeTicket, Command, CommandKind, GroupRequest,
+    Intake,
+};
 pub use messages::{RegistryMessage, TaskInfo, TaskState};
 #[cfg(feature = "controller")]
 pub(crate) use messages::{ReleaseHook, Stage};

@@ -3,9 +3,11 @@
 //! itself, and the `TaskAddRequested` announcement of an add (docs/semantics.md#admission).
 //!
 //! Below the operations (`operations.rs`, `groups.rs`, `pause.rs`), so each imports it and
-//! none imports another for it.
+//! none imports another for it. [`change`] is the one path of remove, cancel, pause and
+//! resume.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ractor::rpc::CallResult;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -13,9 +15,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::runtime::Runtime;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
-use crate::identity::TaskId;
+use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::{OutcomePromise, TaskWaiter};
-use crate::registry::CommandKind;
+use crate::registry::{Change, ChangeOp, ChangeReply, ChangeTicket, CommandKind, Intake};
 use crate::task::TaskSpec;
 
 /// Acquires one permit of `semaphore`, waiting (racing shutdown) or failing fast.
@@ -92,4 +94,72 @@ pub(super) async fn call_registry<T: Send + 'static>(
         Ok(CallResult::Success(value)) => Ok(value),
         _ => Err(RuntimeError::ShuttingDown),
     }
+}
+
+/// One change of a registered task ([`Change`]) through the handle: `Ok(true)` when this
+/// call made it (docs/semantics.md#removal, docs/semantics.md#pause).
+///
+/// Closed admission gives [`RuntimeError::ShuttingDown`] before anything is sent; the
+/// command permit is waited for, or [`RuntimeError::CommandQueueFull`] with `fail_fast`.
+/// With a controller installed, a by-id remove or cancel first asks the controller:
+/// queued or capacity-waiting work with that id is removed there (`true`, nothing to wait
+/// for; docs/semantics.md#slots), and the identity permit it takes is held to the end. A
+/// by-id remove is announced (`TaskRemoveRequested`) once the command permit is held, even
+/// for an unknown id; every other change is announced by the registry when it finds its
+/// target. A cancel then waits for the terminal commit, at most `termination_timeout`
+/// ([`RuntimeError::TaskTerminationTimeout`]; the removal goes on).
+pub(super) async fn change(
+    runtime: &Runtime,
+    target: TaskTarget,
+    op: ChangeOp,
+    fail_fast: bool,
+    termination_timeout: Option<Duration>,
+) -> Result<bool, RuntimeError> {
+    if runtime.admission_closed() {
+        return Err(RuntimeError::ShuttingDown);
+    }
+    #[cfg(feature = "controller")]
+    let _identity = if matches!(op, ChangeOp::Remove | ChangeOp::Cancel) {
+        let cancel = op == ChangeOp::Cancel;
+        match super::submit::route_identity(runtime, &target, cancel, fail_fast).await? {
+            super::submit::Routed::Removed => return Ok(true),
+            super::submit::Routed::Forward(permit) => permit,
+        }
+    } else {
+        None
+    };
+    let announced = match (&target, op) {
+        (TaskTarget::Id(id), ChangeOp::Remove) => Some(*id),
+        _ => None,
+    };
+    let announce = || {
+        if let Some(id) = announced {
+            runtime
+                .shared()
+                .events()
+                .publish(|| Event::new(EventKind::TaskRemoveRequested).with_id(id));
+        }
+    };
+    let command = |port| {
+        CommandKind::Change(Change {
+            target,
+            op,
+            intake: Intake::Held,
+            announced: announced.is_some(),
+            reply: ChangeReply::Ticket(port),
+        })
+    };
+    let ticket: ChangeTicket = call_registry(runtime, fail_fast, announce, command).await??;
+    if let (Some(committed), Some(id)) = (ticket.committed, ticket.id) {
+        // The registry signals the terminal commit with a value; a channel that only
+        // closes means the registry went away before committing.
+        let committed = match termination_timeout {
+            None => committed.await,
+            Some(timeout) => tokio::time::timeout(timeout, committed)
+                .await
+                .map_err(|_| RuntimeError::TaskTerminationTimeout { id, timeout })?,
+        };
+        committed.map_err(|_| RuntimeError::ShuttingDown)?;
+    }
+    Ok(ticket.changed)
 }

@@ -12,18 +12,14 @@ use std::time::Duration;
 
 use ractor::rpc::CallResult;
 
-use super::commands::{acquire, call_registry, command_permit, requested};
+use super::commands::{acquire, change, command_permit, requested};
 use super::owner::Owned;
-// Named only by the builders' doc links.
-#[cfg(feature = "controller")]
-use super::submit;
 #[cfg(doc)]
 use crate::SupervisorHandle;
 use crate::error::RuntimeError;
-use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
-use crate::registry::{AddRequest, CancelTicket, CommandKind};
+use crate::registry::{AddRequest, ChangeOp, CommandKind};
 use crate::task::TaskSpec;
 
 /// A boxed `Send + 'static` future, the `IntoFuture` type of every builder here.
@@ -214,35 +210,7 @@ impl RemoveOperation {
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<bool, RuntimeError> {
         let runtime = self.owned.runtime();
-        if runtime.admission_closed() {
-            return Err(RuntimeError::ShuttingDown);
-        }
-        // With a controller, by-id targets may be queued controller work (docs/semantics.md#slots).
-        #[cfg(feature = "controller")]
-        let _identity =
-            match submit::route_identity(runtime, &self.target, false, self.fail_fast).await? {
-                submit::Routed::Removed => return Ok(true),
-                submit::Routed::Forward(permit) => permit,
-            };
-        let target = self.target;
-        let id = match &target {
-            TaskTarget::Id(id) => Some(*id),
-            TaskTarget::Name(_) => None,
-        };
-        let announce = || {
-            if let Some(id) = id {
-                // Published before the command is committed, even for unknown ids
-                // (docs/semantics.md#removal).
-                runtime
-                    .shared()
-                    .events()
-                    .publish(|| Event::new(EventKind::TaskRemoveRequested).with_id(id));
-            }
-        };
-        call_registry(runtime, self.fail_fast, announce, |port| {
-            CommandKind::Remove(target, port)
-        })
-        .await
+        change(runtime, self.target, ChangeOp::Remove, self.fail_fast, None).await
     }
 }
 
@@ -311,40 +279,15 @@ impl CancelOperation {
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<bool, RuntimeError> {
         let runtime = self.owned.runtime();
-        if runtime.admission_closed() {
-            return Err(RuntimeError::ShuttingDown);
-        }
-        // With a controller, by-id targets may be queued controller work: removed at once,
-        // no termination wait (docs/semantics.md#slots).
-        #[cfg(feature = "controller")]
-        let _identity =
-            match submit::route_identity(runtime, &self.target, true, self.fail_fast).await? {
-                submit::Routed::Removed => return Ok(true),
-                submit::Routed::Forward(permit) => permit,
-            };
-        let target = self.target;
-        let ticket: CancelTicket = call_registry(
+        let timeout = self.termination_timeout;
+        change(
             runtime,
+            self.target,
+            ChangeOp::Cancel,
             self.fail_fast,
-            || {},
-            |port| CommandKind::Cancel(target, port),
+            timeout,
         )
-        .await?;
-        if let (Some(done), Some(id)) = (ticket.done, ticket.id) {
-            // The registry signals the terminal commit with a value; a channel that only
-            // closes means the registry went away before committing.
-            let committed = match self.termination_timeout {
-                None => done.await,
-                Some(timeout) => match tokio::time::timeout(timeout, done).await {
-                    Ok(committed) => committed,
-                    Err(_) => return Err(RuntimeError::TaskTerminationTimeout { id, timeout }),
-                },
-            };
-            if committed.is_err() {
-                return Err(RuntimeError::ShuttingDown);
-            }
-        }
-        Ok(ticket.claimed)
+        .await
     }
 }
 

@@ -11,7 +11,7 @@ use std::future::IntoFuture;
 #[cfg(feature = "controller")]
 use std::sync::Arc;
 
-use super::commands::call_registry;
+use super::commands::change;
 use super::operations::OperationFuture;
 use super::owner::Owned;
 #[cfg(feature = "controller")]
@@ -22,7 +22,7 @@ use crate::controller::SlotAction;
 use crate::error::ControllerError;
 use crate::error::RuntimeError;
 use crate::identity::TaskTarget;
-use crate::registry::CommandKind;
+use crate::registry::ChangeOp;
 // Named only by the builder's doc links.
 #[cfg(doc)]
 use crate::SupervisorHandle;
@@ -97,23 +97,12 @@ impl PauseOperation {
     /// # Errors
     /// See [`SupervisorHandle::pause`].
     pub async fn execute(self) -> Result<bool, RuntimeError> {
-        let runtime = self.owned.runtime();
-        if runtime.admission_closed() {
-            return Err(RuntimeError::ShuttingDown);
-        }
-        let target = self.target;
-        let resume = self.resume;
-        call_registry(
-            runtime,
-            self.fail_fast,
-            || {},
-            |reply| CommandKind::Pause {
-                target,
-                resume,
-                reply,
-            },
-        )
-        .await?
+        let op = if self.resume {
+            ChangeOp::Resume
+        } else {
+            ChangeOp::Pause
+        };
+        change(self.owned.runtime(), self.target, op, self.fail_fast, None).await
     }
 }
 

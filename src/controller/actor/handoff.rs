@@ -12,7 +12,8 @@ use crate::error::RuntimeError;
 use crate::events::RejectionKind;
 use crate::identity::TaskId;
 use crate::registry::{
-    AddRequest, Command, CommandKind as RegistryCommand, RegistryMessage, ReleaseHook, Stage,
+    AddRequest, Change, ChangeOp, ChangeReply, Command, CommandKind as RegistryCommand, Intake,
+    RegistryMessage, ReleaseHook, Stage,
 };
 
 impl ControllerState {
@@ -151,7 +152,14 @@ impl ControllerState {
     /// (docs/semantics.md#slots).
     pub(super) fn remove_owner(&self, id: TaskId) {
         let (tx, _ignored) = oneshot::channel();
-        let remove = RegistryCommand::Remove(id.into(), RpcReplyPort::from(tx));
+        let remove = RegistryCommand::Change(Change {
+            target: id.into(),
+            op: ChangeOp::Remove,
+            intake: Intake::Held,
+            // The controller's own retirement, not a request: no `TaskRemoveRequested`.
+            announced: true,
+            reply: ChangeReply::Done(RpcReplyPort::from(tx)),
+        });
         let _ = self.registry.cast(remove.into());
     }
 }

@@ -1,18 +1,16 @@
-//! The commands of the handle and the controller, and the registry's own timers: which
-//! decision each one reaches.
+//! The commands of the handle, the controller and other actors' messages, and the
+//! registry's own timers: which decision each one reaches.
 
 use ractor::RpcReplyPort;
-use tokio::sync::oneshot;
 
 use super::admission::{Admission, admit};
 use super::attempts::step;
-use super::removal::{begin_shutdown, claim_with_grace, shutdown_deadline_passed};
-use super::requests::announce;
-use super::{CancelWaiter, Core, pause};
+use super::removal::{begin_shutdown, shutdown_deadline_passed};
+use super::{Core, change, intake};
 use crate::error::RuntimeError;
-use crate::identity::{TaskId, TaskTarget};
+use crate::identity::TaskId;
 use crate::registry::lifecycle::Input;
-use crate::registry::messages::{CancelTicket, CommandKind, Timer};
+use crate::registry::messages::{CommandKind, Timer};
 use crate::registry::shell::Shell;
 
 impl Core {
@@ -33,43 +31,8 @@ impl Core {
                 let result = admit(state, Admission::Group(request));
                 start(state, shell, result, reply).await;
             }
-            CommandKind::Remove(target, reply) => {
-                let claimed = match state.lookup(&target) {
-                    None => false,
-                    Some(id) => {
-                        // A by-id remove was announced by the handle before it was sent
-                        // (docs/semantics.md#admission).
-                        if let TaskTarget::Name(_) = &target {
-                            announce(state, id, &target, false);
-                        }
-                        claim_with_grace(state, shell, id, None).await
-                    }
-                };
-                let _ = reply.send(claimed);
-            }
-            CommandKind::Cancel(target, reply) => {
-                let ticket = match state.lookup(&target) {
-                    None => CancelTicket {
-                        id: None,
-                        claimed: false,
-                        done: None,
-                    },
-                    Some(id) => {
-                        announce(state, id, &target, true);
-                        let (tx, rx) = oneshot::channel();
-                        if let Some(entry) = state.entry_mut(id) {
-                            entry.add_cancel_waiter(CancelWaiter::Handle(tx));
-                        }
-                        let claimed = claim_with_grace(state, shell, id, None).await;
-                        CancelTicket {
-                            id: Some(id),
-                            claimed,
-                            done: Some(rx),
-                        }
-                    }
-                };
-                let _ = reply.send(ticket);
-            }
+            CommandKind::AddByMessage(spec, reply) => intake::add(state, shell, *spec, reply).await,
+            CommandKind::Change(change) => change::apply(state, shell, change).await,
             CommandKind::Watch(target, watcher, reply) => {
                 let id = state.lookup(&target);
                 match id.and_then(|id| state.entry_mut(id)) {
@@ -91,13 +54,6 @@ impl Core {
                     step(state, shell, id, Input::Claim { timer: None }).await;
                     step(state, shell, id, Input::ForceAbort).await;
                 }
-            }
-            CommandKind::Pause {
-                target,
-                resume,
-                reply,
-            } => {
-                let _ = reply.send(pause::set(state, shell, &target, resume).await);
             }
             CommandKind::Timer(timer) => state.timer(shell, timer).await,
         }

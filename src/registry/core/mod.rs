@@ -20,8 +20,8 @@
 //! Submodules, one decision each: `admission` (which registrations are accepted),
 //! `attempts` (stepping a registration's machine and carrying out its effects), `removal`
 //! (claims, stop windows, the shutdown wait), `groups` (carrying out the group machines'
-//! effects), `pause`, `requests` (commands sent as messages, with the intake
-//! bound), `commit` (the terminal commit: the one place an outcome is delivered),
+//! effects), `change` (remove, cancel, pause and resume of one task), `intake` (the
+//! checks of commands sent as messages), `commit` (the terminal commit: the one place an outcome is delivered),
 //! `queries` (the read-only views).
 //!
 //! Invariants:
@@ -62,20 +62,19 @@ use crate::task::{Resolved, TaskDefaults};
 
 mod admission;
 mod attempts;
+mod change;
 mod commands;
 mod commit;
 mod entry;
 mod groups;
-mod pause;
+mod intake;
 mod queries;
 mod removal;
-mod requests;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use super::messages::Stage;
 use entry::{CancelWaiter, Entry, Reaping, Waiters};
-pub(crate) use requests::Request;
 
 /// A map keyed by the runtime's own ids ([`TaskId`], [`ActorId`]: counters, never user
 /// input), hashed with `foldhash` rather than SipHash: these are looked up several times
@@ -173,10 +172,9 @@ pub(crate) struct Core {
 
 /// What happened, as the core takes it.
 pub(crate) enum Input {
-    /// A command of the handle or the controller, or one of the registry's own timers.
+    /// A command of the handle, the controller or another actor's message, or one of the
+    /// registry's own timers.
     Command(CommandKind),
-    /// A command sent as a message by another actor, checked against the intake bound.
-    Request(Request),
     /// Attempt actor `actor` exited, as its supervision event reports it.
     Exited { actor: ActorId, exit: Exit },
 }
@@ -221,7 +219,6 @@ impl Core {
         self.now = now;
         match input {
             Input::Command(command) => self.command(shell, command).await,
-            Input::Request(request) => requests::handle(self, shell, request).await,
             Input::Exited { actor, exit } => {
                 if !self.reaped(shell, actor) {
                     attempts::on_exit(self, shell, actor, exit).await;

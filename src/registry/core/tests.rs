@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{Core, Exit, Input, RegistrySettings, Request, Stage};
+use super::{Core, Exit, Input, RegistrySettings, Stage};
 use crate::attempt::{AttemptArgs, AttemptVerdict};
 use crate::events::EventSink;
 use crate::group::GroupStrategy;
@@ -33,7 +33,9 @@ use crate::outcome::{OutcomePromise, TaskOutcome};
 use crate::policy::AutoShutdown;
 use crate::registry::life::{LifeGuard, RegistryLife};
 use crate::registry::lifecycle::Ended;
-use crate::registry::messages::{AddRequest, CommandKind, GroupRequest, Timer};
+use crate::registry::messages::{
+    AddRequest, Change, ChangeOp, ChangeReply, CommandKind, GroupRequest, Intake, Timer,
+};
 use crate::registry::shell::{AttemptRef, Shell};
 use crate::task::{TaskDefaults, TaskError, TaskFn, TaskRef, TaskSpec};
 
@@ -222,6 +224,22 @@ impl Harness {
     }
 
     /// A reply port whose answer is awaited at the end (its value is not checked here).
+    /// A change of task `n`: from the handle (`Held`, a ticket) or a message (`Check`).
+    async fn change(&mut self, n: u8, op: ChangeOp, intake: Intake) {
+        let reply = match intake {
+            Intake::Held => ChangeReply::Ticket(self.port()),
+            Intake::Check => ChangeReply::Done(self.port()),
+        };
+        let change = Change {
+            target: TaskTarget::Name(name(n).into()),
+            op,
+            intake,
+            announced: false,
+            reply,
+        };
+        self.command(CommandKind::Change(change)).await;
+    }
+
     fn port<T: Send + 'static>(&mut self) -> ractor::RpcReplyPort<T> {
         let (tx, rx) = oneshot::channel::<T>();
         let (done_tx, done_rx) = oneshot::channel();
@@ -235,7 +253,6 @@ impl Harness {
     }
 
     async fn apply(&mut self, op: Op) {
-        let target = |n: u8| TaskTarget::Name(name(n).into());
         match op {
             Op::Add {
                 name: n,
@@ -286,42 +303,23 @@ impl Harness {
                 self.command(CommandKind::AddGroup(Box::new(request), port))
                     .await;
             }
-            Op::Remove(n) => {
-                let port = self.port();
-                self.command(CommandKind::Remove(target(n), port)).await;
-            }
-            Op::Cancel(n) => {
-                let port = self.port();
-                self.command(CommandKind::Cancel(target(n), port)).await;
-            }
-            Op::Pause(n) | Op::Resume(n) => {
-                let reply = self.port();
-                let resume = matches!(op, Op::Resume(_));
-                let target = target(n);
-                self.command(CommandKind::Pause {
-                    target,
-                    resume,
-                    reply,
-                })
-                .await;
-            }
+            Op::Remove(n) => self.change(n, ChangeOp::Remove, Intake::Held).await,
+            Op::Cancel(n) => self.change(n, ChangeOp::Cancel, Intake::Held).await,
+            Op::Pause(n) => self.change(n, ChangeOp::Pause, Intake::Held).await,
+            Op::Resume(n) => self.change(n, ChangeOp::Resume, Intake::Held).await,
             Op::Message(what, n) => {
-                let request = match what {
-                    0 => Request::Add(Box::new(spec(name(n), 1, 0)), self.port()),
-                    1 => Request::Remove(target(n), self.port()),
-                    2 => Request::Cancel(target(n), self.port()),
-                    3 => Request::Pause {
-                        target: target(n),
-                        resume: false,
-                        reply: self.port(),
-                    },
-                    _ => Request::Pause {
-                        target: target(n),
-                        resume: true,
-                        reply: self.port(),
-                    },
+                let op = match what {
+                    0 => {
+                        let spec = Box::new(spec(name(n), 1, 0));
+                        let port = self.port();
+                        return self.command(CommandKind::AddByMessage(spec, port)).await;
+                    }
+                    1 => ChangeOp::Remove,
+                    2 => ChangeOp::Cancel,
+                    3 => ChangeOp::Pause,
+                    _ => ChangeOp::Resume,
                 };
-                self.input(Input::Request(request)).await;
+                self.change(n, op, Intake::Check).await;
             }
             Op::Exit { pick, how } => {
                 if self.shell.live.is_empty() {
