@@ -95,6 +95,24 @@ pub enum RegistryMessage {
     Command(Command),
 }
 
+impl RegistryMessage {
+    /// The message of `op` (`Remove`, `Cancel`, `Pause` or `Resume`) on `target`: what a
+    /// cluster control command sends.
+    #[cfg(feature = "cluster")]
+    pub(crate) fn change(
+        op: ChangeOp,
+        target: TaskTarget,
+        reply: RpcReplyPort<Result<bool, RuntimeError>>,
+    ) -> Self {
+        match op {
+            ChangeOp::Remove => RegistryMessage::Remove(target, reply),
+            ChangeOp::Cancel => RegistryMessage::Cancel(target, reply),
+            ChangeOp::Pause => RegistryMessage::Pause(target, reply),
+            ChangeOp::Resume => RegistryMessage::Resume(target, reply),
+        }
+    }
+}
+
 /// An opaque registry command; see [`RegistryMessage::Command`].
 pub struct Command(pub(crate) CommandKind);
 

@@ -12,7 +12,7 @@ use super::{ControlCommand, ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, Q
 use crate::cluster::stream::Serving;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskTarget;
-use crate::registry::RegistryMessage;
+use crate::registry::{ChangeOp, RegistryMessage};
 
 /// Carries out (or refuses) one remote command on a task of its own, then publishes the
 /// `RemoteCommand` event with the command's real result ([`verdict`]), then replies. The
@@ -65,54 +65,29 @@ async fn carry_out(
     command: ControlCommand,
     timeout: Duration,
 ) -> (QueryResult<bool>, bool) {
-    let answer = match command {
+    let (op, target) = match command {
         ControlCommand::Shutdown => {
-            if serving.request_shutdown() {
-                Ok(true)
-            } else {
-                Err(QueryError::Unavailable)
-            }
+            let started = serving.request_shutdown();
+            return (started.then_some(true).ok_or(QueryError::Unavailable), true);
         }
-        ControlCommand::Cancel(target) | ControlCommand::Remove(target)
-            if !registered(registry, &target, timeout).await =>
-        {
-            return (Ok(false), false);
-        }
-        ControlCommand::Pause(target) | ControlCommand::Resume(target)
-            if !registered(registry, &target, timeout).await =>
-        {
-            return (
-                Err(QueryError::UnknownTask {
-                    target: target_text(&target),
-                }),
-                false,
-            );
-        }
-        ControlCommand::Cancel(target) => {
-            self::command(registry, timeout, |port| {
-                RegistryMessage::Cancel(target, port)
-            })
-            .await
-        }
-        ControlCommand::Remove(target) => {
-            self::command(registry, timeout, |port| {
-                RegistryMessage::Remove(target, port)
-            })
-            .await
-        }
-        ControlCommand::Pause(target) => {
-            self::command(registry, timeout, |port| {
-                RegistryMessage::Pause(target, port)
-            })
-            .await
-        }
-        ControlCommand::Resume(target) => {
-            self::command(registry, timeout, |port| {
-                RegistryMessage::Resume(target, port)
-            })
-            .await
-        }
+        ControlCommand::Cancel(target) => (ChangeOp::Cancel, target),
+        ControlCommand::Remove(target) => (ChangeOp::Remove, target),
+        ControlCommand::Pause(target) => (ChangeOp::Pause, target),
+        ControlCommand::Resume(target) => (ChangeOp::Resume, target),
     };
+    if !registered(registry, &target, timeout).await {
+        let answer = match op {
+            ChangeOp::Cancel | ChangeOp::Remove => Ok(false),
+            ChangeOp::Pause | ChangeOp::Resume => Err(QueryError::UnknownTask {
+                target: target_text(&target),
+            }),
+        };
+        return (answer, false);
+    }
+    let answer = self::command(registry, timeout, |port| {
+        RegistryMessage::change(op, target, port)
+    })
+    .await;
     (answer, true)
 }
 
