@@ -4,7 +4,7 @@
 //! [`SupervisorHandle::resume_slot`]. The handle's methods themselves are in
 //! `handle/pause.rs` and `handle/controller.rs`.
 //!
-//! The task operations are registry commands (`registry/core/pause.rs` holds the rules); the
+//! The task operations are registry commands (`registry/core/change.rs` holds the rules); the
 //! slot operations are controller commands (`controller/actor/pause.rs`).
 
 use std::future::IntoFuture;
