@@ -16,13 +16,15 @@
 //! - `group`: the group restart decision (OTP strategies), a pure machine.
 //! - `permits`: the `max_concurrent` count and the FIFO of registrations waiting for it.
 //! - `life`: how the registry's end (graceful, killed, panicked) reaches the runtime.
-//! - `messages`: the public message enum and query records.
+//! - `messages`: the public message enum and the internal commands.
+//! - `info`: the query records, [`TaskInfo`] and [`TaskState`].
 //! - `query`: [`Query`] and [`Answer`], what can be asked of the registry and its answer.
 
 pub(crate) mod actor;
 mod core;
 pub(crate) mod decision;
 mod group;
+mod info;
 mod intensity;
 pub(crate) mod life;
 mod lifecycle;
@@ -34,12 +36,13 @@ mod shell;
 
 pub(crate) use actor::RegistryActor;
 pub(crate) use core::RegistrySettings;
+pub use info::{TaskInfo, TaskState};
 pub(crate) use life::{LifeGuard, RegistryLife};
+pub use messages::RegistryMessage;
 pub(crate) use messages::{
     AddRequest, Change, ChangeOp, ChangeReply, ChangeTicket, Command, CommandKind, GroupRequest,
     Intake,
 };
-pub use messages::{RegistryMessage, TaskInfo, TaskState};
 #[cfg(feature = "controller")]
 pub(crate) use messages::{ReleaseHook, Stage};
 pub(crate) use query::Pick;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::messages::TaskInfo;
+use super::info::TaskInfo;
 use crate::identity::{TaskId, TaskTarget};
 
 /// A read-only question to a supervisor's registry.

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::Core;
 use crate::identity::{TaskId, TaskTarget};
-use crate::registry::messages::TaskInfo;
+use crate::registry::TaskInfo;
 use crate::registry::query::{Answer, Query};
 use crate::registry::shell::AttemptRef;
 use crate::task::hosted_actor;

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::policy::{BackoffPolicy, RestartPolicy};
-use crate::registry::messages::TaskState;
+use crate::registry::TaskState;
 
 mod orderings;
 

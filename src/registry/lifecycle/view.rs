@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{Life, Phase};
-use crate::registry::messages::TaskState;
+use crate::registry::TaskState;
 
 impl Life {
     /// The public state (`running`: the attempt's body is running now). A delay between
