@@ -223,7 +223,6 @@ impl Harness {
         }
     }
 
-    /// A reply port whose answer is awaited at the end (its value is not checked here).
     /// A change of task `n`: from the handle (`Held`, a ticket) or a message (`Check`).
     async fn change(&mut self, n: u8, op: ChangeOp, intake: Intake) {
         let reply = match intake {
@@ -240,6 +239,7 @@ impl Harness {
         self.command(CommandKind::Change(change)).await;
     }
 
+    /// A reply port whose answer is awaited at the end (its value is not checked here).
     fn port<T: Send + 'static>(&mut self) -> ractor::RpcReplyPort<T> {
         let (tx, rx) = oneshot::channel::<T>();
         let (done_tx, done_rx) = oneshot::channel();
