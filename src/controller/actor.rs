@@ -28,13 +28,13 @@
 //!
 //! Files: this one (the actor, intake, queue advance, the state machine driver);
 //! `actor/handoff.rs` (the add command, capacity waits, retirement);
-//! `actor/lifecycle.rs` (by-id operations, snapshot, shutdown); `actor/pause.rs` (slot
-//! pause and resume).
+//! `actor/removal.rs` (by-id remove/cancel, shutdown); `actor/pause.rs` (slot pause and
+//! resume); `actor/observe.rs` (gauges, snapshot).
 
 mod handoff;
-mod lifecycle;
 mod observe;
 mod pause;
+mod removal;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,14 +1,13 @@
-//! By-id remove/cancel, the snapshot query and controller shutdown (docs/semantics.md#slots).
+//! The removal of controller-held work: by-id remove/cancel and controller shutdown
+//! (docs/semantics.md#slots).
 
 use std::sync::Arc;
 
 use ractor::{ActorRef, RpcReplyPort};
-use tokio::time::Instant;
 
 use super::{ControllerState, REMOVED_REASON, SHUTDOWN_REASON};
 use crate::controller::messages::{ControllerMessage, IdentityRequest, IdentityRoute};
-use crate::controller::slot::{Input, SlotPhase};
-use crate::controller::snapshot::{ControllerSnapshot, SlotView};
+use crate::controller::slot::Input;
 use crate::events::{Event, EventKind, RejectionKind};
 
 impl ControllerState {
@@ -75,26 +74,6 @@ impl ControllerState {
         }
         let _ = reply.send(IdentityRoute::Removed);
         self.settle(myself, &key);
-    }
-
-    pub(super) fn snapshot(&self) -> ControllerSnapshot {
-        let now = Instant::now();
-        let views = self
-            .slots
-            .iter()
-            .map(|(key, slot)| SlotView {
-                slot: key.clone(),
-                status: slot.phase.status(),
-                owner_id: slot.phase.owner(),
-                queue_depth: slot.queue.len(),
-                status_for: match slot.phase {
-                    SlotPhase::Idle => std::time::Duration::ZERO,
-                    _ => now.saturating_duration_since(slot.since),
-                },
-                paused: slot.paused,
-            })
-            .collect();
-        ControllerSnapshot::new(views)
     }
 
     /// Controller shutdown (docs/semantics.md#slots): intake closes (later submissions get
