@@ -62,6 +62,20 @@ fn send(child: &Child, signal: &str) {
     assert!(status.success());
 }
 
+const SIGINT: u32 = 2;
+
+/// Whether `signal` is set in the mask `field` (`SigIgn`: ignored, `SigCgt`: caught) of
+/// `/proc/<pid>/status`; `None` where there is no procfs.
+fn signal_in_mask(pid: &str, field: &str, signal: u32) -> Option<bool> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let hex = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))?
+        .trim();
+    let mask = u64::from_str_radix(hex, 16).ok()?;
+    Some(mask & (1 << (signal - 1)) != 0)
+}
+
 fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
     let deadline = Instant::now() + within;
     loop {
@@ -88,6 +102,10 @@ fn a_second_sigint_during_the_grace_force_aborts_at_once() {
     let stdout = child.stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
     wait_for_line(&mut lines, "READY");
+    // The handler is installed before the tasks start; the same mask reading shows that
+    // plain `run` installs none (the next test).
+    let caught = signal_in_mask(&child.id().to_string(), "SigCgt", SIGINT);
+    assert_ne!(caught, Some(false), "run_with_os_signals catches SIGINT");
     send(&child, "-INT");
     std::thread::sleep(Duration::from_millis(300));
     let second = Instant::now();
@@ -116,6 +134,17 @@ fn without_signal_handling_sigint_terminates_the_process_by_signal() {
     let stdout = child.stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
     wait_for_line(&mut lines, "READY");
+    // `run` installs no SIGINT handler (checked where procfs tells).
+    let caught = signal_in_mask(&child.id().to_string(), "SigCgt", SIGINT);
+    assert_ne!(caught, Some(true), "plain `run` must not catch SIGINT");
+    if signal_in_mask("self", "SigIgn", SIGINT) == Some(true) {
+        // This test was started with SIGINT ignored (e.g. as a background job of a shell
+        // without job control); the child inherits that, so no SIGINT can end it.
+        eprintln!("SIGINT is ignored by this process: only the handler check ran");
+        let _ = child.kill();
+        let _ = child.wait();
+        return;
+    }
     send(&child, "-INT");
     let status = wait_exit(&mut child, Duration::from_secs(10));
     use std::os::unix::process::ExitStatusExt;
