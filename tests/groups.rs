@@ -119,6 +119,19 @@ async fn info(handle: &SupervisorHandle, name: &str) -> TaskInfo {
     handle.task_info(name).await.expect("registered")
 }
 
+/// A supervisor running the `OneForAll` group "g" of members `a` and `b`: `b` fails its
+/// first attempt at 10 ms, `a` takes 5 ms to stop, and the restart then waits b's 100 ms
+/// backoff.
+async fn serve_a_and_failing_b() -> (Arc<Supervisor>, SupervisorHandle, Journal) {
+    let (sup, handle) = serve(SupervisorConfig::default());
+    let journal = Journal::default();
+    let group = TaskGroup::new("g", GroupStrategy::OneForAll)
+        .with_task(member(&journal, "a", &[]))
+        .with_task(member(&journal, "b", &[1]));
+    handle.add_group(group).await.unwrap();
+    (sup, handle, journal)
+}
+
 #[tokio::test(start_paused = true)]
 async fn members_start_in_order_and_the_ids_come_back_in_member_order() {
     let (_sup, handle, recorder) = serve_recorded(SupervisorConfig::default());
@@ -535,12 +548,7 @@ async fn a_group_restart_racing_remove_and_shutdown_ends_every_member_exactly_on
 
 #[tokio::test(start_paused = true)]
 async fn a_member_between_stop_and_restart_shows_group_restarting() {
-    let (_sup, handle) = serve(SupervisorConfig::default());
-    let journal = Journal::default();
-    let group = TaskGroup::new("g", GroupStrategy::OneForAll)
-        .with_task(member(&journal, "a", &[]))
-        .with_task(member(&journal, "b", &[1]));
-    handle.add_group(group).await.unwrap();
+    let (_sup, handle, journal) = serve_a_and_failing_b().await;
     // b fails at 10 ms; a is stopped within 5 ms; the restart waits b's 100 ms backoff.
     tokio::time::sleep(ms(50)).await;
     assert_eq!(info(&handle, "a").await.state, TaskState::GroupRestarting);
@@ -577,12 +585,7 @@ async fn on_a_multi_thread_runtime_members_still_announce_their_starts_in_order(
 
 #[tokio::test(start_paused = true)]
 async fn a_member_waiting_for_a_delayed_group_restart_reports_the_time_left() {
-    let (_sup, handle) = serve(SupervisorConfig::default());
-    let journal = Journal::default();
-    let group = TaskGroup::new("g", GroupStrategy::OneForAll)
-        .with_task(member(&journal, "a", &[]))
-        .with_task(member(&journal, "b", &[1]));
-    handle.add_group(group).await.unwrap();
+    let (_sup, handle, journal) = serve_a_and_failing_b().await;
     // b fails at 10 ms; a is asked to stop and takes 5 ms to exit: no restart time yet.
     tokio::time::sleep(ms(12)).await;
     assert_eq!(

@@ -18,24 +18,31 @@ fn wire_call(message: QueryMessage) -> (String, Vec<u8>, RpcReplyPort<Vec<u8>>) 
     }
 }
 
+/// Carries `message` across the wire as a remote call would: serialized on the caller's
+/// side, decoded on the serving side; returns the label it travelled under and the decoded
+/// message, whose typed reply port answers the caller's.
+fn round_trip(message: QueryMessage) -> (String, QueryMessage) {
+    let (variant, args, reply) = wire_call(message);
+    let decoded = QueryMessage::deserialize(SerializedMessage::Call {
+        variant: variant.clone(),
+        args,
+        reply,
+        metadata: None,
+    })
+    .unwrap_or_else(|_| panic!("decodes"));
+    (variant, decoded)
+}
+
 #[tokio::test]
 async fn a_serialized_call_round_trips_to_a_typed_reply() {
     let (tx, rx) = oneshot::channel();
     let target = TaskTarget::from("job");
-    let (variant, args, bytes_port) = wire_call(QueryMessage::TaskInfo(
+    // The serving node decodes the same bytes into a typed message and answers it.
+    let (variant, decoded) = round_trip(QueryMessage::TaskInfo(
         target.clone(),
         RpcReplyPort::from(tx),
     ));
     assert_eq!(variant, "task_info");
-
-    // The serving node decodes the same bytes into a typed message and answers it.
-    let decoded = QueryMessage::deserialize(SerializedMessage::Call {
-        variant,
-        args,
-        reply: bytes_port,
-        metadata: None,
-    })
-    .unwrap_or_else(|_| panic!("decodes"));
     let QueryMessage::TaskInfo(got, reply) = decoded else {
         panic!("wrong variant");
     };
@@ -139,16 +146,8 @@ fn the_remote_command_verdict_names_the_real_result() {
 async fn any_registry_query_crosses_nodes_under_one_label() {
     let (tx, rx) = oneshot::channel();
     let query = Query::IsAlive("job".into());
-    let (variant, args, bytes_port) =
-        wire_call(QueryMessage::Ask(query.clone(), RpcReplyPort::from(tx)));
+    let (variant, decoded) = round_trip(QueryMessage::Ask(query.clone(), RpcReplyPort::from(tx)));
     assert_eq!(variant, "ask");
-    let decoded = QueryMessage::deserialize(SerializedMessage::Call {
-        variant,
-        args,
-        reply: bytes_port,
-        metadata: None,
-    })
-    .unwrap_or_else(|_| panic!("decodes"));
     let QueryMessage::Ask(got, reply) = decoded else {
         panic!("wrong variant");
     };
