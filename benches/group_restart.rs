@@ -11,6 +11,10 @@
 //! in reverse start order and started all of them again in start order, the failing member
 //! last). Admission and the first start are not timed. Each sample builds its own group.
 //!
+//! `query_stall/one_for_all/{1000,10000,100000}` runs the same restart and reports, instead
+//! of its time, the longest wait of a registry query asked during it (a prober task asks
+//! `is_alive` back to back): how long the restart keeps the registry from answering.
+//!
 //! `cargo bench --bench group_restart` (the large sizes take a while: filter them with
 //! `-- large/one_for_all/1000`, and keep it short on a shared machine with
 //! `--warm-up-time 1 --measurement-time 3`).
@@ -95,9 +99,19 @@ fn group_restart(c: &mut Criterion) {
     group.finish();
 }
 
-/// One OneForAll restart of `members` members, timed from the failure to the failing
-/// (last) member's second start.
-async fn one_large_restart(members: usize) -> Duration {
+/// What [`one_large_restart`] reports.
+#[derive(Clone, Copy)]
+enum Measure {
+    /// From the failure to the failing (last) member's second start.
+    Restart,
+    /// The longest a registry query (`is_alive`, asked back to back by a prober task)
+    /// waited for its answer, among the queries asked after the failure: how long the
+    /// restart held the registry at one stretch.
+    QueryStall,
+}
+
+/// One OneForAll restart of `members` members, measured as `measure` says.
+async fn one_large_restart(members: usize, measure: Measure) -> Duration {
     let supervisor = Supervisor::new(config(), Vec::new());
     let handle = supervisor.serve().expect("serve");
     warm(&handle).await;
@@ -146,6 +160,22 @@ async fn one_large_restart(members: usize) -> Duration {
             .with_max_retries(None),
     );
     let mut waiters = handle.add_group_and_watch(g).await.expect("add");
+    let prober = {
+        let (handle, failed_at, restarted_at) =
+            (handle.clone(), failed_at.clone(), restarted_at.clone());
+        tokio::spawn(async move {
+            let mut longest = Duration::ZERO;
+            while restarted_at.lock().expect("lock").is_none() {
+                let after_failure = failed_at.lock().expect("lock").is_some();
+                let asked = Instant::now();
+                handle.is_alive("probe").await;
+                if after_failure {
+                    longest = longest.max(asked.elapsed());
+                }
+            }
+            longest
+        })
+    };
     let outcome = waiters
         .pop()
         .expect("trigger")
@@ -155,13 +185,22 @@ async fn one_large_restart(members: usize) -> Duration {
     assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
     let failed = failed_at.lock().expect("lock").expect("failed once");
     let restarted = restarted_at.lock().expect("lock").expect("restarted");
+    let longest_query = prober.await.expect("prober");
     handle.shutdown().await.expect("shutdown");
-    restarted.duration_since(failed)
+    match measure {
+        Measure::Restart => restarted.duration_since(failed),
+        Measure::QueryStall => longest_query,
+    }
 }
 
 fn group_restart_large(c: &mut Criterion) {
+    large(c, "large", Measure::Restart);
+    large(c, "query_stall", Measure::QueryStall);
+}
+
+fn large(c: &mut Criterion, name: &str, measure: Measure) {
     let rt = runtime();
-    let mut group = c.benchmark_group("large");
+    let mut group = c.benchmark_group(name);
     group.sample_size(10);
     group.sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements(1));
@@ -173,7 +212,7 @@ fn group_restart_large(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
-                        total += on_worker(&rt, one_large_restart(members));
+                        total += on_worker(&rt, one_large_restart(members, measure));
                     }
                     total
                 });
