@@ -52,7 +52,7 @@
 //! | group | items |
 //! |---|---|
 //! | entry points | [`Supervisor`], [`SupervisorBuilder`], [`SupervisorConfig`], [`TaskDefaults`] |
-//! | the handle and its operations | [`SupervisorHandle`], [`AddOperation`], [`WatchedAddOperation`], [`RemoveOperation`], [`CancelOperation`], [`PauseOperation`], [`OperationFuture`], [`TaskTarget`] (the builders are `IntoFuture`: `.await` them, or call `.execute()` for a plain `Future`) |
+//! | the handle and its operations | [`SupervisorHandle`], [`Command`], [`CommandReply`], [`ExecOperation`], [`AddOperation`], [`WatchedAddOperation`], [`RemoveOperation`], [`CancelOperation`], [`PauseOperation`], [`OperationFuture`], [`TaskTarget`] (the builders are `IntoFuture`: `.await` them, or call `.execute()` for a plain `Future`) |
 //! | supervision groups | [`TaskGroup`], [`GroupStrategy`] |
 //! | the task model | [`Task`], [`TaskFn`], [`TaskRef`], [`TaskSpec`], [`TaskSetting`], [`TaskContext`], [`TaskId`], [`TaskError`], [`FATAL_STOP_PREFIX`], [`SHUTDOWN_STOP_PREFIX`] |
 //! | policies | [`RestartPolicy`], [`BackoffPolicy`], [`JitterPolicy`], [`BackoffError`], [`AutoShutdown`] |
@@ -126,7 +126,6 @@ pub use controller::{
     AdmissionPolicy, ControllerConfig, ControllerMessage, ControllerSnapshot, ControllerSpec,
     SlotStatusKind, SlotView,
 };
-#[cfg(feature = "controller")]
 pub use error::ControllerError;
 pub use error::{BoxError, BuildError, ConfigError, RuntimeError, SharedError, SharedIoError};
 #[cfg(feature = "logging")]
@@ -140,11 +139,12 @@ pub use group::{GroupStrategy, TaskGroup};
 pub use identity::{TaskId, TaskTarget};
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
 pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
-pub use registry::{Answer, Query, RegistryMessage, TaskInfo, TaskState};
+pub use registry::{Answer, Command, CommandReply, Query, RegistryMessage, TaskInfo, TaskState};
 pub use rejection::RejectionKind;
 pub use supervisor::{
-    AddOperation, CancelOperation, OperationFuture, PauseOperation, RemoveOperation, ShutdownCause,
-    ShutdownReport, Supervisor, SupervisorBuilder, SupervisorHandle, WatchedAddOperation,
+    AddOperation, CancelOperation, ExecOperation, OperationFuture, PauseOperation, RemoveOperation,
+    ShutdownCause, ShutdownReport, Supervisor, SupervisorBuilder, SupervisorHandle,
+    WatchedAddOperation,
 };
 #[cfg(feature = "controller")]
 pub use supervisor::{PreparedSubmission, Submit, WatchedSubmit};

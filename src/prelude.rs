@@ -5,7 +5,6 @@ pub use crate::config::SupervisorConfig;
 pub use crate::controller::{
     AdmissionPolicy, ControllerConfig, ControllerSnapshot, ControllerSpec, SlotStatusKind, SlotView,
 };
-#[cfg(feature = "controller")]
 pub use crate::error::ControllerError;
 pub use crate::error::{BuildError, RuntimeError};
 #[cfg(feature = "logging")]
@@ -17,7 +16,7 @@ pub use crate::group::{GroupStrategy, TaskGroup};
 pub use crate::identity::{TaskId, TaskTarget};
 pub use crate::outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter};
 pub use crate::policy::{AutoShutdown, BackoffPolicy, JitterPolicy, RestartPolicy};
-pub use crate::registry::{TaskInfo, TaskState};
+pub use crate::registry::{Command, CommandReply, TaskInfo, TaskState};
 #[cfg(feature = "controller")]
 pub use crate::supervisor::PreparedSubmission;
 pub use crate::supervisor::{Supervisor, SupervisorBuilder, SupervisorHandle};

@@ -659,7 +659,8 @@ fn remote_control_is_refused_when_off_and_carried_out_and_published_when_on() {
             [
                 (
                     "no-such-task".into(),
-                    "cancel by watcher-node: not found (no registered task no-such-task)".into()
+                    "cancel by watcher-node: no effect (no such task, or another removal had it)"
+                        .into()
                 ),
                 (
                     "stuck-a".into(),

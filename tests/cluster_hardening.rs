@@ -153,13 +153,14 @@ fn the_remote_command_event_carries_the_real_result_after_the_command_ran() {
         let mut off_events = off.events().await.unwrap();
         let mut before = Vec::new();
 
-        // A cancel of an unknown task: Ok(false) as locally, and the event says "not found".
+        // A cancel of an unknown task: Ok(false) as locally (the registry decides it), and
+        // the event says there was nothing to end.
         assert_eq!(on.cancel("no-such-task").await, Ok(false));
         let (task, reason) = next_command(&mut on_events, &mut before).await;
         assert_eq!(task, "no-such-task");
         assert_eq!(
             reason,
-            "cancel by auditor: not found (no registered task no-such-task)"
+            "cancel by auditor: no effect (no such task, or another removal had it)"
         );
 
         // A real cancel: the event comes after the task's end and says what happened.

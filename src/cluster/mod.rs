@@ -117,15 +117,14 @@ use ractor::ActorRef;
 
 pub use client::{DisconnectReason, RemoteError, RemoteOptions, RemoteSupervisor};
 pub use query::{
-    ControlCommand, ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryMessage, QueryResult, TaskList,
-    query_name,
+    ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryMessage, QueryResult, TaskList, query_name,
 };
 pub use query_error::QueryError;
+pub(crate) use stream::Serving;
 pub use stream::{
     BUSY_RETRY_AFTER, DEFAULT_REPLAY_CAPACITY, EventBatch, FetchLimits, FetchLimitsError,
     FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT, RemoteControl, SequencedEvent, StreamStats,
 };
-pub(crate) use stream::{Serving, ShutdownHook};
 pub use trust::LocalEvent;
 pub use view::{
     ClusterView, DISCOVERY_PERIOD, FLEET_CAPACITY, FleetEntry, FleetItem, FleetStream,

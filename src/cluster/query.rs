@@ -40,12 +40,12 @@ use ractor::RpcReplyPort;
 use serde::{Deserialize, Serialize};
 
 use super::query_error::QueryError;
-use super::stream::{EventBatch, FetchRequest, RemoteControl, StreamStats};
+use super::stream::{EventBatch, FetchRequest, StreamStats};
 #[cfg(feature = "controller")]
 use crate::controller::ControllerSnapshot;
 use crate::events::EventStats;
 use crate::identity::{TaskId, TaskTarget};
-use crate::registry::{Answer, Query, TaskInfo};
+use crate::registry::{Answer, Command, CommandReply, Query, TaskInfo};
 
 mod actor;
 mod args;
@@ -85,6 +85,8 @@ pub type QueryResult<T> = Result<T, QueryError>;
 /// println!("{} registered tasks", tasks.len());
 /// # Ok(()) }
 /// ```
+// `Control` carries a `Command` by value (see `Command`); ractor boxes every message.
+#[allow(clippy::large_enum_variant)]
 #[non_exhaustive]
 pub enum QueryMessage {
     /// Any remote [`Query`] of the registry, answered with the [`Answer`] of the same name
@@ -126,17 +128,23 @@ pub enum QueryMessage {
     Fetch(FetchRequest, RpcReplyPort<QueryResult<EventBatch>>),
     /// The serving side's stream counters (replay buffer fill, readers, waiting fetches).
     StreamStats(RpcReplyPort<QueryResult<StreamStats>>),
-    /// A remote control command (see [`ControlRequest`]); refused with
-    /// [`QueryError::ControlDisabled`] unless the serving side enabled it.
-    Control(ControlRequest, RpcReplyPort<QueryResult<bool>>),
+    /// A remote [`Command`] (see [`ControlRequest`]), carried out as
+    /// `RegistryMessage::Exec` would carry it out and answered with the same
+    /// [`CommandReply`], except that `Shutdown` and `ForceShutdown` are answered once the
+    /// shutdown started (this actor stops with it). Refused with
+    /// [`QueryError::ControlDisabled`] unless the serving side's [`RemoteControl`](super::RemoteControl) allows
+    /// the command; `TaskNotFound` arrives as [`QueryError::UnknownTask`], any other error
+    /// of the supervisor as [`QueryError::Refused`].
+    Control(ControlRequest, RpcReplyPort<QueryResult<CommandReply>>),
 }
 
-/// A remote control command and the node that sends it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A remote [`Command`] and the node that sends it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ControlRequest {
-    /// What to do.
-    pub command: ControlCommand,
+    /// What to do: any [`Command`] but `Add` (a task spec holds code and does not cross
+    /// nodes).
+    pub command: Command,
     /// The sending node's self-declared name (ractor_cluster authenticates the session by
     /// cookie, not the node's identity); named in the published `RemoteCommand` event.
     pub node: String,
@@ -144,64 +152,10 @@ pub struct ControlRequest {
 
 impl ControlRequest {
     /// `command` sent by the node named `node`.
-    pub fn new(command: ControlCommand, node: impl Into<String>) -> Self {
+    pub fn new(command: Command, node: impl Into<String>) -> Self {
         ControlRequest {
             command,
             node: node.into(),
-        }
-    }
-}
-
-/// The remote control commands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ControlCommand {
-    /// `SupervisorHandle::cancel(target)`: replies `true` once this command's claim has
-    /// ended the task (its outcome is committed), `false` when it joined another removal.
-    Cancel(TaskTarget),
-    /// `SupervisorHandle::remove(target)`: replies `true` when this command made the claim
-    /// (before the task's cleanup), `false` when another removal had it.
-    Remove(TaskTarget),
-    /// A graceful shutdown of the whole supervisor, as `SupervisorHandle::shutdown`:
-    /// replies `true` once the shutdown has started (not when it has finished).
-    Shutdown,
-    /// `SupervisorHandle::pause(target)`: replies `true` when this command paused the task,
-    /// `false` when it was already paused or being removed.
-    Pause(TaskTarget),
-    /// `SupervisorHandle::resume(target)`: replies `true` when this command resumed the
-    /// task, `false` when it was not paused.
-    Resume(TaskTarget),
-}
-
-impl ControlCommand {
-    /// The command's label: `cancel`, `remove` or `shutdown`.
-    pub fn label(&self) -> &'static str {
-        match self {
-            ControlCommand::Cancel(_) => "cancel",
-            ControlCommand::Remove(_) => "remove",
-            ControlCommand::Shutdown => "shutdown",
-            ControlCommand::Pause(_) => "pause",
-            ControlCommand::Resume(_) => "resume",
-        }
-    }
-
-    fn allowed(&self, control: RemoteControl) -> bool {
-        match self {
-            ControlCommand::Cancel(_) => control.cancel,
-            ControlCommand::Remove(_) => control.remove,
-            ControlCommand::Shutdown => control.shutdown,
-            ControlCommand::Pause(_) | ControlCommand::Resume(_) => control.pause,
-        }
-    }
-
-    fn target(&self) -> Option<&TaskTarget> {
-        match self {
-            ControlCommand::Cancel(target)
-            | ControlCommand::Remove(target)
-            | ControlCommand::Pause(target)
-            | ControlCommand::Resume(target) => Some(target),
-            ControlCommand::Shutdown => None,
         }
     }
 }

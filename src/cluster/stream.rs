@@ -40,6 +40,7 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::query_error::QueryError;
 use crate::events::{Event, EventSink, EventTap};
+use crate::registry::Command;
 
 mod budget;
 mod buffer;
@@ -236,6 +237,10 @@ pub struct RemoteControl {
     pub shutdown: bool,
     /// `RemoteSupervisor::pause` and `resume` are carried out.
     pub pause: bool,
+    /// `Command::ForceShutdown` is carried out (every task force-aborted at once).
+    pub force_shutdown: bool,
+    /// `Command::PauseSlot` and `Command::ResumeSlot` are carried out.
+    pub slots: bool,
 }
 
 impl RemoteControl {
@@ -246,26 +251,45 @@ impl RemoteControl {
             remove: false,
             shutdown: false,
             pause: false,
+            force_shutdown: false,
+            slots: false,
         }
     }
 
-    /// Cancel, remove, pause, resume and shutdown allowed.
+    /// Every command allowed: cancel, remove, pause, resume, shutdown, force shutdown and
+    /// the slot commands.
     pub const fn all() -> Self {
         RemoteControl {
             cancel: true,
             remove: true,
             shutdown: true,
             pause: true,
+            force_shutdown: true,
+            slots: true,
         }
     }
 
-    /// Cancel, remove, pause and resume allowed, shutdown not.
+    /// Cancel, remove, pause and resume of tasks allowed; shutdown and slots not.
     pub const fn tasks_only() -> Self {
         RemoteControl {
+            pause: true,
             cancel: true,
             remove: true,
-            shutdown: false,
-            pause: true,
+            ..RemoteControl::off()
+        }
+    }
+
+    /// Whether `command` is allowed: the one permission table of remote commands. `Add`
+    /// never is (a task spec does not cross nodes).
+    pub fn allows(&self, command: &Command) -> bool {
+        match command {
+            Command::Cancel(_) => self.cancel,
+            Command::Remove(_) => self.remove,
+            Command::Pause(_) | Command::Resume(_) => self.pause,
+            Command::Shutdown => self.shutdown,
+            Command::ForceShutdown => self.force_shutdown,
+            Command::PauseSlot(_) | Command::ResumeSlot(_) => self.slots,
+            Command::Add(_) => false,
         }
     }
 }
@@ -286,27 +310,6 @@ pub(crate) struct Serving {
     budget: Arc<Mutex<Budget>>,
     control: Mutex<RemoteControl>,
     events: OnceLock<EventSink>,
-    shutdown: OnceLock<ShutdownHook>,
-}
-
-/// How the serving side asks its supervisor for a graceful shutdown (a remote
-/// [`ControlCommand::Shutdown`](super::ControlCommand::Shutdown)), handed in by the
-/// supervisor at [`Serving::attach`]. The supervisor builds it over a weak reference to its
-/// runtime, so the serving side (which the runtime owns) never keeps the runtime alive.
-pub(crate) struct ShutdownHook(Box<dyn Fn() -> bool + Send + Sync>);
-
-impl ShutdownHook {
-    /// A hook that runs `request`: it requests a graceful shutdown and answers false when
-    /// the supervisor is gone.
-    pub(crate) fn new(request: impl Fn() -> bool + Send + Sync + 'static) -> Self {
-        ShutdownHook(Box::new(request))
-    }
-
-    /// Requests a graceful shutdown (without waiting for it); false when the supervisor is
-    /// gone.
-    fn request(&self) -> bool {
-        (self.0)()
-    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -329,21 +332,12 @@ impl Serving {
             budget: Arc::new(Mutex::new(Budget::new(FetchLimits::default()))),
             control: Mutex::new(RemoteControl::off()),
             events: OnceLock::new(),
-            shutdown: OnceLock::new(),
         })
     }
 
-    /// Called by the supervisor once its runtime is built: the runtime's event sink and
-    /// the hook a remote `Shutdown` command runs.
-    pub(crate) fn attach(&self, events: EventSink, shutdown: ShutdownHook) {
+    /// Called by the supervisor once its runtime is built: the runtime's event sink.
+    pub(crate) fn attach(&self, events: EventSink) {
         let _ = self.events.set(events);
-        let _ = self.shutdown.set(shutdown);
-    }
-
-    /// Requests a graceful shutdown of the supervisor through the hook handed in at
-    /// [`attach`](Self::attach); false when the supervisor is gone (or never attached).
-    pub(crate) fn request_shutdown(&self) -> bool {
-        self.shutdown.get().is_some_and(ShutdownHook::request)
     }
 
     pub(crate) fn control(&self) -> RemoteControl {

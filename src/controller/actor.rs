@@ -46,8 +46,7 @@ use tokio::time::Instant;
 
 use super::join::Joined;
 use super::messages::{
-    ControllerCommand, ControllerCommandKind, ControllerMessage, ControllerShared, SlotAction,
-    Submission,
+    ControllerCommand, ControllerCommandKind, ControllerMessage, ControllerShared, Submission,
 };
 use super::queue::{
     Limits, Placement, SlotQueue, place, place_paused, slot_busy_reason, track_slot,
@@ -164,7 +163,7 @@ impl Actor for ControllerActor {
             }
             ControllerMessage::Command(ControllerCommand(kind)) => match kind {
                 ControllerCommandKind::Submit(submission) => state.on_submit(&myself, submission),
-                ControllerCommandKind::Identity(request) => state.on_identity(&myself, request),
+                ControllerCommandKind::Exec(exec) => state.on_exec(&myself, *exec),
                 ControllerCommandKind::Decided { slot, id, accepted } => {
                     let input = if accepted {
                         Input::Accepted { id }
@@ -187,19 +186,13 @@ impl Actor for ControllerActor {
                     state.settle(&myself, &slot);
                 }
                 ControllerCommandKind::Shutdown(reply) => state.on_shutdown(&myself, reply),
-                ControllerCommandKind::PauseSlot {
+                ControllerCommandKind::PrePauseSlot {
                     slot,
-                    action,
                     reply,
                     intake,
                 } => {
                     drop(intake);
-                    let result = match action {
-                        SlotAction::Resume => state.resume_slot(&myself, &slot),
-                        SlotAction::Pause => state.pause_slot(&slot, false),
-                        SlotAction::PrePause => state.pause_slot(&slot, true),
-                    };
-                    let _ = reply.send(result);
+                    let _ = reply.send(state.pause_slot(&slot, true));
                 }
             },
         }

@@ -50,8 +50,9 @@ pub struct ControllerCommand(pub(crate) ControllerCommandKind);
 pub(crate) enum ControllerCommandKind {
     /// A submission taken in from a handle.
     Submit(Box<Submission>),
-    /// A by-id remove or cancel, looked up among queued and capacity-waiting work first.
-    Identity(IdentityRequest),
+    /// A command the registry handed over (`registry/above.rs`): a slot pause or resume, or
+    /// a by-id remove or cancel, looked up among queued and capacity-waiting work first.
+    Exec(Box<crate::registry::Exec>),
     /// The registry's decision on the handed-over owner `id` of `slot`.
     Decided {
         slot: Arc<str>,
@@ -71,24 +72,13 @@ pub(crate) enum ControllerCommandKind {
     /// Controller shutdown (docs/semantics.md#slots): close intake, reject pending work, reply when
     /// done.
     Shutdown(RpcReplyPort<()>),
-    /// `pause_slot`, `pre_pause_slot` or `resume_slot`, see `actor/pause.rs`.
-    PauseSlot {
+    /// `pre_pause_slot`: pause a slot, creating it paused if it is not tracked (see
+    /// `actor/pause.rs`; `pause_slot` and `resume_slot` are commands, in `Exec`).
+    PrePauseSlot {
         slot: Arc<str>,
-        action: SlotAction,
         reply: RpcReplyPort<Result<bool, crate::error::ControllerError>>,
         intake: Option<OwnedSemaphorePermit>,
     },
-}
-
-/// What a `PauseSlot` command does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SlotAction {
-    /// `pause_slot`: pause a slot the controller tracks; `UnknownSlot` otherwise.
-    Pause,
-    /// `pre_pause_slot`: pause it, creating it paused if it is not tracked.
-    PrePause,
-    /// `resume_slot`.
-    Resume,
 }
 
 /// One submission on its way into the controller.
@@ -105,28 +95,6 @@ pub(crate) struct Submission {
     pub(crate) placed: Option<oneshot::Sender<TaskId>>,
     /// When it was submitted (feature `metrics`: the admission wait).
     pub(crate) stamp: crate::hooks::Stamp,
-}
-
-/// A by-id remove/cancel asking the controller first (docs/semantics.md#slots).
-pub(crate) struct IdentityRequest {
-    pub(crate) id: TaskId,
-    /// Cancel (event reason `manual_cancel`) rather than remove.
-    pub(crate) cancel: bool,
-    pub(crate) reply: RpcReplyPort<IdentityRoute>,
-    pub(crate) intake: Option<OwnedSemaphorePermit>,
-}
-
-/// The controller's answer to an [`IdentityRequest`].
-pub(crate) enum IdentityRoute {
-    /// Queued or capacity-waiting work was removed: the call returns `true`.
-    Removed,
-    /// Not controller-held: forward to the registry, holding this identity-operation permit
-    /// until the operation ends.
-    Forward(OwnedSemaphorePermit),
-    /// `identity_operation_capacity` (the value) is exhausted.
-    Limit(usize),
-    /// The controller is shutting down.
-    ShuttingDown,
 }
 
 /// State shared by the controller actor and every handle.

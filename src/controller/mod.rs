@@ -52,8 +52,7 @@ pub(crate) use actor::{ControllerActor, ControllerArgs};
 pub use config::ControllerConfig;
 pub use messages::ControllerMessage;
 pub(crate) use messages::{
-    ControllerCommandKind, ControllerLink, ControllerShared, IdentityRequest, IdentityRoute,
-    SlotAction, Submission, command,
+    ControllerCommandKind, ControllerLink, ControllerShared, Submission, command,
 };
 pub use snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
 pub use spec::{AdmissionPolicy, ControllerSpec};

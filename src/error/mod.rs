@@ -16,7 +16,6 @@
 //! Errors a task body returns are `TaskError`s, defined with the task model.
 
 mod build;
-#[cfg(feature = "controller")]
 mod controller;
 mod runtime;
 
@@ -25,7 +24,6 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 pub use build::{BuildError, ConfigError};
-#[cfg(feature = "controller")]
 pub use controller::ControllerError;
 pub use runtime::{RuntimeError, SharedIoError};
 

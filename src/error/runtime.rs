@@ -5,6 +5,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::ControllerError;
 use crate::identity::{TaskId, TaskTarget};
 
 /// A failure of the supervisor runtime: starting it, managing tasks through the handle,
@@ -205,6 +206,14 @@ pub enum RuntimeError {
         reason: Arc<str>,
     },
 
+    /// A controller slot command ([`Command::PauseSlot`](crate::Command::PauseSlot),
+    /// [`Command::ResumeSlot`](crate::Command::ResumeSlot)) sent through
+    /// [`SupervisorHandle::exec`](crate::SupervisorHandle::exec) or a message was refused
+    /// by the controller: `UnknownSlot`, `NotConfigured` (no controller), or `Closed`.
+    /// The typed shorthands (`pause_slot`, `resume_slot`) return the inner error.
+    #[error(transparent)]
+    Controller(ControllerError),
+
     /// `serve` found another live supervisor in this process using the name given to
     /// `SupervisorBuilder::with_name`. Names must be unique because they name the
     /// supervisor's actors and event group in ractor's process-global registry.
@@ -240,6 +249,7 @@ impl RuntimeError {
             Self::InvalidTaskSpec { .. } => "runtime_invalid_task_spec",
             Self::ActorNameTaken { .. } => "runtime_actor_name_taken",
             Self::InvalidGroup { .. } => "runtime_invalid_group",
+            Self::Controller(error) => error.as_label(),
         }
     }
 }

@@ -6,8 +6,8 @@
 //! actor per attempt (`spawn_linked` under itself). This file routes messages; the rules
 //! live in the core ([`super::core`]).
 //!
-//! Takes: [`RegistryMessage`] — queries and commands from anyone, the handle's commands,
-//! its own timer messages, and the supervision events of its task actors.
+//! Takes: [`RegistryMessage`] — queries and commands from anyone (every door's commands
+//! arrive as one `Exec`), the handle's prepared adds, its own timer messages, and the supervision events of its task actors.
 //!
 //! Sends: the watched outcome on each registration's one-shot channel; lifecycle events to
 //! the relay; `kill()` to attempts whose grace expired.
@@ -26,10 +26,9 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::time::Instant;
 
 use super::RegistrySettings;
+use super::command::{Command, CommandReply};
 use super::core::{Core, Exit, Input};
-use super::messages::{
-    Change, ChangeOp, ChangeReply, Command, CommandKind, Intake, RegistryMessage,
-};
+use super::messages::{Exec, ExecReply, Intake, Internal, InternalKind, RegistryMessage};
 use super::query::{Answer, Pick, Query};
 use super::shell::Resources;
 use crate::panic_guard::{dispose, panic_message};
@@ -167,17 +166,17 @@ pub(crate) struct RegistryState {
 /// `message` into the core's input.
 fn input(state: &mut RegistryState, message: RegistryMessage) -> Option<Input> {
     let core = &state.core;
-    let command = |command| Some(Input::Command(command));
-    // A message meets the command bound in the core, without waiting.
-    let change = |target, op, reply| {
-        command(CommandKind::Change(Change {
-            target,
-            op,
+    // A message meets the intake in the core, without waiting.
+    let exec = |command, reply| {
+        Some(Input::Internal(InternalKind::Exec(Box::new(Exec {
+            command,
             intake: Intake::Check,
-            announced: false,
-            reply: ChangeReply::Done(reply),
-        }))
+            routed: false,
+            identity: None,
+            reply,
+        }))))
     };
+    let changed = |reply| ExecReply::typed(reply, |reply: CommandReply| reply.changed());
     match message {
         RegistryMessage::Ask(query, reply) => answer(core, query, reply),
         RegistryMessage::List(reply) => answer(core, Query::List, reply),
@@ -186,18 +185,20 @@ fn input(state: &mut RegistryState, message: RegistryMessage) -> Option<Input> {
         RegistryMessage::IsAlive(name, reply) => answer(core, Query::IsAlive(name), reply),
         RegistryMessage::TaskInfo(target, reply) => answer(core, Query::TaskInfo(target), reply),
         RegistryMessage::ActorOf(target, reply) => answer(core, Query::ActorOf(target), reply),
-        RegistryMessage::Add(spec, reply) => {
-            command(CommandKind::AddByMessage(Box::new(spec), reply))
-        }
-        RegistryMessage::Remove(target, reply) => change(target, ChangeOp::Remove, reply),
-        RegistryMessage::Cancel(target, reply) => change(target, ChangeOp::Cancel, reply),
-        RegistryMessage::Pause(target, reply) => change(target, ChangeOp::Pause, reply),
-        RegistryMessage::Resume(target, reply) => change(target, ChangeOp::Resume, reply),
-        RegistryMessage::Command(Command(command)) => {
-            if let CommandKind::Timer(timer) = &command {
+        RegistryMessage::Exec(command, reply) => exec(command, ExecReply::done(reply)),
+        RegistryMessage::Add(spec, reply) => exec(
+            Command::Add(spec),
+            ExecReply::typed(reply, |reply: CommandReply| reply.id()),
+        ),
+        RegistryMessage::Remove(target, reply) => exec(Command::Remove(target), changed(reply)),
+        RegistryMessage::Cancel(target, reply) => exec(Command::Cancel(target), changed(reply)),
+        RegistryMessage::Pause(target, reply) => exec(Command::Pause(target), changed(reply)),
+        RegistryMessage::Resume(target, reply) => exec(Command::Resume(target), changed(reply)),
+        RegistryMessage::Internal(Internal(work)) => {
+            if let InternalKind::Timer(timer) = &work {
                 state.resources.fired(timer);
             }
-            Some(Input::Command(command))
+            Some(Input::Internal(work))
         }
     }
 }

@@ -1,22 +1,23 @@
-//! The registry's message enum and the internal commands it carries.
+//! The registry's message enum and the internal work it carries.
 //!
-//! `Ask` carries any [`Query`]; the query variants `List`, `Snapshot`, `AliveSnapshot`,
-//! `IsAlive`, `TaskInfo` and `ActorOf` are typed shorthands for one query each (their names
-//! are the SPEC's). The command variants `Add`, `Remove`, `Cancel`, `Pause` and `Resume` can be sent by any
-//! actor with `ractor::call!`; they go through the same checks as the handle's operations.
-//! `Command` carries opaque payloads that only
-//! [`SupervisorHandle`](crate::SupervisorHandle) builds.
+//! `Ask` carries any [`Query`] and `Exec` any [`Command`]; the query variants `List`,
+//! `Snapshot`, `AliveSnapshot`, `IsAlive`, `TaskInfo` and `ActorOf` and the command
+//! variants `Add`, `Remove`, `Cancel`, `Pause` and `Resume` are typed shorthands for one
+//! query or command each (their names are the SPEC's). `Internal` carries what only the
+//! supervisor itself sends (the handle's prepared adds, timers, the shutdown wait).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::RpcReplyPort;
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::OutcomePromise;
+use crate::registry::command::{Command, CommandReply};
 use crate::registry::info::TaskInfo;
+use crate::registry::intake::Pass;
 use crate::registry::query::{Answer, Query};
 use crate::task::TaskSpec;
 
@@ -30,10 +31,12 @@ use crate::task::TaskSpec;
 /// # async fn demo(
 /// #     handle: ractor_taskvisor::SupervisorHandle,
 /// # ) -> Result<(), Box<dyn std::error::Error>> {
-/// use ractor_taskvisor::RegistryMessage;
+/// use ractor_taskvisor::{Command, RegistryMessage};
 /// let registry = handle.registry_actor();
 /// let tasks = ractor::call!(registry, RegistryMessage::List)?;
 /// println!("{} registered tasks", tasks.len());
+/// let paused = ractor::call!(registry, RegistryMessage::Exec, Command::Pause("job".into()))?;
+/// println!("{paused:?}");
 /// # Ok(()) }
 /// ```
 // `Add` carries a whole `TaskSpec` by value: its shape is part of the public contract
@@ -61,139 +64,153 @@ pub enum RegistryMessage {
     /// The hosted actor of the current attempt of a [`TaskSpec::actor`] task; `None` for
     /// closure tasks, between attempts, and for unknown targets.
     ActorOf(TaskTarget, RpcReplyPort<Option<ractor::ActorCell>>),
-    /// Adds a task, as [`SupervisorHandle::add`](crate::SupervisorHandle::add) does: the
-    /// reply is the new task's id or the same errors (`TaskAlreadyExists`,
-    /// `ResourceLimitReached`, `InvalidTaskSpec`, `ActorNameTaken`, `ShuttingDown`), and
-    /// `CommandQueueFull` when `registry_queue_capacity` commands are already in flight
-    /// (the message does not wait for capacity: it is already in the mailbox).
+    /// Any [`Command`], answered with the [`CommandReply`] of the same name or the
+    /// command's error, exactly as [`SupervisorHandle::exec`](crate::SupervisorHandle::exec)
+    /// answers it (see [`Command`] for each reply and error). A message is already in the
+    /// mailbox, so it does not wait for command capacity: with `registry_queue_capacity`
+    /// commands in flight it is refused `CommandQueueFull`. `Shutdown` and
+    /// `ForceShutdown` start (or join) the supervisor's one shared shutdown and reply with
+    /// its result once it finished.
+    Exec(Command, RpcReplyPort<Result<CommandReply, RuntimeError>>),
+    /// `Exec(Command::Add(spec))` with the new task's id as the reply.
     Add(TaskSpec, RpcReplyPort<Result<TaskId, RuntimeError>>),
-    /// Removes a registered task, as
-    /// [`SupervisorHandle::remove`](crate::SupervisorHandle::remove): `Ok(true)` when this
-    /// message made the claim (the reply comes before the task's cleanup), `Ok(false)`
-    /// for an unknown, finished or already claimed target. Reaches registered tasks only:
-    /// queued controller work is removed through the handle.
+    /// `Exec(Command::Remove(target))` with its `bool` as the reply: `Ok(true)` when this
+    /// message made the claim (the reply comes before the task's cleanup), `Ok(false)` for
+    /// an unknown, finished or already claimed target. By id it also removes work still
+    /// queued in a controller slot.
     Remove(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
-    /// Cancels a registered task and replies once its terminal outcome is committed, as
-    /// [`SupervisorHandle::cancel`](crate::SupervisorHandle::cancel): `Ok(true)` when this
-    /// message made the claim, `Ok(false)` when it joined another removal (after the same
-    /// wait) or the target is unknown (at once).
+    /// `Exec(Command::Cancel(target))` with its `bool` as the reply, given once the task's
+    /// terminal outcome is committed: `Ok(true)` when this message made the claim,
+    /// `Ok(false)` when it joined another removal (after the same wait) or the target is
+    /// unknown (at once).
     Cancel(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
-    /// Pauses a registered task, as
-    /// [`SupervisorHandle::pause`](crate::SupervisorHandle::pause): no new attempt starts
-    /// (a running attempt runs to its end) until `Resume`. `Ok(true)` when this message
-    /// paused it, `Ok(false)` when it was already paused or is being removed;
-    /// `TaskNotFound` for a target that is not registered, `ShuttingDown` once shutdown
-    /// started, `CommandQueueFull` when `registry_queue_capacity` commands are in flight.
+    /// `Exec(Command::Pause(target))` with its `bool` as the reply: no new attempt starts
+    /// until `Resume`; `TaskNotFound` for a target that is not registered.
     Pause(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
-    /// Resumes a paused task, as
-    /// [`SupervisorHandle::resume`](crate::SupervisorHandle::resume): `Ok(true)` when this
-    /// message resumed it (a parked task starts its next attempt now), `Ok(false)` when it
-    /// was not paused; the same errors as `Pause`.
+    /// `Exec(Command::Resume(target))` with its `bool` as the reply.
     Resume(TaskTarget, RpcReplyPort<Result<bool, RuntimeError>>),
-    /// A state-changing command from a [`SupervisorHandle`](crate::SupervisorHandle).
-    /// Opaque: build commands through the handle.
-    Command(Command),
+    /// Work only the supervisor itself sends (opaque).
+    Internal(Internal),
 }
 
-impl RegistryMessage {
-    /// The message of `op` (`Remove`, `Cancel`, `Pause` or `Resume`) on `target`: what a
-    /// cluster control command sends.
-    #[cfg(feature = "cluster")]
-    pub(crate) fn change(
-        op: ChangeOp,
-        target: TaskTarget,
-        reply: RpcReplyPort<Result<bool, RuntimeError>>,
-    ) -> Self {
-        match op {
-            ChangeOp::Remove => RegistryMessage::Remove(target, reply),
-            ChangeOp::Cancel => RegistryMessage::Cancel(target, reply),
-            ChangeOp::Pause => RegistryMessage::Pause(target, reply),
-            ChangeOp::Resume => RegistryMessage::Resume(target, reply),
-        }
-    }
-}
+/// Opaque work of the supervisor's own; see [`RegistryMessage::Internal`].
+pub struct Internal(pub(crate) InternalKind);
 
-/// An opaque registry command; see [`RegistryMessage::Command`].
-pub struct Command(pub(crate) CommandKind);
-
-pub(crate) enum CommandKind {
+pub(crate) enum InternalKind {
     /// The handle's add: the request passed its intake (command permit, ownership unit)
     /// there.
     Add(Box<AddRequest>, RpcReplyPort<Result<(), RuntimeError>>),
-    /// `RegistryMessage::Add`: the core checks its intake without waiting, then admits it.
-    AddByMessage(Box<TaskSpec>, RpcReplyPort<Result<TaskId, RuntimeError>>),
     AddBatch(Vec<AddRequest>, RpcReplyPort<Result<(), RuntimeError>>),
-    /// A remove, cancel, pause or resume of one registered task, from the handle or a
-    /// message (`registry/core/change.rs`).
-    Change(Change),
+    /// Admits a [`TaskGroup`](crate::TaskGroup) all-or-nothing and starts its members in
+    /// order.
+    AddGroup(Box<GroupRequest>, RpcReplyPort<Result<(), RuntimeError>>),
+    /// A [`Command`] from any door (`registry/core/exec.rs`).
+    Exec(Box<Exec>),
+    /// The controller retires its owner `id` (a `Replace`): claimed as a remove is, with
+    /// no intake and no `TaskRemoveRequested` (it is not a request).
+    #[cfg(feature = "controller")]
+    Retire(TaskId),
     /// Adds a watcher to a registered task: the reply is its id, or `None` when the target
     /// is not registered.
     Watch(TaskTarget, OutcomePromise, RpcReplyPort<Option<TaskId>>),
     /// Reply once the registry holds no registration and no physically running attempt.
     WaitEmpty(RpcReplyPort<()>),
-    /// Begin the shutdown wait of docs/semantics.md#shutdown; reply with the stuck names. `verdict`
-    /// says whether the wait ends with an `AllStoppedWithinGrace`/`GraceExceeded` event (not
-    /// for the signal-setup-failure workflow).
-    Shutdown {
+    /// Begin the shutdown wait of docs/semantics.md#shutdown; reply with the stuck names.
+    /// `verdict` says whether the wait ends with an `AllStoppedWithinGrace`/`GraceExceeded`
+    /// event (not for the signal-setup-failure workflow).
+    ShutdownWait {
         grace: Duration,
         verdict: bool,
         /// No task's own shutdown timeout may exceed this (last-owner drop: nobody waits).
         window_cap: Option<Duration>,
         reply: RpcReplyPort<Vec<Arc<str>>>,
     },
-    /// Admits a [`TaskGroup`](crate::TaskGroup) all-or-nothing and starts its members in
-    /// order.
-    AddGroup(Box<GroupRequest>, RpcReplyPort<Result<(), RuntimeError>>),
-    /// Force-abort everything still registered now (second signal, owner drop fallback).
+    /// Force-abort everything still registered now (second signal, forced shutdown, owner
+    /// drop fallback).
     ForceAbortAll,
     /// A timer the registry set ran out (`super::shell::Shell::schedule`).
     Timer(Timer),
 }
 
-/// A change asked of one registered task: one type for the handle's operations and the
-/// `Remove`, `Cancel`, `Pause` and `Resume` messages; they differ only in how they met the
-/// command bound, who announced the removal, and how the reply is given.
-pub(crate) struct Change {
-    pub(crate) target: TaskTarget,
-    pub(crate) op: ChangeOp,
+/// One [`Command`] on its way through the registry (and, for a by-id remove or cancel of
+/// an id the registry does not hold, through the controller and back).
+pub(crate) struct Exec {
+    pub(crate) command: Command,
     pub(crate) intake: Intake,
-    /// The sender published `TaskRemoveRequested` itself: the handle's by-id remove is
-    /// announced before it is sent, even for an unknown id (docs/semantics.md#removal).
-    pub(crate) announced: bool,
-    pub(crate) reply: ChangeReply,
+    /// The controller has looked for the by-id target among its queued work and did not
+    /// hold it: the registry decides now (an unknown id is `false`).
+    pub(crate) routed: bool,
+    /// The controller's `identity_operation_capacity` permit of a by-id remove or cancel
+    /// it handed back: held until the operation ends (a cancel's, until the commit).
+    pub(crate) identity: Option<OwnedSemaphorePermit>,
+    pub(crate) reply: ExecReply,
 }
 
-/// What a [`Change`] asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ChangeOp {
-    /// Claim it; the reply comes before its cleanup (docs/semantics.md#removal).
-    Remove,
-    /// Claim it (or join its removal); done once its terminal outcome is committed.
-    Cancel,
-    /// No new attempt starts until `Resume` (docs/semantics.md#pause).
-    Pause,
-    Resume,
-}
-
-/// How a command met the in-flight bound `registry_queue_capacity`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How an [`Exec`] met the intake (`registry/intake.rs`).
 pub(crate) enum Intake {
-    /// The handle waited for a command permit (or failed fast) and holds it until the
-    /// reply.
+    /// The handle passed it and holds the command permit until the reply.
     Held,
-    /// A message is already in the mailbox: the core checks, without waiting, that the
-    /// registry is open and a permit is free (`ShuttingDown`, `CommandQueueFull`).
+    /// A message: the core checks it without waiting.
     Check,
+    /// A message that passed the check; the permit travels with it until it is carried out.
+    Passed(Pass),
 }
 
-/// How a [`Change`] is answered.
-pub(crate) enum ChangeReply {
-    /// The result: `Ok(true)` when this command made the change. A cancel's comes once
-    /// the terminal outcome is committed.
-    Done(RpcReplyPort<Result<bool, RuntimeError>>),
-    /// The handle's: a [`ChangeTicket`] right after the change; for a cancel the handle
-    /// waits for the commit itself, so its `termination_timeout` bounds only that wait.
-    Ticket(RpcReplyPort<Result<ChangeTicket, RuntimeError>>),
+/// A reply function: told the result of a command once it is carried out.
+pub(crate) type Respond = Box<dyn FnOnce(Result<CommandReply, RuntimeError>) + Send>;
+
+/// How an [`Exec`] is answered.
+pub(crate) enum ExecReply {
+    /// A message's: the result once the command is done (a cancel's, once the terminal
+    /// outcome is committed).
+    Done(Respond),
+    /// The handle's: a [`Ticket`] right after the change; for a cancel the handle waits for
+    /// the commit itself, so its `termination_timeout` bounds only that wait.
+    Ticket(RpcReplyPort<Result<Ticket, RuntimeError>>),
+}
+
+impl ExecReply {
+    /// `port` answered with the whole [`CommandReply`].
+    pub(crate) fn done(port: RpcReplyPort<Result<CommandReply, RuntimeError>>) -> Self {
+        ExecReply::Done(Box::new(move |result| {
+            let _ = port.send(result);
+        }))
+    }
+
+    /// `port` answered with the value `pick` takes out of the reply.
+    pub(crate) fn typed<T: Send + 'static>(
+        port: RpcReplyPort<Result<T, RuntimeError>>,
+        pick: fn(CommandReply) -> Option<T>,
+    ) -> Self {
+        ExecReply::Done(Box::new(move |result| {
+            let value = result.and_then(|reply| pick(reply).ok_or(RuntimeError::ShuttingDown));
+            let _ = port.send(value);
+        }))
+    }
+
+    /// Answers with `result`, nothing left to wait for.
+    pub(crate) fn send(self, result: Result<CommandReply, RuntimeError>) {
+        match self {
+            ExecReply::Done(respond) => respond(result),
+            ExecReply::Ticket(port) => {
+                let _ = port.send(result.map(|reply| Ticket {
+                    reply,
+                    committed: None,
+                    identity: None,
+                }));
+            }
+        }
+    }
+}
+
+/// The registry's answer to a handle's [`Exec`]: the reply and, for a cancel of a
+/// registration still stopping, the registration and a channel that gets a value at its
+/// terminal commit (and closes without one if the registry goes away first).
+pub(crate) struct Ticket {
+    pub(crate) reply: CommandReply,
+    pub(crate) committed: Option<(TaskId, oneshot::Receiver<()>)>,
+    /// The identity-operation permit, held by the handle until the commit.
+    pub(crate) identity: Option<OwnedSemaphorePermit>,
 }
 
 /// A timer of the registry: what it is for, and which registration, attempt or group it
@@ -220,10 +237,10 @@ impl Timer {
     }
 }
 
-impl From<CommandKind> for RegistryMessage {
-    /// Wraps a command for the registry's mailbox: `registry.cast(kind.into())`.
-    fn from(kind: CommandKind) -> Self {
-        RegistryMessage::Command(Command(kind))
+impl From<InternalKind> for RegistryMessage {
+    /// Wraps internal work for the registry's mailbox: `registry.cast(kind.into())`.
+    fn from(kind: InternalKind) -> Self {
+        RegistryMessage::Internal(Internal(kind))
     }
 }
 
@@ -266,16 +283,6 @@ pub(crate) struct GroupRequest {
     pub(crate) strategy: crate::group::GroupStrategy,
     pub(crate) intensity: Option<(u32, Duration)>,
     pub(crate) members: Vec<AddRequest>,
-}
-
-/// The registry's answer to a handle's [`Change`]: whether this command made the change
-/// and, for a cancel of a registration still stopping, a channel that gets a value at its
-/// terminal commit (and closes without one if the registry goes away first).
-pub(crate) struct ChangeTicket {
-    /// The registration waited for (`Some` exactly when `committed` is).
-    pub(crate) id: Option<TaskId>,
-    pub(crate) changed: bool,
-    pub(crate) committed: Option<oneshot::Receiver<()>>,
 }
 
 /// What a [`ReleaseHook`] is told about its registration.

@@ -16,15 +16,22 @@
 //! - `group`: the group restart decision (OTP strategies), a pure machine.
 //! - `permits`: the `max_concurrent` count and the FIFO of registrations waiting for it.
 //! - `life`: how the registry's end (graceful, killed, panicked) reaches the runtime.
-//! - `messages`: the public message enum and the internal commands.
+//! - `command`: [`Command`] and [`CommandReply`], what can be done to a supervisor and its
+//!   answer; `intake`: the one intake every command passes (`Gate`); `above`: what the
+//!   registry hands to the controller and the runtime (slot commands, queued work,
+//!   shutdown).
+//! - `messages`: the public message enum and the internal work.
 //! - `info`: the query records, [`TaskInfo`] and [`TaskState`].
 //! - `query`: [`Query`] and [`Answer`], what can be asked of the registry and its answer.
 
+mod above;
 pub(crate) mod actor;
+mod command;
 mod core;
 pub(crate) mod decision;
 mod group;
 mod info;
+mod intake;
 mod intensity;
 pub(crate) mod life;
 mod lifecycle;
@@ -34,14 +41,16 @@ pub(crate) mod permits;
 mod query;
 mod shell;
 
+pub(crate) use above::Above;
 pub(crate) use actor::RegistryActor;
+pub use command::{Command, CommandReply};
 pub(crate) use core::RegistrySettings;
 pub use info::{TaskInfo, TaskState};
+pub(crate) use intake::{Gate, Mode};
 pub(crate) use life::{LifeGuard, RegistryLife};
 pub use messages::RegistryMessage;
 pub(crate) use messages::{
-    AddRequest, Change, ChangeOp, ChangeReply, ChangeTicket, Command, CommandKind, GroupRequest,
-    Intake,
+    AddRequest, Exec, ExecReply, GroupRequest, Intake, Internal, InternalKind, Ticket,
 };
 #[cfg(feature = "controller")]
 pub(crate) use messages::{ReleaseHook, Stage};

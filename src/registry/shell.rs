@@ -14,7 +14,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorCell, ActorId, ActorRef};
 use tokio::task::AbortHandle;
 
-use super::messages::{CommandKind, RegistryMessage, Timer};
+use super::messages::{InternalKind, RegistryMessage, Timer};
 use crate::attempt::{AttemptActor, AttemptArgs};
 
 /// An attempt actor, as the core holds it while the actor exists.
@@ -126,7 +126,7 @@ impl Shell for ActorShell<'_> {
     }
 
     fn schedule(&mut self, timer: Timer, delay: Duration) {
-        let command = CommandKind::Timer(timer.clone());
+        let command = InternalKind::Timer(timer.clone());
         let handle = self
             .myself
             .send_after(delay, move || RegistryMessage::from(command))

@@ -1,159 +1,102 @@
-//! The registry command path every handle operation shares: a permit of the command queue
-//! (`registry_queue_capacity`, the bound ractor's unbounded mailbox lacks), the call
-//! itself, and the `TaskAddRequested` announcement of an add (docs/semantics.md#admission).
+//! The handle's door for every [`Command`]: the one intake in its waiting mode
+//! (`registry/intake.rs`), then the registry, which decides the command as it decides one
+//! sent by message or from another node (`registry/core/exec.rs`). The shutdown commands
+//! go to the runtime's one shared shutdown, which the runtime owns.
 //!
-//! Below the operations (`operations.rs`, `groups.rs`, `pause.rs`), so each imports it and
-//! none imports another for it. [`change`] is the one path of remove, cancel, pause and
-//! resume.
+//! Below the operations (`operations.rs`, `groups.rs`, `pause.rs`, the handle), so each
+//! imports it and none imports another for it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::runtime::Runtime;
+use super::shutdown;
+use super::trigger::Trigger;
 use crate::error::RuntimeError;
-use crate::events::{Event, EventKind};
-use crate::identity::{TaskId, TaskTarget};
+use crate::identity::TaskId;
 use crate::outcome::{OutcomePromise, TaskWaiter};
-use crate::registry::{Change, ChangeOp, ChangeReply, ChangeTicket, CommandKind, Intake};
-use crate::task::TaskSpec;
+use crate::registry::{
+    AddRequest, Command, CommandReply, Exec, ExecReply, Intake, InternalKind, Mode, Ticket,
+};
 
-/// Acquires one permit of `semaphore`, waiting (racing shutdown) or failing fast.
-pub(super) async fn acquire(
-    runtime: &Runtime,
-    semaphore: &Arc<Semaphore>,
-    fail_fast: bool,
-    full: RuntimeError,
-) -> Result<OwnedSemaphorePermit, RuntimeError> {
-    if fail_fast {
-        return semaphore.clone().try_acquire_owned().map_err(|_| full);
-    }
-    tokio::select! {
-        biased;
-        _ = runtime.stopping().shutdown_started().cancelled() => Err(RuntimeError::ShuttingDown),
-        permit = semaphore.clone().acquire_owned() => permit.map_err(|_| RuntimeError::ShuttingDown),
-    }
+/// How the handle runs one command.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Options {
+    /// Refuse at once (`CommandQueueFull`, or `ResourceLimitReached` for the ownership
+    /// budget) instead of waiting for capacity.
+    pub(crate) fail_fast: bool,
+    /// An add also makes a waiter for the task's outcome.
+    pub(crate) watch: bool,
+    /// A cancel waits at most this long for the terminal commit
+    /// ([`RuntimeError::TaskTerminationTimeout`]; the removal goes on).
+    pub(crate) termination_timeout: Option<Duration>,
 }
 
-/// A command permit (`registry_queue_capacity`), as [`acquire`] takes one:
-/// [`RuntimeError::CommandQueueFull`] with `fail_fast` when none is free.
-pub(super) async fn command_permit(
-    runtime: &Runtime,
-    fail_fast: bool,
-) -> Result<OwnedSemaphorePermit, RuntimeError> {
-    let commands = runtime.shared().commands();
-    acquire(runtime, commands, fail_fast, RuntimeError::CommandQueueFull).await
-}
-
-/// An add of `id` is about to be handed to the registry: publishes `TaskAddRequested`
-/// (with the group of a group member) and, when `watch`, makes its outcome promise and
-/// waiter.
-pub(super) fn requested(
-    runtime: &Runtime,
-    id: TaskId,
-    spec: &TaskSpec,
-    group: Option<&Arc<str>>,
-    watch: bool,
-) -> (Option<OutcomePromise>, Option<TaskWaiter>) {
-    runtime.shared().events().publish(|| {
-        let event = Event::new(EventKind::TaskAddRequested)
-            .with_id(id)
-            .with_task(spec.name_arc().clone());
-        match group {
-            Some(group) => event.with_group(group.clone()),
-            None => event,
+/// Runs `command` through the handle's door and returns its reply (and, for a watched add,
+/// the waiter). See [`Command`] for each reply and error.
+pub(crate) async fn exec(
+    runtime: &Arc<Runtime>,
+    command: Command,
+    options: Options,
+) -> Result<(CommandReply, Option<TaskWaiter>), RuntimeError> {
+    match command {
+        Command::Shutdown => {
+            let result = shutdown::join(runtime, Trigger::Requested).await;
+            return result.map(|()| (CommandReply::Shutdown, None));
         }
-    });
-    if watch {
-        let (promise, waiter) = OutcomePromise::pair(id);
-        (Some(promise), Some(waiter))
-    } else {
-        (None, None)
+        Command::ForceShutdown => {
+            let result = shutdown::force(runtime).await;
+            return result.map(|()| (CommandReply::ForceShutdown, None));
+        }
+        _ => {}
     }
-}
-
-/// Sends one command to the registry while holding a command-queue permit (waiting for one,
-/// or failing fast with [`RuntimeError::CommandQueueFull`]); `before_send` runs once the
-/// permit is held. A registry that is gone gives [`RuntimeError::ShuttingDown`].
-pub(super) async fn call_registry<T: Send + 'static>(
-    runtime: &Runtime,
-    fail_fast: bool,
-    before_send: impl FnOnce(),
-    command: impl FnOnce(ractor::RpcReplyPort<T>) -> CommandKind,
-) -> Result<T, RuntimeError> {
-    let permit = command_permit(runtime, fail_fast).await?;
-    before_send();
-    let reply = runtime
-        .registry()
-        .call(|port| command(port).into(), None)
-        .await;
-    drop(permit);
-    match reply {
-        Ok(CallResult::Success(value)) => Ok(value),
-        _ => Err(RuntimeError::ShuttingDown),
-    }
-}
-
-/// One change of a registered task ([`Change`]) through the handle: `Ok(true)` when this
-/// call made it (docs/semantics.md#removal, docs/semantics.md#pause).
-///
-/// Closed admission gives [`RuntimeError::ShuttingDown`] before anything is sent; the
-/// command permit is waited for, or [`RuntimeError::CommandQueueFull`] with `fail_fast`.
-/// With a controller installed, a by-id remove or cancel first asks the controller:
-/// queued or capacity-waiting work with that id is removed there (`true`, nothing to wait
-/// for; docs/semantics.md#slots), and the identity permit it takes is held to the end. A
-/// by-id remove is announced (`TaskRemoveRequested`) once the command permit is held, even
-/// for an unknown id; every other change is announced by the registry when it finds its
-/// target. A cancel then waits for the terminal commit, at most `termination_timeout`
-/// ([`RuntimeError::TaskTerminationTimeout`]; the removal goes on).
-pub(super) async fn change(
-    runtime: &Runtime,
-    target: TaskTarget,
-    op: ChangeOp,
-    fail_fast: bool,
-    termination_timeout: Option<Duration>,
-) -> Result<bool, RuntimeError> {
     if runtime.admission_closed() {
         return Err(RuntimeError::ShuttingDown);
     }
-    #[cfg(feature = "controller")]
-    let _identity = if matches!(op, ChangeOp::Remove | ChangeOp::Cancel) {
-        let cancel = op == ChangeOp::Cancel;
-        match super::submit::route_identity(runtime, &target, cancel, fail_fast).await? {
-            super::submit::Routed::Removed => return Ok(true),
-            super::submit::Routed::Forward(permit) => permit,
-        }
-    } else {
-        None
+    let mode = Mode::Wait {
+        fail_fast: options.fail_fast,
     };
-    let announced = match (&target, op) {
-        (TaskTarget::Id(id), ChangeOp::Remove) => Some(*id),
-        _ => None,
-    };
-    let announce = || {
-        if let Some(id) = announced {
-            runtime
-                .shared()
-                .events()
-                .publish(|| Event::new(EventKind::TaskRemoveRequested).with_id(id));
-        }
-    };
-    let command = |port| {
-        CommandKind::Change(Change {
-            target,
-            op,
+    let pass = runtime.shared().gate().enter(mode, &command).await?;
+    // Held until the reply, like a message's permit in the core.
+    let _permit = pass.permit;
+    if let Command::Add(spec) = command {
+        let id = pass.id.unwrap_or_else(TaskId::next);
+        let (outcome, waiter) = promise(id, options.watch);
+        let request = AddRequest {
+            id,
+            spec,
+            outcome,
+            unit: pass.unit,
+            release: None,
+            group: None,
+        };
+        let add = |port| InternalKind::Add(Box::new(request), port).into();
+        call(runtime, add).await??;
+        return Ok((CommandReply::Add(id), waiter));
+    }
+    let exec = |port| {
+        InternalKind::Exec(Box::new(Exec {
+            command,
             intake: Intake::Held,
-            announced: announced.is_some(),
-            reply: ChangeReply::Ticket(port),
-        })
+            routed: false,
+            identity: None,
+            reply: ExecReply::Ticket(port),
+        }))
+        .into()
     };
-    let ticket: ChangeTicket = call_registry(runtime, fail_fast, announce, command).await??;
-    if let (Some(committed), Some(id)) = (ticket.committed, ticket.id) {
+    // The identity permit (by-id removals through a controller) is held to the end.
+    let Ticket {
+        reply,
+        committed,
+        identity: _identity,
+    } = call(runtime, exec).await??;
+    if let Some((id, committed)) = committed {
         // The registry signals the terminal commit with a value; a channel that only
         // closes means the registry went away before committing.
-        let committed = match termination_timeout {
+        let committed = match options.termination_timeout {
             None => committed.await,
             Some(timeout) => tokio::time::timeout(timeout, committed)
                 .await
@@ -161,5 +104,38 @@ pub(super) async fn change(
         };
         committed.map_err(|_| RuntimeError::ShuttingDown)?;
     }
-    Ok(ticket.changed)
+    Ok((reply, None))
+}
+
+/// One call to the registry; a registry that is gone gives [`RuntimeError::ShuttingDown`].
+async fn call<T: Send + 'static>(
+    runtime: &Runtime,
+    message: impl FnOnce(ractor::RpcReplyPort<T>) -> crate::registry::RegistryMessage,
+) -> Result<T, RuntimeError> {
+    match runtime.registry().call(message, None).await {
+        Ok(CallResult::Success(value)) => Ok(value),
+        _ => Err(RuntimeError::ShuttingDown),
+    }
+}
+
+/// A command permit for the handle's batch and group adds (not commands): waited for
+/// (racing shutdown) or, with `fail_fast`, [`RuntimeError::CommandQueueFull`].
+pub(super) async fn command_permit(
+    runtime: &Runtime,
+    fail_fast: bool,
+) -> Result<OwnedSemaphorePermit, RuntimeError> {
+    let gate = runtime.shared().gate();
+    let mode = Mode::Wait { fail_fast };
+    gate.take(mode, gate.commands(), RuntimeError::CommandQueueFull)
+        .await
+}
+
+/// The outcome promise and waiter of `id`, when `watch`.
+pub(super) fn promise(id: TaskId, watch: bool) -> (Option<OutcomePromise>, Option<TaskWaiter>) {
+    if watch {
+        let (promise, waiter) = OutcomePromise::pair(id);
+        (Some(promise), Some(waiter))
+    } else {
+        (None, None)
+    }
 }

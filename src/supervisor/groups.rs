@@ -3,13 +3,13 @@
 
 use ractor::rpc::CallResult;
 
-use super::commands::{command_permit, requested};
+use super::commands::{command_permit, promise};
 use super::runtime::Runtime;
 use crate::error::RuntimeError;
 use crate::group::TaskGroup;
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
-use crate::registry::{AddRequest, Command, CommandKind, GroupRequest, RegistryMessage};
+use crate::registry::{AddRequest, GroupRequest, Internal, InternalKind, Mode, RegistryMessage};
 
 /// Adds `group`: checks it, takes one command permit and one ownership unit per member
 /// (waiting for them), publishes `TaskAddRequested` per member and hands the whole group
@@ -35,31 +35,16 @@ pub(crate) async fn add_group(
         intensity,
     } = group;
     let permit = command_permit(runtime, false).await?;
-    let mut units = match runtime.shared().ownership() {
-        None => None,
-        Some(ownership) => {
-            let limit = runtime.shared().ownership_limit();
-            let count = u32::try_from(specs.len())
-                .ok()
-                .filter(|_| specs.len() <= limit)
-                .ok_or(RuntimeError::ResourceLimitReached {
-                    resource: "owned_user_lifetimes",
-                    limit,
-                })?;
-            tokio::select! {
-                biased;
-                _ = runtime.stopping().shutdown_started().cancelled() => return Err(RuntimeError::ShuttingDown),
-                units = ownership.clone().acquire_many_owned(count) => {
-                    Some(units.map_err(|_| RuntimeError::ShuttingDown)?)
-                }
-            }
-        }
-    };
+    let gate = runtime.shared().gate();
+    let mut units = gate
+        .units(Mode::Wait { fail_fast: false }, specs.len())
+        .await?;
     let mut members = Vec::with_capacity(specs.len());
     let mut result = Vec::with_capacity(specs.len());
     for spec in specs {
         let id = TaskId::next();
-        let (sender, waiter) = requested(runtime, id, &spec, Some(&name), watch);
+        gate.announce_add(id, &spec, Some(&name));
+        let (sender, waiter) = promise(id, watch);
         members.push(AddRequest {
             id,
             spec,
@@ -80,7 +65,7 @@ pub(crate) async fn add_group(
         .registry()
         .call(
             |port| {
-                RegistryMessage::Command(Command(CommandKind::AddGroup(Box::new(request), port)))
+                RegistryMessage::Internal(Internal(InternalKind::AddGroup(Box::new(request), port)))
             },
             None,
         )

@@ -46,7 +46,8 @@ use ractor::ActorCell;
 pub use builder::SupervisorBuilder;
 pub use handle::SupervisorHandle;
 pub use operations::{
-    AddOperation, CancelOperation, OperationFuture, RemoveOperation, WatchedAddOperation,
+    AddOperation, CancelOperation, ExecOperation, OperationFuture, RemoveOperation,
+    WatchedAddOperation,
 };
 use owner::OwnerLease;
 pub use pause::PauseOperation;

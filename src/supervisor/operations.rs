@@ -1,4 +1,5 @@
-//! The operation builders of [`SupervisorHandle`]: `add`, `remove`, `cancel`.
+//! The operation builders of [`SupervisorHandle`]: `exec` ([`ExecOperation`], any
+//! [`Command`]) and its shorthands `add`, `remove`, `cancel`.
 //!
 //! Each builder owns a share of the handle's ownership (`owner::Owned`), so the future it
 //! produces is `Send + 'static` and can be moved into `tokio::spawn`, and the supervisor
@@ -6,24 +7,89 @@
 //! command has been handed to the registry, dropping the future does not take it back
 //! (docs/semantics.md#admission).
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use ractor::rpc::CallResult;
-
-use super::commands::{acquire, change, command_permit, requested};
+use super::commands::{Options, exec};
 use super::owner::Owned;
 #[cfg(doc)]
 use crate::SupervisorHandle;
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
-use crate::registry::{AddRequest, ChangeOp, CommandKind};
+use crate::registry::{Command, CommandReply};
 use crate::task::TaskSpec;
 
 /// A boxed `Send + 'static` future, the `IntoFuture` type of every builder here.
 pub type OperationFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// `IntoFuture` for builders with an `async fn execute(self)`: `.await` runs `execute()`,
+/// boxed as an [`OperationFuture`].
+macro_rules! into_future {
+    ($($builder:ty => $output:ty),* $(,)?) => {$(
+        impl std::future::IntoFuture for $builder {
+            type Output = $output;
+            type IntoFuture = $crate::supervisor::OperationFuture<Self::Output>;
+
+            fn into_future(self) -> Self::IntoFuture {
+                Box::pin(self.execute())
+            }
+        }
+    )*};
+}
+pub(crate) use into_future;
+
+into_future! {
+    ExecOperation => Result<CommandReply, RuntimeError>,
+    AddOperation => Result<TaskId, RuntimeError>,
+    WatchedAddOperation => Result<TaskWaiter, RuntimeError>,
+    RemoveOperation => Result<bool, RuntimeError>,
+    CancelOperation => Result<bool, RuntimeError>,
+}
+
+/// Builder returned by [`SupervisorHandle::exec`]. Awaits to
+/// `Result<CommandReply, RuntimeError>`: the [`CommandReply`] variant of the command's
+/// name, or the command's error (see [`Command`] for both). It is `IntoFuture`, not a
+/// `Future`: `.await` it, or call `.execute()` where a `Future` is needed.
+///
+/// The typed methods of the handle (`add`, `remove`, `cancel`, `pause`, `resume`,
+/// `shutdown`, `force_shutdown`, `pause_slot`, `resume_slot`) are shorthands of this one.
+#[must_use = "a command does nothing until awaited or executed"]
+pub struct ExecOperation {
+    owned: Owned,
+    command: Command,
+    options: Options,
+}
+
+impl ExecOperation {
+    pub(crate) fn new(owned: Owned, command: Command) -> Self {
+        ExecOperation {
+            owned,
+            command,
+            options: Options::default(),
+        }
+    }
+
+    /// Fails with [`RuntimeError::CommandQueueFull`] (or, for an add, `ResourceLimitReached`
+    /// for the ownership budget) instead of waiting for capacity
+    /// (docs/semantics.md#admission). The registry's decision is still awaited.
+    pub fn fail_fast(mut self) -> Self {
+        self.options.fail_fast = true;
+        self
+    }
+
+    /// Runs the command. Same as awaiting the builder.
+    pub async fn execute(self) -> Result<CommandReply, RuntimeError> {
+        let (reply, _) = exec(self.owned.runtime(), self.command, self.options).await?;
+        Ok(reply)
+    }
+
+    /// Runs it and takes the shorthand's value out of the reply.
+    async fn pick<T>(self, pick: fn(CommandReply) -> Option<T>) -> Result<T, RuntimeError> {
+        pick(self.execute().await?).ok_or(RuntimeError::ShuttingDown)
+    }
+}
 
 /// Builder returned by [`SupervisorHandle::add`]. Awaits to `Result<TaskId, RuntimeError>`.
 /// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
@@ -40,9 +106,7 @@ pub type OperationFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// - [`RuntimeError::ShuttingDown`]: admission is closed.
 #[must_use = "an add does nothing until awaited or executed"]
 pub struct AddOperation {
-    owned: Owned,
-    spec: TaskSpec,
-    fail_fast: bool,
+    inner: ExecOperation,
 }
 
 /// [`AddOperation`] after `.watch()`: awaits to `Result<TaskWaiter, RuntimeError>`
@@ -55,9 +119,7 @@ pub struct WatchedAddOperation {
 impl AddOperation {
     pub(crate) fn new(owned: Owned, spec: TaskSpec) -> Self {
         AddOperation {
-            owned,
-            spec,
-            fail_fast: false,
+            inner: ExecOperation::new(owned, Command::Add(spec)),
         }
     }
 
@@ -69,101 +131,42 @@ impl AddOperation {
     /// Fails with [`RuntimeError::CommandQueueFull`] (or `ResourceLimitReached` for the
     /// ownership budget) instead of waiting for capacity (docs/semantics.md#admission). The
     /// registry's decision is still awaited.
-    pub fn fail_fast(mut self) -> Self {
-        self.fail_fast = true;
-        self
+    pub fn fail_fast(self) -> Self {
+        AddOperation {
+            inner: self.inner.fail_fast(),
+        }
     }
 
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<TaskId, RuntimeError> {
-        add(self.owned, self.spec, self.fail_fast, false)
-            .await
-            .map(|(id, _)| id)
+        self.inner.pick(|reply| reply.id()).await
     }
 }
 
 impl WatchedAddOperation {
     /// As [`AddOperation::fail_fast`].
-    pub fn fail_fast(mut self) -> Self {
-        self.inner.fail_fast = true;
-        self
+    pub fn fail_fast(self) -> Self {
+        WatchedAddOperation {
+            inner: self.inner.fail_fast(),
+        }
     }
 
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<TaskWaiter, RuntimeError> {
-        let AddOperation {
+        self.execute_with_id().await.map(|(_, waiter)| waiter)
+    }
+
+    /// Runs the operation and returns the id beside the waiter.
+    pub(crate) async fn execute_with_id(self) -> Result<(TaskId, TaskWaiter), RuntimeError> {
+        let ExecOperation {
             owned,
-            spec,
-            fail_fast,
-        } = self.inner;
-        let (id, waiter) = add(owned, spec, fail_fast, true).await?;
-        waiter.ok_or(RuntimeError::OutcomeUnavailable { id })
-    }
-}
-
-impl IntoFuture for AddOperation {
-    type Output = Result<TaskId, RuntimeError>;
-    type IntoFuture = OperationFuture<Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.execute())
-    }
-}
-
-impl IntoFuture for WatchedAddOperation {
-    type Output = Result<TaskWaiter, RuntimeError>;
-    type IntoFuture = OperationFuture<Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.execute())
-    }
-}
-
-/// The add path shared by every add form: id first, then command permit and ownership
-/// unit, then `TaskAddRequested` right before the registry gets the command.
-pub(crate) async fn add(
-    owned: Owned,
-    spec: TaskSpec,
-    fail_fast: bool,
-    watch: bool,
-) -> Result<(TaskId, Option<TaskWaiter>), RuntimeError> {
-    let id = TaskId::next();
-    let runtime = owned.runtime();
-    if runtime.admission_closed() {
-        return Err(RuntimeError::ShuttingDown);
-    }
-    let permit = command_permit(runtime, fail_fast).await?;
-    let unit = match runtime.shared().ownership() {
-        None => None,
-        Some(ownership) => {
-            let limit = runtime.shared().ownership_limit();
-            let exhausted = RuntimeError::ResourceLimitReached {
-                resource: "owned_user_lifetimes",
-                limit,
-            };
-            Some(acquire(runtime, ownership, fail_fast, exhausted).await?)
-        }
-    };
-    let (sender, waiter) = requested(runtime, id, &spec, None, watch);
-    let request = AddRequest {
-        id,
-        spec,
-        outcome: sender,
-        unit,
-        release: None,
-        group: None,
-    };
-    let reply = runtime
-        .registry()
-        .call(
-            |port| CommandKind::Add(Box::new(request), port).into(),
-            None,
-        )
-        .await;
-    drop(permit);
-    match reply {
-        Ok(CallResult::Success(result)) => result.map(|()| (id, waiter)),
-        _ => Err(RuntimeError::ShuttingDown),
+            command,
+            mut options,
+        } = self.inner.inner;
+        options.watch = true;
+        let (reply, waiter) = exec(owned.runtime(), command, options).await?;
+        let id = reply.id().ok_or(RuntimeError::ShuttingDown)?;
+        Ok((id, waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?))
     }
 }
 
@@ -176,50 +179,37 @@ pub(crate) async fn add(
 /// id or name, already finished, or already claimed by another stop request
 /// (docs/semantics.md#removal).
 ///
-/// With a controller installed, a by-id target is first looked up among queued and
-/// capacity-waiting controller work: found, it is rejected `RemovedFromQueue` and the call
-/// returns `true` (docs/semantics.md#slots).
+/// With a controller installed, a by-id target the registry does not hold is looked up
+/// among queued and capacity-waiting controller work: found, it is rejected
+/// `RemovedFromQueue` and the call returns `true` (docs/semantics.md#slots).
+///
+/// Shorthand of [`SupervisorHandle::exec`]`(Command::Remove(target))`.
 ///
 /// # Errors
 /// [`RuntimeError::ShuttingDown`] once admission is closed; [`RuntimeError::CommandQueueFull`]
-/// with `.fail_fast()` and no free command permit; with a controller,
-/// [`RuntimeError::ResourceLimitReached`] (`"controller_identity_operations"`) when its
-/// `identity_operation_capacity` forwarded operations are in flight.
+/// with `.fail_fast()` and no free command permit.
 #[must_use = "a remove does nothing until awaited or executed"]
 pub struct RemoveOperation {
-    owned: Owned,
-    target: TaskTarget,
-    fail_fast: bool,
+    inner: ExecOperation,
 }
 
 impl RemoveOperation {
     pub(crate) fn new(owned: Owned, target: TaskTarget) -> Self {
         RemoveOperation {
-            owned,
-            target,
-            fail_fast: false,
+            inner: ExecOperation::new(owned, Command::Remove(target)),
         }
     }
 
     /// Fails with [`RuntimeError::CommandQueueFull`] instead of waiting for a command permit.
-    pub fn fail_fast(mut self) -> Self {
-        self.fail_fast = true;
-        self
+    pub fn fail_fast(self) -> Self {
+        RemoveOperation {
+            inner: self.inner.fail_fast(),
+        }
     }
 
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<bool, RuntimeError> {
-        let runtime = self.owned.runtime();
-        change(runtime, self.target, ChangeOp::Remove, self.fail_fast, None).await
-    }
-}
-
-impl IntoFuture for RemoveOperation {
-    type Output = Result<bool, RuntimeError>;
-    type IntoFuture = OperationFuture<Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.execute())
+        self.inner.pick(|reply| reply.changed()).await
     }
 }
 
@@ -237,65 +227,41 @@ impl IntoFuture for RemoveOperation {
 /// - [`RuntimeError::TaskTerminationTimeout`] with `.termination_timeout(d)` when the
 ///   terminal commit was not seen within `d` (the removal continues);
 /// - [`RuntimeError::ShuttingDown`] once admission is closed;
-/// - [`RuntimeError::CommandQueueFull`] with `.fail_fast()` and no free command permit;
-/// - [`RuntimeError::ResourceLimitReached`] (`"controller_identity_operations"`) with a
-///   controller whose `identity_operation_capacity` forwarded operations are in flight.
+/// - [`RuntimeError::CommandQueueFull`] with `.fail_fast()` and no free command permit.
 ///
 /// With a controller installed, queued or capacity-waiting controller work with this id is
 /// removed directly (`Rejected { RemovedFromQueue }`, `true`, no termination wait;
-/// docs/semantics.md#slots).
+/// docs/semantics.md#slots). Shorthand of
+/// [`SupervisorHandle::exec`]`(Command::Cancel(target))`.
 #[must_use = "a cancel does nothing until awaited or executed"]
 pub struct CancelOperation {
-    owned: Owned,
-    target: TaskTarget,
-    fail_fast: bool,
-    termination_timeout: Option<Duration>,
+    inner: ExecOperation,
 }
 
 impl CancelOperation {
     pub(crate) fn new(owned: Owned, target: TaskTarget) -> Self {
         CancelOperation {
-            owned,
-            target,
-            fail_fast: false,
-            termination_timeout: None,
+            inner: ExecOperation::new(owned, Command::Cancel(target)),
         }
     }
 
     /// Fails with [`RuntimeError::CommandQueueFull`] instead of waiting for a command permit.
-    pub fn fail_fast(mut self) -> Self {
-        self.fail_fast = true;
-        self
+    pub fn fail_fast(self) -> Self {
+        CancelOperation {
+            inner: self.inner.fail_fast(),
+        }
     }
 
     /// Bounds only the final wait for the terminal commit (not queueing or the claim) by
     /// `timeout`; on expiry the call returns [`RuntimeError::TaskTerminationTimeout`] and
     /// the removal goes on (docs/semantics.md#removal).
     pub fn termination_timeout(mut self, timeout: Duration) -> Self {
-        self.termination_timeout = Some(crate::duration::clamp(timeout));
+        self.inner.options.termination_timeout = Some(crate::duration::clamp(timeout));
         self
     }
 
     /// Runs the operation. Same as awaiting the builder.
     pub async fn execute(self) -> Result<bool, RuntimeError> {
-        let runtime = self.owned.runtime();
-        let timeout = self.termination_timeout;
-        change(
-            runtime,
-            self.target,
-            ChangeOp::Cancel,
-            self.fail_fast,
-            timeout,
-        )
-        .await
-    }
-}
-
-impl IntoFuture for CancelOperation {
-    type Output = Result<bool, RuntimeError>;
-    type IntoFuture = OperationFuture<Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.execute())
+        self.inner.pick(|reply| reply.changed()).await
     }
 }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use super::runtime::Runtime;
 use super::shutdown;
 use super::trigger::Trigger;
-use crate::registry::CommandKind;
+use crate::registry::InternalKind;
 
 /// Shared by the `Supervisor` and every handle; its `Drop` is the last-owner fallback.
 #[derive(Default)]
@@ -42,7 +42,7 @@ impl Drop for OwnerLease {
         if tokio::runtime::Handle::try_current().is_ok() {
             drop(shutdown::install(&runtime, Trigger::OwnerDropped));
         } else {
-            let _ = runtime.registry().cast(CommandKind::ForceAbortAll.into());
+            let _ = runtime.registry().cast(InternalKind::ForceAbortAll.into());
         }
     }
 }

@@ -4,37 +4,30 @@
 //! [`SupervisorHandle::resume_slot`]. The handle's methods themselves are in
 //! `handle/pause.rs` and `handle/controller.rs`.
 //!
-//! The task operations are registry commands (`registry/core/change.rs` holds the rules); the
-//! slot operations are controller commands (`controller/actor/pause.rs`).
+//! Both are [`Command`]s (`registry/core/exec.rs` holds the task rules,
+//! `controller/actor/pause.rs` the slot rules); `pre_pause_slot`, which is not a command,
+//! asks the controller directly.
 
-use std::future::IntoFuture;
 #[cfg(feature = "controller")]
 use std::sync::Arc;
 
-use super::commands::change;
-use super::operations::OperationFuture;
+use super::operations::ExecOperation;
 use super::owner::Owned;
 #[cfg(feature = "controller")]
 use super::submit;
 #[cfg(feature = "controller")]
-use crate::controller::SlotAction;
-#[cfg(feature = "controller")]
 use crate::error::ControllerError;
 use crate::error::RuntimeError;
 use crate::identity::TaskTarget;
-use crate::registry::ChangeOp;
+use crate::registry::Command;
 // Named only by the builder's doc links.
 #[cfg(doc)]
 use crate::SupervisorHandle;
 
-/// One slot pause/resume: waits for a controller command permit (`queue_capacity`), then
-/// asks the controller.
+/// `pre_pause_slot`: waits for a controller command permit (`queue_capacity`), then asks
+/// the controller. (`pause_slot` and `resume_slot` are [`Command`]s.)
 #[cfg(feature = "controller")]
-pub(crate) async fn slot_command(
-    owned: Owned,
-    slot: Arc<str>,
-    action: SlotAction,
-) -> Result<bool, ControllerError> {
+pub(crate) async fn pre_pause_slot(owned: Owned, slot: Arc<str>) -> Result<bool, ControllerError> {
     use crate::controller::{ControllerCommandKind, command};
     use ractor::rpc::CallResult;
 
@@ -47,9 +40,8 @@ pub(crate) async fn slot_command(
         .actor
         .call(
             |reply| {
-                command(ControllerCommandKind::PauseSlot {
+                command(ControllerCommandKind::PrePauseSlot {
                     slot,
-                    action,
                     reply,
                     intake: Some(intake),
                 })
@@ -69,27 +61,27 @@ pub(crate) async fn slot_command(
 /// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
 #[must_use = "a pause or resume does nothing until awaited or executed"]
 pub struct PauseOperation {
-    owned: Owned,
-    target: TaskTarget,
-    fail_fast: bool,
-    resume: bool,
+    inner: ExecOperation,
 }
 
 impl PauseOperation {
     /// A pause of `target`, or its resume when `resume`.
     pub(crate) fn new(owned: Owned, target: TaskTarget, resume: bool) -> Self {
+        let command = if resume {
+            Command::Resume(target)
+        } else {
+            Command::Pause(target)
+        };
         PauseOperation {
-            owned,
-            target,
-            fail_fast: false,
-            resume,
+            inner: ExecOperation::new(owned, command),
         }
     }
 
     /// Fails with [`RuntimeError::CommandQueueFull`] instead of waiting for a command permit.
-    pub fn fail_fast(mut self) -> Self {
-        self.fail_fast = true;
-        self
+    pub fn fail_fast(self) -> Self {
+        PauseOperation {
+            inner: self.inner.fail_fast(),
+        }
     }
 
     /// Runs the operation. Same as awaiting the builder.
@@ -97,20 +89,11 @@ impl PauseOperation {
     /// # Errors
     /// See [`SupervisorHandle::pause`].
     pub async fn execute(self) -> Result<bool, RuntimeError> {
-        let op = if self.resume {
-            ChangeOp::Resume
-        } else {
-            ChangeOp::Pause
-        };
-        change(self.owned.runtime(), self.target, op, self.fail_fast, None).await
+        let reply = self.inner.execute().await?;
+        reply.changed().ok_or(RuntimeError::ShuttingDown)
     }
 }
 
-impl IntoFuture for PauseOperation {
-    type Output = Result<bool, RuntimeError>;
-    type IntoFuture = OperationFuture<Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.execute())
-    }
+super::operations::into_future! {
+    PauseOperation => Result<bool, RuntimeError>,
 }

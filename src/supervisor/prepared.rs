@@ -9,9 +9,7 @@
 //! [`TaskWaiter`] and by events (docs/semantics.md#slots).
 
 use std::fmt;
-use std::future::IntoFuture;
 
-use super::operations::OperationFuture;
 use super::owner::Owned;
 use super::submit;
 use crate::controller::ControllerSpec;
@@ -111,24 +109,6 @@ impl WatchedSubmit {
     }
 }
 
-impl IntoFuture for Submit {
-    type Output = Result<TaskId, ControllerError>;
-    type IntoFuture = OperationFuture<Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.execute())
-    }
-}
-
-impl IntoFuture for WatchedSubmit {
-    type Output = Result<TaskWaiter, ControllerError>;
-    type IntoFuture = OperationFuture<Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.execute())
-    }
-}
-
 /// A submission with its [`TaskId`] allocated ahead of intake (docs/semantics.md#slots), from
 /// [`SupervisorHandle::prepare_submission`].
 ///
@@ -221,4 +201,9 @@ impl fmt::Debug for WatchedSubmit {
             .field("spec", &self.inner.spec)
             .finish_non_exhaustive()
     }
+}
+
+super::operations::into_future! {
+    Submit => Result<TaskId, ControllerError>,
+    WatchedSubmit => Result<TaskWaiter, ControllerError>,
 }

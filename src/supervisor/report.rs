@@ -37,6 +37,9 @@ pub enum ShutdownCause {
     /// The supervisor's restart intensity was exceeded (OTP `intensity`/`period`); the
     /// result is [`RuntimeError::RestartIntensityExceeded`].
     RestartIntensity,
+    /// `force_shutdown()` or `Command::ForceShutdown` started it: every task was
+    /// force-aborted at once (OTP `brutal_kill` for the whole supervisor).
+    Forced,
 }
 
 impl ShutdownCause {
@@ -50,6 +53,7 @@ impl ShutdownCause {
             Trigger::ComponentFailed { .. } => Self::ComponentFailed,
             Trigger::SignalSetupFailed(_) => Self::SignalSetupFailed,
             Trigger::RestartIntensity { .. } => Self::RestartIntensity,
+            Trigger::Forced => Self::Forced,
         }
     }
 
@@ -65,6 +69,7 @@ impl ShutdownCause {
             Self::ComponentFailed => "component_failed",
             Self::SignalSetupFailed => "signal_setup_failed",
             Self::RestartIntensity => "restart_intensity",
+            Self::Forced => "forced",
         }
     }
 }
@@ -96,7 +101,8 @@ pub struct ShutdownReport {
     pub force_aborted: Vec<Arc<str>>,
     /// The shutdown's grace window: the configured grace
     /// ([`SupervisorConfig::with_grace`](crate::SupervisorConfig::with_grace)), cut to at
-    /// most 100 ms when the last owner was dropped, zero when signal setup failed.
+    /// most 100 ms when the last owner was dropped, zero when signal setup failed or the
+    /// shutdown was forced.
     pub grace: Duration,
 }
 

@@ -16,9 +16,9 @@ use super::owner::Owned;
 use super::shutdown;
 use super::trigger::Trigger;
 use crate::error::RuntimeError;
-use crate::events::{Event, EventKind};
+
 use crate::identity::TaskId;
-use crate::registry::{AddRequest, CommandKind};
+use crate::registry::{AddRequest, InternalKind, Mode};
 use crate::task::TaskSpec;
 
 const FREE: u8 = 0;
@@ -82,25 +82,17 @@ where
     }
 
     // Ownership for the whole batch, fail-fast, before the claim is committed.
-    let mut units = None;
-    if let (Some(ownership), false) = (runtime.shared().ownership(), tasks.is_empty()) {
-        match u32::try_from(tasks.len())
-            .ok()
-            .and_then(|n| ownership.clone().try_acquire_many_owned(n).ok())
-        {
-            Some(all) => units = Some(all),
-            None => {
+    let gate = runtime.shared().gate();
+    let mut units = match tasks.len() {
+        0 => None,
+        n => match gate.units(Mode::Check, n).await {
+            Ok(units) => units,
+            Err(error) => {
                 release();
-                return Err(RuntimeError::ResourceLimitReached {
-                    resource: "owned_user_lifetimes",
-                    limit: supervisor
-                        .config
-                        .ownership_capacity()
-                        .map_or(0, |n| n.get()),
-                });
+                return Err(error);
             }
-        }
-    }
+        },
+    };
     commit();
     let _owned = Owned::new(runtime.clone(), supervisor.lease.clone());
 
@@ -109,17 +101,12 @@ where
         for spec in tasks {
             let id = TaskId::next();
             let unit = units.as_mut().and_then(|all| all.split(1));
-            let name = spec.name_arc().clone();
-            runtime.shared().events().publish(|| {
-                Event::new(EventKind::TaskAddRequested)
-                    .with_id(id)
-                    .with_task(name)
-            });
+            gate.announce_add(id, &spec, None);
             requests.push(AddRequest::unwatched(id, spec, unit));
         }
         let reply = runtime
             .registry()
-            .call(|port| CommandKind::AddBatch(requests, port).into(), None)
+            .call(|port| InternalKind::AddBatch(requests, port).into(), None)
             .await;
         match reply {
             Ok(CallResult::Success(Ok(()))) => {}
@@ -130,7 +117,7 @@ where
 
     let empty = runtime
         .registry()
-        .call(|port| CommandKind::WaitEmpty(port).into(), None);
+        .call(|port| InternalKind::WaitEmpty(port).into(), None);
     let triggered = async {
         match trigger.as_mut() {
             Some(pending) => pending.as_mut().await,

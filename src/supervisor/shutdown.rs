@@ -17,7 +17,7 @@ use super::runtime::{Cached, Runtime};
 use super::trigger::Trigger;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
-use crate::registry::CommandKind;
+use crate::registry::InternalKind;
 
 /// How long tasks get to stop cooperatively after the last owner was dropped without a
 /// shutdown (at most the configured grace, and it also caps per-task shutdown timeouts).
@@ -30,7 +30,20 @@ pub(crate) const OWNER_DROP_STOP_WINDOW: Duration = Duration::from_millis(100);
 ///
 /// Returns a clone of the cached result to every caller.
 pub(crate) async fn join(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), RuntimeError> {
-    let mut receiver = install(runtime, trigger);
+    wait(install(runtime, trigger)).await
+}
+
+/// The forced shutdown (OTP `brutal_kill` for the whole supervisor): starts a shutdown
+/// whose window is zero, or joins the one under way, and force-aborts every task still
+/// registered now; returns the shutdown's cached result.
+pub(crate) async fn force(runtime: &Arc<Runtime>) -> Result<(), RuntimeError> {
+    let receiver = install(runtime, Trigger::Forced);
+    let _ = runtime.registry().cast(InternalKind::ForceAbortAll.into());
+    wait(receiver).await
+}
+
+/// The cached result of the installed operation, once it is there.
+async fn wait(mut receiver: watch::Receiver<Cached>) -> Result<(), RuntimeError> {
     match receiver.wait_for(|cached| cached.is_some()).await {
         Ok(cached) => cached.clone().unwrap_or(Err(RuntimeError::ShuttingDown)),
         // The owner task died without a result (it panicked): report an unclean shutdown.
@@ -62,6 +75,9 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
         Trigger::AutoShutdown { reason } => shared
             .events()
             .publish(|| Event::new(EventKind::ShutdownRequested).with_reason(reason.clone())),
+        Trigger::Forced => shared
+            .events()
+            .publish(|| Event::new(EventKind::ShutdownRequested).with_reason("force_shutdown")),
         _ => {}
     }
     runtime.close_admission();
@@ -70,6 +86,7 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
 
     let (grace, verdict, window_cap) = match &trigger {
         Trigger::SignalSetupFailed(_) => (Duration::ZERO, false, None),
+        Trigger::Forced => (Duration::ZERO, true, Some(Duration::ZERO)),
         Trigger::OwnerDropped => {
             let window = shared.config().grace().min(OWNER_DROP_STOP_WINDOW);
             (window, true, Some(window))
@@ -91,7 +108,7 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             .registry()
             .call(
                 |reply| {
-                    CommandKind::Shutdown {
+                    InternalKind::ShutdownWait {
                         grace,
                         verdict,
                         window_cap,
@@ -153,6 +170,8 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             max_restarts,
             period,
         }),
+        // Asked for: force-aborting is not a failure of the shutdown.
+        (Trigger::Forced, Some(_)) => Ok(()),
         (_, Some(stuck)) if !stuck.is_empty() => Err(RuntimeError::GraceExceeded {
             grace: shared.config().grace(),
             stuck,

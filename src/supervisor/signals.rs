@@ -12,7 +12,7 @@ use super::run::run_static;
 use super::shutdown;
 use super::trigger::Trigger;
 use crate::error::RuntimeError;
-use crate::registry::CommandKind;
+use crate::registry::InternalKind;
 use crate::task::TaskSpec;
 
 pub(super) async fn run_with_os_signals(
@@ -35,7 +35,7 @@ pub(super) async fn run_with_os_signals(
         listeners.first().await;
         let watcher = tokio::spawn(async move {
             listeners.second().await;
-            let _ = registry.cast(CommandKind::ForceAbortAll.into());
+            let _ = registry.cast(InternalKind::ForceAbortAll.into());
         });
         if let Ok(mut slot) = escalation_slot.lock() {
             *slot = Some(watcher.abort_handle());

@@ -23,7 +23,9 @@ use crate::controller::{
 use crate::error::{MAX_CAPACITY, RuntimeError};
 use crate::events::SubscriberEntry;
 use crate::events::{EventSink, RelayActor, RelayArgs};
-use crate::registry::{LifeGuard, RegistryActor, RegistryLife, RegistrySettings};
+use crate::registry::{
+    Above, CommandReply, ExecReply, Gate, LifeGuard, RegistryActor, RegistryLife, RegistrySettings,
+};
 use crate::task::TaskDefaults;
 
 /// The actors `Runtime::start` has spawned so far: stopped (newest first) if it returns
@@ -101,24 +103,44 @@ fn hand_link_the_shutdown(slot: &ShutdownSlot, runtime: &Arc<Runtime>) {
     }));
 }
 
-/// Hands the serving side what it needs of the just-built `runtime`: its event sink and a
-/// shutdown hook over a weak reference (the runtime owns the serving side, so a strong one
-/// would keep the runtime alive forever).
+/// Gives the registry the doors above it (`registry/above.rs`): the shared shutdown, over a
+/// weak reference (the runtime owns the registry), and the controller's mailbox.
+fn hand_above_its_doors(above: &Above, runtime: &Arc<Runtime>) {
+    let weak = Arc::downgrade(runtime);
+    above.set_shutdown(Box::new(move |force, reply: ExecReply| {
+        let Some(runtime) = weak.upgrade() else {
+            return reply.send(Err(RuntimeError::ShuttingDown));
+        };
+        tokio::spawn(async move {
+            let result = if force {
+                shutdown::force(&runtime).await
+            } else {
+                shutdown::join(&runtime, Trigger::Requested).await
+            };
+            let done = if force {
+                CommandReply::ForceShutdown
+            } else {
+                CommandReply::Shutdown
+            };
+            reply.send(result.map(|()| done));
+        });
+    }));
+    #[cfg(feature = "controller")]
+    if let Some(link) = runtime.actors().controller() {
+        let controller = link.actor.clone();
+        above.set_controller(Box::new(move |exec| {
+            use crate::controller::{ControllerCommandKind, command};
+            // A controller that is gone drops the reply: the caller sees `ShuttingDown`.
+            let _ = controller.cast(command(ControllerCommandKind::Exec(Box::new(exec))));
+        }));
+    }
+}
+
+/// Hands the serving side the just-built runtime's event sink.
 #[cfg(feature = "cluster")]
 fn attach_cluster(runtime: &Arc<Runtime>) {
-    let weak = Arc::downgrade(runtime);
-    let hook = crate::cluster::ShutdownHook::new(move || match weak.upgrade() {
-        Some(runtime) => {
-            drop(shutdown::install(&runtime, Trigger::Requested));
-            true
-        }
-        None => false,
-    });
-    runtime
-        .actors()
-        .cluster()
-        .serving_side()
-        .attach(runtime.shared().events().clone(), hook);
+    let events = runtime.shared().events().clone();
+    runtime.actors().cluster().serving_side().attach(events);
 }
 
 /// How a runtime tells the application it ended: the parent to link under
@@ -176,6 +198,7 @@ impl Runtime {
         }
 
         let root_token = CancellationToken::new();
+        let started = CancellationToken::new();
         let registry_life = Arc::new(RegistryLife::default());
         let commands = Arc::new(Semaphore::new(
             config.registry_queue_capacity().get().min(MAX_CAPACITY),
@@ -184,6 +207,15 @@ impl Runtime {
             .ownership_capacity()
             .map(|n| n.get().saturating_sub(subscribers.len()).min(MAX_CAPACITY));
         let ownership = ownership_limit.map(|n| Arc::new(Semaphore::new(n)));
+        let gate = Arc::new(Gate::new(
+            started.clone(),
+            commands,
+            ownership
+                .clone()
+                .zip(config.ownership_capacity().map(|n| n.get())),
+            events.clone(),
+        ));
+        let above = Arc::new(Above::default());
         let (meltdown, melted) = tokio::sync::oneshot::channel();
         let (auto_signal, auto_triggered) = tokio::sync::oneshot::channel();
         let settings = RegistrySettings {
@@ -194,10 +226,8 @@ impl Runtime {
             root_token: root_token.clone(),
             max_concurrent: config.max_concurrent(),
             life: LifeGuard::new(registry_life.clone(), root_token.clone()),
-            commands: commands.clone(),
-            ownership: ownership
-                .clone()
-                .zip(config.ownership_capacity().map(|n| n.get())),
+            gate: gate.clone(),
+            above: above.clone(),
             intensity: config.restart_intensity(),
             meltdown: Some(meltdown),
             auto_shutdown: config.auto_shutdown(),
@@ -231,7 +261,7 @@ impl Runtime {
                 let args = ControllerArgs {
                     shared: shared.clone(),
                     registry: registry.clone(),
-                    commands: commands.clone(),
+                    commands: gate.commands().clone(),
                     events: events.clone(),
                     observer: observer.clone(),
                 };
@@ -274,9 +304,10 @@ impl Runtime {
             port: event_port,
             group: event_group,
         };
-        let shared = Shared::new(name, config, defaults, path, commands, ownership);
-        let stopping = Stopping::new(root_token, shutdown_report);
+        let shared = Shared::new(name, config, defaults, path, gate);
+        let stopping = Stopping::new(root_token, started, shutdown_report);
         let runtime = Arc::new(Runtime::new(actors, shared, stopping));
+        hand_above_its_doors(&above, &runtime);
         hand_link_the_shutdown(&link_shutdown, &runtime);
         #[cfg(feature = "cluster")]
         attach_cluster(&runtime);

@@ -9,17 +9,17 @@
 //! start of shutdown; fail-fast forms reserve the permit first (`Full`) and then try the
 //! ownership unit (`ResourceLimit`) (docs/semantics.md#slots).
 
-use ractor::rpc::CallResult;
+use futures_util::FutureExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, oneshot};
 
 use super::runtime::Runtime;
 use crate::controller::{
-    AdmissionPolicy, ControllerCommandKind, ControllerLink, ControllerSpec, IdentityRequest,
-    IdentityRoute, Submission, command,
+    AdmissionPolicy, ControllerCommandKind, ControllerLink, ControllerSpec, Submission, command,
 };
 use crate::error::{ControllerError, RuntimeError};
-use crate::identity::{TaskId, TaskTarget};
+use crate::identity::TaskId;
 use crate::outcome::{OutcomePromise, TaskWaiter};
+use crate::registry::Mode;
 
 /// The controller of `runtime`, if intake is still open.
 pub(crate) fn open_link(runtime: &Runtime) -> Result<&ControllerLink, ControllerError> {
@@ -33,16 +33,16 @@ pub(crate) fn open_link(runtime: &Runtime) -> Result<&ControllerLink, Controller
     Ok(link)
 }
 
-/// Waits for one permit of `semaphore`, giving up when shutdown starts.
+/// Waits for one permit of `semaphore`, giving up when shutdown starts (the gate's wait).
 pub(crate) async fn acquire(
     runtime: &Runtime,
     semaphore: &std::sync::Arc<Semaphore>,
 ) -> Option<OwnedSemaphorePermit> {
-    tokio::select! {
-        biased;
-        _ = runtime.stopping().shutdown_started().cancelled() => None,
-        permit = semaphore.clone().acquire_owned() => permit.ok(),
-    }
+    let gate = runtime.shared().gate();
+    let wait = Mode::Wait { fail_fast: false };
+    gate.take(wait, semaphore, RuntimeError::ShuttingDown)
+        .await
+        .ok()
 }
 
 /// The waiting intake path: ownership unit, then a command permit, then the cast.
@@ -69,14 +69,12 @@ async fn wait_for_intake(
     ControllerError,
 > {
     let link = open_link(runtime)?;
-    let unit = match runtime.shared().ownership() {
-        None => None,
-        Some(ownership) => Some(
-            acquire(runtime, ownership)
-                .await
-                .ok_or(ControllerError::Closed)?,
-        ),
-    };
+    let wait = Mode::Wait { fail_fast: false };
+    let gate = runtime.shared().gate();
+    let unit = gate
+        .units(wait, 1)
+        .await
+        .map_err(|_| ControllerError::Closed)?;
     let permit = acquire(runtime, &link.shared.intake)
         .await
         .ok_or(ControllerError::Closed)?;
@@ -124,14 +122,14 @@ pub(crate) fn try_intake(
             TryAcquireError::NoPermits => ControllerError::Full,
             TryAcquireError::Closed => ControllerError::Closed,
         })?;
-    let unit = match runtime.shared().ownership() {
-        None => None,
-        Some(ownership) => Some(ownership.clone().try_acquire_owned().map_err(|_| {
-            ControllerError::ResourceLimit {
-                resource: "owned_user_lifetimes",
-                limit: runtime.shared().ownership_limit(),
-            }
-        })?),
+    // A check never waits: the future is ready at its first poll.
+    let checked = runtime.shared().gate().units(Mode::Check, 1).now_or_never();
+    let unit = match checked {
+        Some(Ok(unit)) => unit,
+        Some(Err(RuntimeError::ResourceLimitReached { resource, limit })) => {
+            return Err(ControllerError::ResourceLimit { resource, limit });
+        }
+        _ => return Err(ControllerError::Closed),
     };
     send(link, id, spec, unit, permit, watch)
 }
@@ -178,71 +176,4 @@ fn cast(
     link.actor
         .cast(command(ControllerCommandKind::Submit(Box::new(submission))))
         .map_err(|_| ControllerError::Closed)
-}
-
-/// Where a by-id remove/cancel goes (docs/semantics.md#slots).
-pub(crate) enum Routed {
-    /// The controller removed queued or capacity-waiting work: the operation returns
-    /// `true` without a termination wait.
-    Removed,
-    /// Go to the registry, holding this identity-operation permit (if any) until done.
-    Forward(Option<OwnedSemaphorePermit>),
-}
-
-/// Asks the controller (when installed) about a by-id target before the registry. Names
-/// never reach queued work and go straight to the registry.
-///
-/// # Errors
-/// [`RuntimeError::CommandQueueFull`] when fail-fast and the controller's command queue is
-/// full; [`RuntimeError::ResourceLimitReached`] (`"controller_identity_operations"`) when
-/// `identity_operation_capacity` forwarded operations are in flight;
-/// [`RuntimeError::ShuttingDown`] when the controller is shutting down or gone.
-pub(crate) async fn route_identity(
-    runtime: &Runtime,
-    target: &TaskTarget,
-    cancel: bool,
-    fail_fast: bool,
-) -> Result<Routed, RuntimeError> {
-    let (TaskTarget::Id(id), Some(link)) = (target, runtime.actors().controller()) else {
-        return Ok(Routed::Forward(None));
-    };
-    let permit = if fail_fast {
-        link.shared
-            .intake
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| RuntimeError::CommandQueueFull)?
-    } else {
-        acquire(runtime, &link.shared.intake)
-            .await
-            .ok_or(RuntimeError::ShuttingDown)?
-    };
-    let id = *id;
-    let reply = link
-        .actor
-        .call(
-            |reply| {
-                command(ControllerCommandKind::Identity(IdentityRequest {
-                    id,
-                    cancel,
-                    reply,
-                    intake: Some(permit),
-                }))
-            },
-            None,
-        )
-        .await;
-    match reply {
-        Ok(CallResult::Success(IdentityRoute::Removed)) => Ok(Routed::Removed),
-        Ok(CallResult::Success(IdentityRoute::Forward(permit))) => {
-            Ok(Routed::Forward(Some(permit)))
-        }
-        Ok(CallResult::Success(IdentityRoute::Limit(limit))) => {
-            Err(RuntimeError::ResourceLimitReached {
-                resource: "controller_identity_operations",
-                limit,
-            })
-        }
-        _ => Err(RuntimeError::ShuttingDown),
-    }
 }

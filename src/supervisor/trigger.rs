@@ -31,4 +31,8 @@ pub(crate) enum Trigger {
     SignalSetupFailed(std::io::Error),
     /// The restart intensity of the supervisor was exceeded (OTP `intensity`/`period`).
     RestartIntensity { max_restarts: u32, period: Duration },
+    /// `force_shutdown()`: every task force-aborted at once (a zero window), then the tail;
+    /// publishes `ShutdownRequested` (reason `force_shutdown`); the result is `Ok` unless a
+    /// component failed.
+    Forced,
 }

@@ -1,6 +1,9 @@
-//! Remote commands on the serving side: whether the supervisor allows the command,
-//! carrying it out through the registry (or the shutdown), and the `RemoteCommand` event
-//! that records its real result afterwards.
+//! Remote commands on the serving side: whether the supervisor allows the command
+//! ([`RemoteControl::allows`](crate::cluster::RemoteControl::allows)), carrying it out as
+//! `RegistryMessage::Exec`, and the
+//! `RemoteCommand` event that records its real result afterwards. The registry decides
+//! the command and its target exactly as for a local caller
+//! (docs/semantics.md#unknown-targets): nothing is looked up here first.
 
 use std::time::Duration;
 
@@ -8,11 +11,11 @@ use ractor::rpc::CallResult;
 use ractor::{ActorRef, RpcReplyPort};
 
 use super::args::QueryArgs;
-use super::{ControlCommand, ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, QueryResult};
-use crate::cluster::stream::Serving;
+use super::{ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, QueryResult};
+use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskTarget;
-use crate::registry::{ChangeOp, RegistryMessage};
+use crate::registry::{Command, CommandReply, RegistryMessage};
 
 /// Carries out (or refuses) one remote command on a task of its own, then publishes the
 /// `RemoteCommand` event with the command's real result ([`verdict`]), then replies. The
@@ -22,32 +25,28 @@ use crate::registry::{ChangeOp, RegistryMessage};
 pub(super) fn control(
     state: &QueryArgs,
     request: ControlRequest,
-    reply: RpcReplyPort<QueryResult<bool>>,
+    reply: RpcReplyPort<QueryResult<CommandReply>>,
 ) {
-    let allowed = request.command.allowed(state.serving.control());
+    let allowed = state.serving.control().allows(&request.command);
     let timeout = reply.get_timeout().unwrap_or(DEFAULT_LOCAL_TIMEOUT);
     let registry = state.registry.clone();
-    let serving = state.serving.clone();
     let events = state.events.clone();
     tokio::spawn(async move {
-        let (answer, known) = if allowed {
-            carry_out(&registry, &serving, request.command.clone(), timeout).await
+        let ControlRequest { command, node } = request;
+        let label = command.label();
+        let target = command.target().map(target_text);
+        let answer = if allowed {
+            carry_out(&registry, command, timeout).await
         } else {
-            let refused = Err(QueryError::ControlDisabled {
-                command: request.command.label().to_owned(),
-            });
-            (refused, true)
+            Err(QueryError::ControlDisabled {
+                command: label.to_owned(),
+            })
         };
         events.publish(|| {
-            let reason = format!(
-                "{} by {}: {}",
-                request.command.label(),
-                request.node,
-                verdict(&request.command, &answer, known)
-            );
+            let reason = format!("{label} by {node}: {}", verdict(label, &answer));
             let event = Event::new(EventKind::RemoteCommand).with_reason(reason);
-            match request.command.target() {
-                Some(target) => event.with_task(target_text(target).as_str()),
+            match &target {
+                Some(target) => event.with_task(target.as_str()),
                 None => event,
             }
         });
@@ -55,77 +54,78 @@ pub(super) fn control(
     });
 }
 
-/// Runs an allowed command and returns what its caller is answered, and whether its target
-/// was registered. An unknown target follows the local rule (docs/semantics.md#unknown-targets):
-/// cancel and remove answer `Ok(false)` (nothing left to end), pause and resume
-/// `UnknownTask` (the remote name of `TaskNotFound`).
+/// Runs an allowed command and returns what its caller is answered.
 async fn carry_out(
     registry: &ActorRef<RegistryMessage>,
-    serving: &Serving,
-    command: ControlCommand,
+    command: Command,
     timeout: Duration,
-) -> (QueryResult<bool>, bool) {
-    let (op, target) = match command {
-        ControlCommand::Shutdown => {
-            let started = serving.request_shutdown();
-            return (started.then_some(true).ok_or(QueryError::Unavailable), true);
-        }
-        ControlCommand::Cancel(target) => (ChangeOp::Cancel, target),
-        ControlCommand::Remove(target) => (ChangeOp::Remove, target),
-        ControlCommand::Pause(target) => (ChangeOp::Pause, target),
-        ControlCommand::Resume(target) => (ChangeOp::Resume, target),
-    };
-    if !registered(registry, &target, timeout).await {
-        let answer = match op {
-            ChangeOp::Cancel | ChangeOp::Remove => Ok(false),
-            ChangeOp::Pause | ChangeOp::Resume => Err(QueryError::UnknownTask {
-                target: target_text(&target),
-            }),
+) -> QueryResult<CommandReply> {
+    if command.is_shutdown() {
+        // Answered once handed to the registry, which starts it before its next message:
+        // this actor stops with the shutdown, so its result would not reach the caller.
+        let done = match command {
+            Command::ForceShutdown => CommandReply::ForceShutdown,
+            _ => CommandReply::Shutdown,
         };
-        return (answer, false);
+        let (port, _result) = tokio::sync::oneshot::channel();
+        return match registry.cast(RegistryMessage::Exec(command, port.into())) {
+            Ok(()) => Ok(done),
+            Err(_) => Err(QueryError::Unavailable),
+        };
     }
-    let answer = self::command(registry, timeout, |port| {
-        RegistryMessage::change(op, target, port)
-    })
-    .await;
-    (answer, true)
+    let exec = |port| RegistryMessage::Exec(command, port);
+    match registry.call(exec, Some(timeout)).await {
+        Ok(CallResult::Success(Ok(reply))) => Ok(reply),
+        Ok(CallResult::Success(Err(RuntimeError::TaskNotFound { target }))) => {
+            Err(QueryError::UnknownTask {
+                target: target_text(&target),
+            })
+        }
+        Ok(CallResult::Success(Err(error))) => Err(QueryError::Refused {
+            reason: error.to_string(),
+        }),
+        _ => Err(QueryError::Unavailable),
+    }
 }
 
 /// The text after `"<label> by <node>: "` in a `RemoteCommand` event's reason: the
 /// command's real result (pure). Not a stable format; the outcome word comes first:
-/// - `accepted (...)` when the command was carried out and made the change (`Ok(true)`):
-///   `cancelled`, `removed`, `paused`, `resumed`, `shutdown started`;
-/// - `no effect (...)` for `Ok(false)` (another removal had the task, already paused, not
-///   paused);
-/// - `not found (...)` for an unknown target, `refused (...)` when remote control does
-///   not allow the command or the supervisor refused it (with its error), `failed (...)`
-///   when the supervisor did not answer.
-pub(super) fn verdict(command: &ControlCommand, result: &QueryResult<bool>, known: bool) -> String {
-    if !known && let Some(target) = command.target() {
-        return format!("not found (no registered task {})", target_text(target));
-    }
-    match (command, result) {
-        (ControlCommand::Cancel(_), Ok(true)) => "accepted (cancelled)".into(),
-        (ControlCommand::Cancel(_), Ok(false)) => {
-            "no effect (joined another removal of the task)".into()
+/// - `accepted (...)` when the command was carried out and made the change:
+///   `cancelled`, `removed`, `paused`, `resumed`, `shutdown started`, …;
+/// - `no effect (...)` when there was nothing to change (another removal had the task or
+///   there was no such task, already paused, not paused);
+/// - `not found (...)` for a pause or resume of an unknown target, `refused (...)` when
+///   remote control does not allow the command or the supervisor refused it (with its
+///   error), `failed (...)` when the supervisor did not answer.
+pub(super) fn verdict(label: &str, result: &QueryResult<CommandReply>) -> String {
+    let reply = match result {
+        Ok(reply) => reply,
+        Err(QueryError::ControlDisabled { command }) => {
+            return format!("refused (remote {command} is not enabled on this supervisor)");
         }
-        (ControlCommand::Remove(_), Ok(true)) => "accepted (removed)".into(),
-        (ControlCommand::Remove(_), Ok(false)) => "no effect (another removal had the task)".into(),
-        (ControlCommand::Pause(_), Ok(true)) => "accepted (paused)".into(),
-        (ControlCommand::Pause(_), Ok(false)) => {
-            "no effect (already paused or being removed)".into()
+        Err(QueryError::UnknownTask { target }) => {
+            return format!("not found (no registered task {target})");
         }
-        (ControlCommand::Resume(_), Ok(true)) => "accepted (resumed)".into(),
-        (ControlCommand::Resume(_), Ok(false)) => "no effect (not paused)".into(),
-        (ControlCommand::Shutdown, Ok(_)) => "accepted (shutdown started)".into(),
-        (_, Err(QueryError::ControlDisabled { command })) => {
-            format!("refused (remote {command} is not enabled on this supervisor)")
+        Err(QueryError::Refused { reason }) => return format!("refused ({reason})"),
+        Err(error) => return format!("failed ({error})"),
+    };
+    match reply {
+        CommandReply::Cancel(true) => "accepted (cancelled)".into(),
+        CommandReply::Remove(true) => "accepted (removed)".into(),
+        CommandReply::Cancel(false) | CommandReply::Remove(false) => {
+            "no effect (no such task, or another removal had it)".into()
         }
-        (_, Err(QueryError::UnknownTask { target })) => {
-            format!("not found (no registered task {target})")
+        CommandReply::Pause(true) | CommandReply::PauseSlot(true) => "accepted (paused)".into(),
+        CommandReply::Pause(false) => "no effect (already paused or being removed)".into(),
+        CommandReply::Resume(true) | CommandReply::ResumeSlot(true) => "accepted (resumed)".into(),
+        CommandReply::Resume(false) | CommandReply::ResumeSlot(false) => {
+            "no effect (not paused)".into()
         }
-        (_, Err(QueryError::Refused { reason })) => format!("refused ({reason})"),
-        (_, Err(error)) => format!("failed ({error})"),
+        CommandReply::PauseSlot(false) => "no effect (already paused)".into(),
+        CommandReply::Shutdown | CommandReply::ForceShutdown => {
+            "accepted (shutdown started)".into()
+        }
+        other => format!("accepted ({other:?}, {label})"),
     }
 }
 
@@ -133,38 +133,5 @@ fn target_text(target: &TaskTarget) -> String {
     match target {
         TaskTarget::Id(id) => format!("#{}", id.get()),
         TaskTarget::Name(name) => name.to_string(),
-    }
-}
-
-/// Whether `target` is registered now (a missing answer counts as registered: the command
-/// that follows reports the failure).
-async fn registered(
-    registry: &ActorRef<RegistryMessage>,
-    target: &TaskTarget,
-    timeout: Duration,
-) -> bool {
-    let target = target.clone();
-    !matches!(
-        registry
-            .call(
-                |port| RegistryMessage::TaskInfo(target, port),
-                Some(timeout)
-            )
-            .await,
-        Ok(CallResult::Success(None))
-    )
-}
-
-async fn command(
-    registry: &ActorRef<RegistryMessage>,
-    timeout: Duration,
-    request: impl FnOnce(RpcReplyPort<Result<bool, crate::error::RuntimeError>>) -> RegistryMessage,
-) -> QueryResult<bool> {
-    match registry.call(request, Some(timeout)).await {
-        Ok(CallResult::Success(Ok(claimed))) => Ok(claimed),
-        Ok(CallResult::Success(Err(error))) => Err(QueryError::Refused {
-            reason: error.to_string(),
-        }),
-        _ => Err(QueryError::Unavailable),
     }
 }

@@ -88,56 +88,50 @@ async fn an_undecodable_reply_becomes_a_wire_error() {
 #[test]
 fn the_remote_command_verdict_names_the_real_result() {
     use super::control::verdict;
-    let cancel = ControlCommand::Cancel(TaskTarget::from("job"));
-    assert_eq!(verdict(&cancel, &Ok(true), true), "accepted (cancelled)");
-    assert!(verdict(&cancel, &Ok(false), true).starts_with("no effect"));
-    // An unknown target: cancel answers Ok(false), the event says "not found".
+    use crate::registry::CommandReply;
     assert_eq!(
-        verdict(
-            &ControlCommand::Cancel(TaskTarget::from("nope")),
-            &Ok(false),
-            false
-        ),
-        "not found (no registered task nope)"
+        verdict("cancel", &Ok(CommandReply::Cancel(true))),
+        "accepted (cancelled)"
+    );
+    // An unknown target: the registry answers cancel Ok(false), as locally.
+    assert_eq!(
+        verdict("cancel", &Ok(CommandReply::Cancel(false))),
+        "no effect (no such task, or another removal had it)"
     );
     assert_eq!(
         verdict(
-            &ControlCommand::Remove(TaskTarget::from("job")),
+            "remove",
             &Err(QueryError::ControlDisabled {
                 command: "remove".into()
-            }),
-            true
+            })
         ),
         "refused (remote remove is not enabled on this supervisor)"
     );
     assert_eq!(
         verdict(
-            &ControlCommand::Pause(TaskTarget::from("job")),
+            "pause",
             &Err(QueryError::Refused {
                 reason: "shutting down".into()
-            }),
-            true
+            })
         ),
         "refused (shutting down)"
     );
-    assert!(
-        verdict(
-            &ControlCommand::Shutdown,
-            &Err(QueryError::Unavailable),
-            true
-        )
-        .starts_with("failed (")
-    );
     assert_eq!(
-        verdict(&ControlCommand::Shutdown, &Ok(true), true),
+        verdict(
+            "pause",
+            &Err(QueryError::UnknownTask {
+                target: "nope".into()
+            })
+        ),
+        "not found (no registered task nope)"
+    );
+    assert!(verdict("shutdown", &Err(QueryError::Unavailable)).starts_with("failed ("));
+    assert_eq!(
+        verdict("shutdown", &Ok(CommandReply::Shutdown)),
         "accepted (shutdown started)"
     );
     assert_eq!(
-        verdict(
-            &ControlCommand::Resume(TaskTarget::from("job")),
-            &Ok(false),
-            true
-        ),
+        verdict("resume", &Ok(CommandReply::Resume(false))),
         "no effect (not paused)"
     );
 }

@@ -11,10 +11,7 @@ use crate::controller::messages::{ControllerCommandKind, ControllerMessage, Subm
 use crate::error::RuntimeError;
 use crate::events::RejectionKind;
 use crate::identity::TaskId;
-use crate::registry::{
-    AddRequest, Change, ChangeOp, ChangeReply, Command, CommandKind as RegistryCommand, Intake,
-    RegistryMessage, ReleaseHook, Stage,
-};
+use crate::registry::{AddRequest, Internal, InternalKind, RegistryMessage, ReleaseHook, Stage};
 
 impl ControllerState {
     /// Sends the owner's add to the registry. Returns false (after rejecting it
@@ -68,7 +65,7 @@ impl ControllerState {
         // Not ractor's `call_and_forward`: it forwards nothing when the reply port is
         // dropped unanswered, and the slot must still hear `Decided { accepted: false }`.
         let (tx, rx) = oneshot::channel();
-        let add = RegistryCommand::Add(Box::new(request), RpcReplyPort::from(tx));
+        let add = InternalKind::Add(Box::new(request), RpcReplyPort::from(tx));
         match self.registry.cast(add.into()) {
             Ok(()) => {
                 let controller = myself.clone();
@@ -87,8 +84,8 @@ impl ControllerState {
             Err(error) => {
                 // The registry is gone: the command comes back with the watcher's channel.
                 let outcome = match error {
-                    ractor::MessagingErr::SendErr(RegistryMessage::Command(Command(
-                        RegistryCommand::Add(request, _),
+                    ractor::MessagingErr::SendErr(RegistryMessage::Internal(Internal(
+                        InternalKind::Add(request, _),
                     ))) => request.outcome,
                     _ => None,
                 };
@@ -151,15 +148,6 @@ impl ControllerState {
     /// Retires an accepted owner: a registry remove, cast so it follows the add
     /// (docs/semantics.md#slots).
     pub(super) fn remove_owner(&self, id: TaskId) {
-        let (tx, _ignored) = oneshot::channel();
-        let remove = RegistryCommand::Change(Change {
-            target: id.into(),
-            op: ChangeOp::Remove,
-            intake: Intake::Held,
-            // The controller's own retirement, not a request: no `TaskRemoveRequested`.
-            announced: true,
-            reply: ChangeReply::Done(RpcReplyPort::from(tx)),
-        });
-        let _ = self.registry.cast(remove.into());
+        let _ = self.registry.cast(InternalKind::Retire(id).into());
     }
 }

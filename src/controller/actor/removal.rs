@@ -1,4 +1,5 @@
-//! The removal of controller-held work: by-id remove/cancel and controller shutdown
+//! The commands the registry hands to the controller (slot pause and resume, by-id
+//! remove/cancel of controller-held work) and the controller's shutdown
 //! (docs/semantics.md#slots).
 
 use std::sync::Arc;
@@ -6,39 +7,54 @@ use std::sync::Arc;
 use ractor::{ActorRef, RpcReplyPort};
 
 use super::{ControllerState, REMOVED_REASON, SHUTDOWN_REASON};
-use crate::controller::messages::{ControllerMessage, IdentityRequest, IdentityRoute};
+use crate::controller::messages::ControllerMessage;
 use crate::controller::slot::Input;
+use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
+use crate::identity::{TaskId, TaskTarget};
+use crate::registry::{Command, CommandReply, Exec, Internal, InternalKind, RegistryMessage};
 
 impl ControllerState {
-    /// By-id remove/cancel (docs/semantics.md#slots): controller-held work is removed here;
-    /// anything else is forwarded to the registry under `identity_operation_capacity`.
-    pub(super) fn on_identity(
-        &mut self,
-        myself: &ActorRef<ControllerMessage>,
-        request: IdentityRequest,
-    ) {
-        let IdentityRequest {
-            id,
-            cancel,
-            reply,
-            intake,
-        } = request;
-        drop(intake);
+    /// A command the registry handed over (`registry/above.rs`): a slot pause or resume,
+    /// or a by-id remove or cancel (docs/semantics.md#slots). Controller-held work is
+    /// removed here (`Rejected { RemovedFromQueue }`, reply `true`); anything else goes
+    /// back to the registry, which decides it, under `identity_operation_capacity`.
+    pub(super) fn on_exec(&mut self, myself: &ActorRef<ControllerMessage>, exec: Exec) {
+        let result = match &exec.command {
+            Command::PauseSlot(slot) => self.pause_slot(slot, false),
+            Command::ResumeSlot(slot) => self.resume_slot(myself, slot),
+            Command::Remove(TaskTarget::Id(id)) | Command::Cancel(TaskTarget::Id(id)) => {
+                let id = *id;
+                return self.on_identity(myself, id, exec);
+            }
+            // Nothing else is handed here: back to the registry, which decides it.
+            _ => return self.hand_back(exec),
+        };
+        let reply = result
+            .map(|changed| CommandReply::of(&exec.command, changed))
+            .map_err(RuntimeError::Controller);
+        exec.reply
+            .send(reply.and_then(|reply| reply.ok_or(RuntimeError::ShuttingDown)));
+    }
+
+    /// A by-id remove or cancel of `id` (see [`on_exec`](Self::on_exec)).
+    fn on_identity(&mut self, myself: &ActorRef<ControllerMessage>, id: TaskId, mut exec: Exec) {
         if self.closed {
-            let _ = reply.send(IdentityRoute::ShuttingDown);
-            return;
+            return exec.reply.send(Err(RuntimeError::ShuttingDown));
         }
         let Some(key) = self.located.get(&id).cloned() else {
-            let route = match self.shared.identity.clone().try_acquire_owned() {
-                Ok(permit) => IdentityRoute::Forward(permit),
-                Err(_) => {
-                    IdentityRoute::Limit(self.shared.config.identity_operation_capacity().get())
+            return match self.shared.identity.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    exec.identity = Some(permit);
+                    self.hand_back(exec)
                 }
+                Err(_) => exec.reply.send(Err(RuntimeError::ResourceLimitReached {
+                    resource: "controller_identity_operations",
+                    limit: self.shared.config.identity_operation_capacity().get(),
+                })),
             };
-            let _ = reply.send(route);
-            return;
         };
+        let cancel = matches!(exec.command, Command::Cancel(_));
         let announce = |state: &Self, name: Arc<str>| {
             state.publish(|| {
                 let event = Event::new(EventKind::TaskRemoveRequested)
@@ -72,8 +88,23 @@ impl ControllerState {
             let kind = RejectionKind::RemovedFromQueue;
             self.drive(myself, &key, Input::Withdraw { id, kind }, None);
         }
-        let _ = reply.send(IdentityRoute::Removed);
+        let reply = CommandReply::of(&exec.command, true).ok_or(RuntimeError::ShuttingDown);
+        exec.reply.send(reply);
         self.settle(myself, &key);
+    }
+
+    /// Sends `exec` back to the registry, marked as looked at here: cast, so it follows
+    /// every add this controller handed over before.
+    fn hand_back(&self, mut exec: Exec) {
+        exec.routed = true;
+        if let Err(ractor::MessagingErr::SendErr(RegistryMessage::Internal(Internal(
+            InternalKind::Exec(exec),
+        )))) = self
+            .registry
+            .cast(InternalKind::Exec(Box::new(exec)).into())
+        {
+            exec.reply.send(Err(RuntimeError::ShuttingDown));
+        }
     }
 
     /// Controller shutdown (docs/semantics.md#slots): intake closes (later submissions get

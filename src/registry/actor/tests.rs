@@ -12,7 +12,7 @@ use ractor::rpc::CallResult;
 use tokio::sync::oneshot;
 
 use crate::prelude::*;
-use crate::registry::{AddRequest, CommandKind};
+use crate::registry::{AddRequest, InternalKind};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_registry_handler_cancels_every_task_and_fails_the_shutdown() {
@@ -60,7 +60,7 @@ async fn a_panicking_registry_handler_cancels_every_task_and_fails_the_shutdown(
     let reply = runtime
         .registry()
         .call(
-            |port| CommandKind::Add(Box::new(request), port).into(),
+            |port| InternalKind::Add(Box::new(request), port).into(),
             None,
         )
         .await;

@@ -6,34 +6,37 @@ use ractor::RpcReplyPort;
 use super::admission::{Admission, admit};
 use super::attempts::step;
 use super::removal::{begin_shutdown, shutdown_deadline_passed};
-use super::{Core, change, intake};
+use super::{Core, exec};
 use crate::error::RuntimeError;
 use crate::identity::TaskId;
 use crate::registry::lifecycle::Input;
-use crate::registry::messages::{CommandKind, Timer};
+use crate::registry::messages::{InternalKind, Timer};
 use crate::registry::shell::Shell;
 
 impl Core {
     /// Carries out one command.
-    pub(super) async fn command(&mut self, shell: &mut impl Shell, command: CommandKind) {
+    pub(super) async fn command(&mut self, shell: &mut impl Shell, command: InternalKind) {
         let state = self;
         match command {
-            CommandKind::Add(request, reply) => {
+            InternalKind::Add(request, reply) => {
                 let result = admit(state, Admission::One(request));
                 start(state, shell, result, reply).await;
             }
-            CommandKind::AddBatch(requests, reply) => {
+            InternalKind::AddBatch(requests, reply) => {
                 let result = admit(state, Admission::Batch(requests));
                 start(state, shell, result, reply).await;
             }
-            CommandKind::AddGroup(request, reply) => {
+            InternalKind::AddGroup(request, reply) => {
                 // Members start in order, each announced before the next is spawned.
                 let result = admit(state, Admission::Group(request));
                 start(state, shell, result, reply).await;
             }
-            CommandKind::AddByMessage(spec, reply) => intake::add(state, shell, *spec, reply).await,
-            CommandKind::Change(change) => change::apply(state, shell, change).await,
-            CommandKind::Watch(target, watcher, reply) => {
+            InternalKind::Exec(command) => exec::exec(state, shell, *command).await,
+            #[cfg(feature = "controller")]
+            InternalKind::Retire(id) => {
+                super::removal::claim_with_grace(state, shell, id, None).await;
+            }
+            InternalKind::Watch(target, watcher, reply) => {
                 let id = state.lookup(&target);
                 match id.and_then(|id| state.entry_mut(id)) {
                     Some(entry) => entry.add_watcher(watcher),
@@ -41,21 +44,21 @@ impl Core {
                 }
                 let _ = reply.send(id);
             }
-            CommandKind::WaitEmpty(reply) => state.wait_empty(reply),
-            CommandKind::Shutdown {
+            InternalKind::WaitEmpty(reply) => state.wait_empty(reply),
+            InternalKind::ShutdownWait {
                 grace,
                 verdict,
                 window_cap,
                 reply,
             } => begin_shutdown(state, shell, grace, verdict, window_cap, reply).await,
-            CommandKind::ForceAbortAll => {
+            InternalKind::ForceAbortAll => {
                 let ids = state.ids();
                 for id in ids {
                     step(state, shell, id, Input::Claim { timer: None }).await;
                     step(state, shell, id, Input::ForceAbort).await;
                 }
             }
-            CommandKind::Timer(timer) => state.timer(shell, timer).await,
+            InternalKind::Timer(timer) => state.timer(shell, timer).await,
         }
     }
 

@@ -132,8 +132,8 @@ impl Core {
                 CancelWaiter::Handle(tx) => {
                     let _ = tx.send(());
                 }
-                CancelWaiter::Message { reply, claimed } => {
-                    let _ = reply.send(Ok(claimed));
+                CancelWaiter::Message { respond, claimed } => {
+                    respond(Ok(crate::registry::CommandReply::Cancel(claimed)));
                 }
             }
         }

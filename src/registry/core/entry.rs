@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use ractor::RpcReplyPort;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -90,9 +89,10 @@ pub(super) enum CancelWaiter {
     /// A handle's cancel: a value means "committed"; a channel that closes without one
     /// means the registry went away first.
     Handle(oneshot::Sender<()>),
-    /// A `RegistryMessage::Cancel` from an actor: replied with whether it made the claim.
+    /// A cancel sent as a message (`RegistryMessage::Exec`, `Cancel`, a remote cancel):
+    /// answered with whether it made the claim.
     Message {
-        reply: RpcReplyPort<Result<bool, crate::error::RuntimeError>>,
+        respond: crate::registry::messages::Respond,
         claimed: bool,
     },
 }

@@ -20,8 +20,8 @@
 //! Submodules, one decision each: `admission` (which registrations are accepted),
 //! `attempts` (stepping a registration's machine and carrying out its effects), `removal`
 //! (claims, stop windows, the shutdown wait), `groups` (carrying out the group machines'
-//! effects), `change` (remove, cancel, pause and resume of one task), `intake` (the
-//! checks of commands sent as messages), `commit` (the terminal commit: the one place an outcome is delivered),
+//! effects), `exec` (every [`Command`](super::Command) from any door: add, remove, cancel,
+//! pause, resume, and the hand-off of the rest), `commit` (the terminal commit: the one place an outcome is delivered),
 //! `queries` (the read-only views).
 //!
 //! Invariants:
@@ -51,7 +51,7 @@ use super::life::LifeGuard;
 #[cfg(test)]
 use super::lifecycle::Ended;
 use super::lifecycle::Life;
-use super::messages::{AddRequest, CommandKind, Timer};
+use super::messages::{AddRequest, InternalKind, Timer};
 use super::names::Names;
 use super::permits::Permits;
 use super::shell::Shell;
@@ -62,12 +62,11 @@ use crate::task::{Resolved, TaskDefaults};
 
 mod admission;
 mod attempts;
-mod change;
 mod commands;
 mod commit;
 mod entry;
+mod exec;
 mod groups;
-mod intake;
 mod queries;
 mod removal;
 #[cfg(test)]
@@ -101,11 +100,11 @@ pub(crate) struct RegistrySettings {
     /// spawn arguments, so even a registry killed before its `pre_start` ran (its
     /// arguments are then dropped unused) cancels the tasks and reports the failure.
     pub(crate) life: LifeGuard,
-    /// The in-flight command bound (`registry_queue_capacity`) the handle's operations hold
-    /// a permit of; commands sent as messages check it without waiting.
-    pub(crate) commands: Arc<tokio::sync::Semaphore>,
-    /// Ownership units (docs/semantics.md#ownership) and the configured capacity, when limited.
-    pub(crate) ownership: Option<(Arc<tokio::sync::Semaphore>, usize)>,
+    /// The one intake of every command (`registry/intake.rs`): the handle waits in it,
+    /// commands sent as messages are checked here without waiting.
+    pub(crate) gate: Arc<super::Gate>,
+    /// What the registry hands to the controller and the runtime (`registry/above.rs`).
+    pub(crate) above: Arc<super::Above>,
     /// Supervisor-wide restart intensity `(max_restarts, period)`, OTP style.
     pub(crate) intensity: Option<(u32, Duration)>,
     /// Fired once when the restart intensity is exceeded; the runtime then shuts down.
@@ -174,7 +173,7 @@ pub(crate) struct Core {
 pub(crate) enum Input {
     /// A command of the handle, the controller or another actor's message, or one of the
     /// registry's own timers.
-    Command(CommandKind),
+    Internal(InternalKind),
     /// Attempt actor `actor` exited, as its supervision event reports it.
     Exited { actor: ActorId, exit: Exit },
 }
@@ -218,7 +217,7 @@ impl Core {
     pub(crate) async fn step(&mut self, shell: &mut impl Shell, input: Input, now: Instant) {
         self.now = now;
         match input {
-            Input::Command(command) => self.command(shell, command).await,
+            Input::Internal(work) => self.command(shell, work).await,
             Input::Exited { actor, exit } => {
                 if !self.reaped(shell, actor) {
                     attempts::on_exit(self, shell, actor, exit).await;

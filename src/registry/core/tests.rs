@@ -31,10 +31,11 @@ use crate::group::GroupStrategy;
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::{OutcomePromise, TaskOutcome};
 use crate::policy::AutoShutdown;
+use crate::registry::command::Command;
 use crate::registry::life::{LifeGuard, RegistryLife};
 use crate::registry::lifecycle::Ended;
 use crate::registry::messages::{
-    AddRequest, Change, ChangeOp, ChangeReply, CommandKind, GroupRequest, Intake, Timer,
+    AddRequest, Exec, ExecReply, GroupRequest, Intake, InternalKind, Timer,
 };
 use crate::registry::shell::{AttemptRef, Shell};
 use crate::task::{TaskDefaults, TaskError, TaskFn, TaskRef, TaskSpec};
@@ -125,6 +126,10 @@ fn name(n: u8) -> String {
     format!("t{n}")
 }
 
+fn target(n: u8) -> TaskTarget {
+    TaskTarget::Name(name(n).into())
+}
+
 fn noop() -> TaskRef {
     TaskFn::arc(|_ctx| async { Ok(()) })
 }
@@ -175,8 +180,13 @@ impl Harness {
             root_token: root_token.clone(),
             max_concurrent: limit.and_then(NonZeroUsize::new),
             life: LifeGuard::new(Arc::new(RegistryLife::default()), root_token),
-            commands: Arc::new(tokio::sync::Semaphore::new(64)),
-            ownership: None,
+            gate: Arc::new(crate::registry::Gate::new(
+                CancellationToken::new(),
+                Arc::new(tokio::sync::Semaphore::new(64)),
+                None,
+                EventSink::default(),
+            )),
+            above: Arc::default(),
             intensity: Some((50, Duration::from_secs(1))),
             meltdown: None,
             auto_shutdown: AutoShutdown::Never,
@@ -199,8 +209,8 @@ impl Harness {
         self.check();
     }
 
-    async fn command(&mut self, command: CommandKind) {
-        self.input(Input::Command(command)).await;
+    async fn command(&mut self, command: InternalKind) {
+        self.input(Input::Internal(command)).await;
     }
 
     /// A watched request for `spec`, with a release hook that records its stages.
@@ -223,20 +233,20 @@ impl Harness {
         }
     }
 
-    /// A change of task `n`: from the handle (`Held`, a ticket) or a message (`Check`).
-    async fn change(&mut self, n: u8, op: ChangeOp, intake: Intake) {
+    /// A command from the handle (`Held`, a ticket) or a message (`Check`).
+    async fn exec(&mut self, command: Command, intake: Intake) {
         let reply = match intake {
-            Intake::Held => ChangeReply::Ticket(self.port()),
-            Intake::Check => ChangeReply::Done(self.port()),
+            Intake::Check => ExecReply::done(self.port()),
+            _ => ExecReply::Ticket(self.port()),
         };
-        let change = Change {
-            target: TaskTarget::Name(name(n).into()),
-            op,
+        let exec = Exec {
+            command,
             intake,
-            announced: false,
+            routed: false,
+            identity: None,
             reply,
         };
-        self.command(CommandKind::Change(change)).await;
+        self.command(InternalKind::Exec(Box::new(exec))).await;
     }
 
     /// A reply port whose answer is awaited at the end (its value is not checked here).
@@ -261,7 +271,7 @@ impl Harness {
             } => {
                 let request = self.request(spec(name(n), kind, window));
                 let port = self.port();
-                self.command(CommandKind::Add(Box::new(request), port))
+                self.command(InternalKind::Add(Box::new(request), port))
                     .await;
             }
             Op::Batch {
@@ -273,7 +283,7 @@ impl Harness {
                     self.request(spec(name(b), kind, 2)),
                 ];
                 let port = self.port();
-                self.command(CommandKind::AddBatch(requests, port)).await;
+                self.command(InternalKind::AddBatch(requests, port)).await;
             }
             Op::Group {
                 names: (a, b, c),
@@ -300,26 +310,22 @@ impl Harness {
                     members,
                 };
                 let port = self.port();
-                self.command(CommandKind::AddGroup(Box::new(request), port))
+                self.command(InternalKind::AddGroup(Box::new(request), port))
                     .await;
             }
-            Op::Remove(n) => self.change(n, ChangeOp::Remove, Intake::Held).await,
-            Op::Cancel(n) => self.change(n, ChangeOp::Cancel, Intake::Held).await,
-            Op::Pause(n) => self.change(n, ChangeOp::Pause, Intake::Held).await,
-            Op::Resume(n) => self.change(n, ChangeOp::Resume, Intake::Held).await,
+            Op::Remove(n) => self.exec(Command::Remove(target(n)), Intake::Held).await,
+            Op::Cancel(n) => self.exec(Command::Cancel(target(n)), Intake::Held).await,
+            Op::Pause(n) => self.exec(Command::Pause(target(n)), Intake::Held).await,
+            Op::Resume(n) => self.exec(Command::Resume(target(n)), Intake::Held).await,
             Op::Message(what, n) => {
-                let op = match what {
-                    0 => {
-                        let spec = Box::new(spec(name(n), 1, 0));
-                        let port = self.port();
-                        return self.command(CommandKind::AddByMessage(spec, port)).await;
-                    }
-                    1 => ChangeOp::Remove,
-                    2 => ChangeOp::Cancel,
-                    3 => ChangeOp::Pause,
-                    _ => ChangeOp::Resume,
+                let command = match what {
+                    0 => Command::Add(spec(name(n), 1, 0)),
+                    1 => Command::Remove(target(n)),
+                    2 => Command::Cancel(target(n)),
+                    3 => Command::Pause(target(n)),
+                    _ => Command::Resume(target(n)),
                 };
-                self.change(n, op, Intake::Check).await;
+                self.exec(command, Intake::Check).await;
             }
             Op::Exit { pick, how } => {
                 if self.shell.live.is_empty() {
@@ -335,7 +341,7 @@ impl Harness {
                     return;
                 }
                 let timer = self.shell.timers.remove(pick % self.shell.timers.len());
-                self.command(CommandKind::Timer(timer)).await;
+                self.command(InternalKind::Timer(timer)).await;
             }
             Op::Shutdown { grace } => {
                 let grace = if grace {
@@ -344,7 +350,7 @@ impl Harness {
                     Duration::ZERO
                 };
                 let reply = self.port();
-                let shutdown = CommandKind::Shutdown {
+                let shutdown = InternalKind::ShutdownWait {
                     grace,
                     verdict: true,
                     window_cap: None,
@@ -352,7 +358,7 @@ impl Harness {
                 };
                 self.command(shutdown).await;
             }
-            Op::ForceAbortAll => self.command(CommandKind::ForceAbortAll).await,
+            Op::ForceAbortAll => self.command(InternalKind::ForceAbortAll).await,
             Op::RefuseSpawns(refuse) => self.shell.refuse_spawns = refuse,
         }
     }
@@ -387,7 +393,7 @@ impl Harness {
                 self.exit(pid, if killed { 4 } else { 2 }).await;
             } else if !self.shell.timers.is_empty() {
                 let timer = self.shell.timers.remove(0);
-                self.command(CommandKind::Timer(timer)).await;
+                self.command(InternalKind::Timer(timer)).await;
             } else {
                 break;
             }

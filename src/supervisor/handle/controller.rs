@@ -9,11 +9,12 @@ use ractor::ActorRef;
 use ractor::rpc::CallResult;
 
 use super::SupervisorHandle;
-use crate::controller::{ControllerMessage, ControllerSnapshot, ControllerSpec, SlotAction};
-use crate::error::ControllerError;
+use crate::controller::{ControllerMessage, ControllerSnapshot, ControllerSpec};
+use crate::error::{ControllerError, RuntimeError};
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
-use crate::supervisor::pause::slot_command;
+use crate::registry::Command;
+use crate::supervisor::pause::pre_pause_slot;
 use crate::supervisor::prepared::{PreparedSubmission, Submit};
 use crate::supervisor::submit;
 
@@ -105,7 +106,8 @@ impl SupervisorHandle {
             .map(|link| link.actor.clone())
     }
 
-    /// Pauses controller slot `slot`: items queued in it stay queued and do not start, new
+    /// Pauses controller slot `slot` (shorthand of
+    /// [`exec`](Self::exec)`(Command::PauseSlot(slot))`): items queued in it stay queued and do not start, new
     /// submissions to it are queued where they would have started (`JoinExisting` still
     /// joins a live owner), and its owner is untouched — it runs to its own end, after
     /// which the slot stays idle. [`SlotView::paused`](crate::SlotView::paused) shows it;
@@ -129,7 +131,7 @@ impl SupervisorHandle {
         &self,
         slot: impl Into<Arc<str>>,
     ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
-        slot_command(self.owned().clone(), slot.into(), SlotAction::Pause)
+        self.slot_exec(Command::PauseSlot(slot.into()))
     }
 
     /// Pauses controller slot `slot` as [`pause_slot`](Self::pause_slot) does, and creates
@@ -146,10 +148,11 @@ impl SupervisorHandle {
         &self,
         slot: impl Into<Arc<str>>,
     ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
-        slot_command(self.owned().clone(), slot.into(), SlotAction::PrePause)
+        pre_pause_slot(self.owned().clone(), slot.into())
     }
 
-    /// Resumes a paused controller slot: its queue advances at once (the head starts if
+    /// Resumes a paused controller slot (shorthand of
+    /// [`exec`](Self::exec)`(Command::ResumeSlot(slot))`): its queue advances at once (the head starts if
     /// the slot has no owner). Publishes `SlotResumed`.
     ///
     /// Awaits to `Ok(true)` when this call resumed the slot, `Ok(false)` when it was not
@@ -162,6 +165,22 @@ impl SupervisorHandle {
         &self,
         slot: impl Into<Arc<str>>,
     ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
-        slot_command(self.owned().clone(), slot.into(), SlotAction::Resume)
+        self.slot_exec(Command::ResumeSlot(slot.into()))
+    }
+
+    /// A slot command through [`exec`](Self::exec), with the controller's own error: a
+    /// closed supervisor is [`ControllerError::Closed`].
+    fn slot_exec(
+        &self,
+        command: Command,
+    ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
+        let operation = self.exec(command);
+        async move {
+            match operation.execute().await {
+                Ok(reply) => Ok(reply.changed().unwrap_or(false)),
+                Err(RuntimeError::Controller(error)) => Err(error),
+                Err(_) => Err(ControllerError::Closed),
+            }
+        }
     }
 }

@@ -20,7 +20,7 @@ use ractor::ActorRef;
 use ractor::rpc::CallResult;
 
 use super::groups::add_group;
-use super::operations::{AddOperation, CancelOperation, RemoveOperation, add};
+use super::operations::{AddOperation, CancelOperation, ExecOperation, RemoveOperation};
 use super::owner::{Owned, OwnerLease};
 use super::runtime::Runtime;
 use super::shutdown;
@@ -31,7 +31,7 @@ use crate::events::{EventStats, RelayMessage};
 use crate::group::TaskGroup;
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
-use crate::registry::{Answer, CommandKind, Pick, Query, RegistryMessage, TaskInfo};
+use crate::registry::{Answer, InternalKind, Pick, Query, RegistryMessage, TaskInfo};
 use crate::task::{TaskDefaults, TaskSpec};
 
 /// Handle to a running supervisor: adds, removes, cancels and queries tasks, and starts the
@@ -70,6 +70,23 @@ impl SupervisorHandle {
         &self.owned
     }
 
+    /// Starts running `command` (any [`Command`](crate::Command)): await the builder (or
+    /// `.execute()`) for its [`CommandReply`](crate::CommandReply), the variant of the
+    /// command's name; `.fail_fast()` refuses instead of waiting for capacity. The typed
+    /// methods (`add`, `remove`, `cancel`, `pause`, `resume`, `shutdown`,
+    /// `force_shutdown`, `pause_slot`, `resume_slot`) are its shorthands; other actors
+    /// send the same command as `RegistryMessage::Exec`, other nodes (feature `cluster`)
+    /// with `RemoteSupervisor::exec`, and get the same answer (docs/semantics.md#commands).
+    ///
+    /// # Errors
+    /// The command's own (see [`Command`](crate::Command)) and the intake's:
+    /// [`RuntimeError::ShuttingDown`] once a shutdown started (the shutdown commands join
+    /// it instead), [`RuntimeError::CommandQueueFull`] with `.fail_fast()` and
+    /// `registry_queue_capacity` commands in flight.
+    pub fn exec(&self, command: crate::Command) -> ExecOperation {
+        ExecOperation::new(self.owned.clone(), command)
+    }
+
     /// Starts adding `spec`; await the builder (or `.execute()`) for the `TaskId`, add
     /// `.watch()` for a [`TaskWaiter`], `.fail_fast()` to fail instead of waiting for
     /// capacity. See [`AddOperation`] for the errors.
@@ -85,9 +102,7 @@ impl SupervisorHandle {
         &self,
         spec: TaskSpec,
     ) -> Result<(TaskId, TaskWaiter), RuntimeError> {
-        let (id, waiter) = add(self.owned.clone(), spec, false, true).await?;
-        let waiter = waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?;
-        Ok((id, waiter))
+        self.add(spec).watch().execute_with_id().await
     }
 
     /// Fail-fast [`add_and_watch`](Self::add_and_watch): a full command queue gives
@@ -99,9 +114,7 @@ impl SupervisorHandle {
         &self,
         spec: TaskSpec,
     ) -> Result<(TaskId, TaskWaiter), RuntimeError> {
-        let (id, waiter) = add(self.owned.clone(), spec, true, true).await?;
-        let waiter = waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?;
-        Ok((id, waiter))
+        self.add(spec).watch().fail_fast().execute_with_id().await
     }
 
     /// Adds a [`TaskGroup`] all-or-nothing and starts its members in order; returns their
@@ -205,7 +218,7 @@ impl SupervisorHandle {
         let target = target.into();
         let (tx, rx) = crate::outcome::OutcomePromise::channel();
         let lookup = target.clone();
-        let watch = |reply| CommandKind::Watch(lookup, tx, reply).into();
+        let watch = |reply| InternalKind::Watch(lookup, tx, reply).into();
         match self.runtime().registry().call(watch, None).await {
             Ok(CallResult::Success(Some(id))) => Ok(TaskWaiter::new(id, rx)),
             Ok(CallResult::Success(None)) => Err(RuntimeError::TaskNotFound { target }),
@@ -273,6 +286,25 @@ impl SupervisorHandle {
     /// - [`RuntimeError::ShuttingDown`] when the registry actor was already gone.
     pub async fn shutdown(self) -> Result<(), RuntimeError> {
         shutdown::join(self.runtime(), Trigger::Requested).await
+    }
+
+    /// Shuts the supervisor down with every task force-aborted at once (OTP's
+    /// `brutal_kill` for the whole supervisor), or, when a graceful shutdown is under way,
+    /// force-aborts every task it still waits for; returns the shutdown's one cached
+    /// result once it finished (docs/semantics.md#shutdown). A forced shutdown it started
+    /// publishes `ShutdownRequested` with the reason `force_shutdown`, reports
+    /// [`ShutdownCause::Forced`](crate::ShutdownCause::Forced), and is `Ok(())`:
+    /// force-aborting was asked for, so it is not `GraceExceeded`. Every watched task ends
+    /// `ForceAborted` (or with the outcome it reached first). Shorthand of
+    /// [`exec`](Self::exec)`(Command::ForceShutdown)`.
+    ///
+    /// # Errors
+    /// When it joins a shutdown under way, that shutdown's result (for example
+    /// [`RuntimeError::GraceExceeded`] naming the tasks it force-aborted);
+    /// [`RuntimeError::RegistryFailed`] or [`RuntimeError::ComponentFailed`] when a part
+    /// of the supervisor died.
+    pub async fn force_shutdown(self) -> Result<(), RuntimeError> {
+        shutdown::force(self.runtime()).await
     }
 
     /// The registry actor, for `ractor::call!` queries from any actor.

@@ -68,11 +68,11 @@ impl Runtime {
 
     /// True once shutdown started, the owner dropped, or the registry is gone.
     pub(crate) fn admission_closed(&self) -> bool {
-        self.stopping.admission_closed() || self.actors.registry_life().is_gone()
+        self.shared.gate().closed() || self.actors.registry_life().is_gone()
     }
 
     /// Closes admission and fires the shutdown-started signal (docs/semantics.md#shutdown).
     pub(crate) fn close_admission(&self) {
-        self.stopping.close_admission();
+        self.shared.gate().close();
     }
 }

@@ -4,10 +4,9 @@
 
 use std::sync::Arc;
 
-use tokio::sync::Semaphore;
-
 use crate::config::SupervisorConfig;
 use crate::events::{Event, EventSink};
+use crate::registry::Gate;
 use crate::task::TaskDefaults;
 
 /// What every operation of one supervisor reads and nobody changes after the start.
@@ -20,11 +19,10 @@ pub(crate) struct Shared {
     event_port: Arc<ractor::OutputPort<Event>>,
     /// The `pg` group (default scope) whose members receive every event.
     event_group: String,
-    /// In-flight registry commands (`registry_queue_capacity`): the bound that ractor's
-    /// unbounded mailbox lacks. A permit is held from send until reply.
-    commands: Arc<Semaphore>,
-    /// Ownership units (docs/semantics.md#ownership) for accepted tasks; `None` when unlimited.
-    ownership: Option<Arc<Semaphore>>,
+    /// The one intake of every command, shared with the registry: the command permits
+    /// (`registry_queue_capacity`, the bound that ractor's unbounded mailbox lacks) and the
+    /// ownership units.
+    gate: Arc<Gate>,
 }
 
 /// The event path of one supervisor, as the relay was started with it.
@@ -40,8 +38,7 @@ impl Shared {
         config: SupervisorConfig,
         defaults: TaskDefaults,
         path: EventPath,
-        commands: Arc<Semaphore>,
-        ownership: Option<Arc<Semaphore>>,
+        gate: Arc<Gate>,
     ) -> Self {
         Shared {
             name,
@@ -50,8 +47,7 @@ impl Shared {
             events: path.events,
             event_port: path.port,
             event_group: path.group,
-            commands,
-            ownership,
+            gate,
         }
     }
 
@@ -85,21 +81,8 @@ impl Shared {
         &self.event_group
     }
 
-    /// The command-queue permits (`registry_queue_capacity`).
-    pub(crate) fn commands(&self) -> &Arc<Semaphore> {
-        &self.commands
-    }
-
-    /// The ownership units (docs/semantics.md#ownership); `None` when unlimited.
-    pub(crate) fn ownership(&self) -> Option<&Arc<Semaphore>> {
-        self.ownership.as_ref()
-    }
-
-    /// The configured ownership capacity in units, `usize::MAX` when unlimited: the `limit`
-    /// of an `"owned_user_lifetimes"` refusal.
-    pub(crate) fn ownership_limit(&self) -> usize {
-        self.config
-            .ownership_capacity()
-            .map_or(usize::MAX, |n| n.get())
+    /// The one intake of every command (`registry/intake.rs`).
+    pub(crate) fn gate(&self) -> &Gate {
+        &self.gate
     }
 }

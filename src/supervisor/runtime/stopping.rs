@@ -5,7 +5,6 @@
 //! This part only keeps the state; the workflow that drives it is `supervisor/shutdown.rs`.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -54,9 +53,8 @@ impl ShutdownCell {
 
 /// Admission, the shutdown signals and the shutdown's single operation of one supervisor.
 pub(crate) struct Stopping {
-    /// Set when admission closes (shutdown started or the owner dropped).
-    admission_closed: AtomicBool,
-    /// Fired when a shutdown starts: waiting operations observe it and give up.
+    /// Fired when admission closes (a shutdown started, or the owner dropped): waiting
+    /// operations observe it and give up. The intake's gate closes it.
     started: CancellationToken,
     /// Parent of every task token; cancelled at the end of the runtime.
     root_token: CancellationToken,
@@ -67,27 +65,18 @@ pub(crate) struct Stopping {
 
 impl Stopping {
     /// Open admission, no shutdown yet; `root_token` is the one the registry's tasks hang
-    /// under.
-    pub(crate) fn new(root_token: CancellationToken, report: Option<ReportSink>) -> Self {
+    /// under, `started` the signal the intake's gate reads.
+    pub(crate) fn new(
+        root_token: CancellationToken,
+        started: CancellationToken,
+        report: Option<ReportSink>,
+    ) -> Self {
         Stopping {
-            admission_closed: AtomicBool::new(false),
-            started: CancellationToken::new(),
+            started,
             root_token,
             cell: ShutdownCell::default(),
             report,
         }
-    }
-
-    /// True once [`close_admission`](Self::close_admission) ran (the registry's own end is
-    /// the runtime's to add).
-    pub(crate) fn admission_closed(&self) -> bool {
-        self.admission_closed.load(Ordering::Acquire)
-    }
-
-    /// Closes admission and fires the shutdown-started signal (docs/semantics.md#shutdown).
-    pub(crate) fn close_admission(&self) {
-        self.admission_closed.store(true, Ordering::Release);
-        self.started.cancel();
     }
 
     /// Fired when a shutdown starts.

@@ -1,0 +1,213 @@
+//! [`Command`] and [`CommandReply`]: the one type of what can be done to a supervisor, and
+//! the one type of what a command answers (as [`Query`](super::Query) and
+//! [`Answer`](super::Answer) are for what can be asked).
+//!
+//! Every door is a thin encoder of these two: [`SupervisorHandle::exec`]
+//! (and its shorthands `add`, `remove`, `cancel`, `pause`, `resume`, `shutdown`,
+//! `force_shutdown`, `pause_slot`, `resume_slot`), [`RegistryMessage::Exec`]
+//! (and the SPEC-named message variants `Add`, `Remove`, `Cancel`, `Pause`, `Resume`,
+//! kept as shorthands) and, with feature `cluster`, `RemoteSupervisor::exec` for every
+//! command but [`Command::Add`]. Each door passes the one intake (`registry/intake.rs`) and
+//! the registry core decides the command (`registry/core/exec.rs`), so the same command on
+//! the same state gets the same answer through every door (docs/semantics.md#commands).
+//!
+//! A new command is a variant here (with its reply variant and label), its decision in the
+//! core, and, when other nodes may send it, its permission in `RemoteControl`.
+//!
+//! [`SupervisorHandle::exec`]: crate::SupervisorHandle::exec
+//! [`RegistryMessage::Exec`]: super::RegistryMessage::Exec
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::identity::{TaskId, TaskTarget};
+use crate::task::TaskSpec;
+
+/// A state-changing request to a supervisor.
+///
+/// Run it with [`SupervisorHandle::exec`](crate::SupervisorHandle::exec), with
+/// `ractor::call!(registry, RegistryMessage::Exec, command)` from any actor, or (feature
+/// `cluster`, every variant but `Add`) from another node with `RemoteSupervisor::exec`.
+/// The answer is the [`CommandReply`] variant of the same name. Serialized by variant name
+/// in snake case (e.g. `"shutdown"`, `{"cancel": {"Name": "job"}}`); `Add` is never
+/// serialized (a [`TaskSpec`] holds code).
+///
+/// | command | reply | errors (besides the intake's, below) |
+/// |---|---|---|
+/// | `Add(spec)` | `Add(id)` once the registry accepted it | `TaskAlreadyExists`, `ResourceLimitReached`, `InvalidTaskSpec`, `ActorNameTaken` |
+/// | `Remove(target)` | `Remove(true)` when this command claimed the task (before its cleanup); `false` for an unknown, finished or already claimed target | none |
+/// | `Cancel(target)` | `Cancel(true)` when this command claimed it, once its outcome is committed; `false` when it joined another removal (after the same wait) or the target is unknown (at once) | none |
+/// | `Pause(target)` / `Resume(target)` | `true` when this command changed the state, `false` when there was nothing to change | `TaskNotFound` |
+/// | `Shutdown` | `Shutdown` once the supervisor's one shared shutdown finished | the shutdown's own error (`GraceExceeded`, …) |
+/// | `ForceShutdown` | `ForceShutdown` once the shutdown finished | as `Shutdown` |
+/// | `PauseSlot(slot)` / `ResumeSlot(slot)` | `true` when this command changed the slot | `Controller(UnknownSlot)` (pause), `Controller(NotConfigured)` |
+///
+/// Every command meets the same intake first (docs/semantics.md#commands): after shutdown
+/// started, `ShuttingDown` (but `Shutdown` and `ForceShutdown` join the shutdown under
+/// way); with `registry_queue_capacity` commands in flight, the handle waits (or, fail-fast,
+/// `CommandQueueFull`) and a message is refused `CommandQueueFull`; an `Add` also takes an
+/// ownership unit (`ResourceLimitReached { resource: "owned_user_lifetimes" }`).
+///
+/// By-id `Remove` and `Cancel` reach work still queued in a controller slot through every
+/// door: it ends `Rejected { RemovedFromQueue }` and the reply is `true`
+/// (docs/semantics.md#slots).
+/// `Clone` shares an `Add`'s task object, as `TaskSpec::clone` does.
+// `Add` carries a whole `TaskSpec` by value, as `RegistryMessage::Add` does: a command is
+// built once and moved into one message, which ractor boxes anyway.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Command {
+    /// Register a task and start its first attempt (SPEC §3 `add`).
+    #[serde(skip)]
+    Add(TaskSpec),
+    /// Claim a task and ask it to stop; answered before its cleanup (SPEC §3 `remove`).
+    Remove(TaskTarget),
+    /// Claim a task and wait until its outcome is committed (SPEC §3 `cancel`).
+    Cancel(TaskTarget),
+    /// No new attempt of the task starts until `Resume` (docs/semantics.md#pause).
+    Pause(TaskTarget),
+    /// Undo a `Pause`: a parked task starts its next attempt now.
+    Resume(TaskTarget),
+    /// Shut the supervisor down gracefully, or join the shutdown under way.
+    Shutdown,
+    /// Shut the supervisor down with every task force-aborted at once (OTP's
+    /// `brutal_kill` for the whole supervisor); joins a graceful shutdown under way and
+    /// force-aborts what it still waits for.
+    ForceShutdown,
+    /// Pause a controller slot (feature `controller`; as `SupervisorHandle::pause_slot`).
+    PauseSlot(Arc<str>),
+    /// Resume a paused controller slot (as `SupervisorHandle::resume_slot`).
+    ResumeSlot(Arc<str>),
+}
+
+impl Command {
+    /// The command's stable snake_case label (`add`, `remove`, `cancel`, `pause`,
+    /// `resume`, `shutdown`, `force_shutdown`, `pause_slot`, `resume_slot`): its name on
+    /// the wire and in events.
+    pub const fn label(&self) -> &'static str {
+        match self {
+            Command::Add(_) => "add",
+            Command::Remove(_) => "remove",
+            Command::Cancel(_) => "cancel",
+            Command::Pause(_) => "pause",
+            Command::Resume(_) => "resume",
+            Command::Shutdown => "shutdown",
+            Command::ForceShutdown => "force_shutdown",
+            Command::PauseSlot(_) => "pause_slot",
+            Command::ResumeSlot(_) => "resume_slot",
+        }
+    }
+
+    /// The task it names, if any.
+    pub fn target(&self) -> Option<&TaskTarget> {
+        match self {
+            Command::Remove(target)
+            | Command::Cancel(target)
+            | Command::Pause(target)
+            | Command::Resume(target) => Some(target),
+            _ => None,
+        }
+    }
+
+    /// Whether it shuts the whole supervisor down (`Shutdown`, `ForceShutdown`).
+    pub const fn is_shutdown(&self) -> bool {
+        matches!(self, Command::Shutdown | Command::ForceShutdown)
+    }
+}
+
+/// The answer to a [`Command`]: the variant of the same name (see the table there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CommandReply {
+    /// The new task's id.
+    Add(TaskId),
+    /// Whether this command claimed the task.
+    Remove(bool),
+    /// Whether this command claimed the task (given once its outcome is committed).
+    Cancel(bool),
+    /// Whether this command paused the task.
+    Pause(bool),
+    /// Whether this command resumed the task.
+    Resume(bool),
+    /// The shutdown finished cleanly (a remote caller is answered once it started).
+    Shutdown,
+    /// The forced shutdown finished.
+    ForceShutdown,
+    /// Whether this command paused the slot.
+    PauseSlot(bool),
+    /// Whether this command resumed the slot.
+    ResumeSlot(bool),
+}
+
+impl CommandReply {
+    /// The `bool` of a task or slot command (`Remove`, `Cancel`, `Pause`, `Resume`,
+    /// `PauseSlot`, `ResumeSlot`): whether this command made the change. `None` for the
+    /// others.
+    pub const fn changed(&self) -> Option<bool> {
+        match *self {
+            CommandReply::Remove(changed)
+            | CommandReply::Cancel(changed)
+            | CommandReply::Pause(changed)
+            | CommandReply::Resume(changed)
+            | CommandReply::PauseSlot(changed)
+            | CommandReply::ResumeSlot(changed) => Some(changed),
+            _ => None,
+        }
+    }
+
+    /// The new task's id of an `Add`; `None` for the others.
+    pub const fn id(&self) -> Option<TaskId> {
+        match *self {
+            CommandReply::Add(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The reply of `command` for `changed` (a task or slot command), `None` for the others.
+    pub(crate) fn of(command: &Command, changed: bool) -> Option<Self> {
+        Some(match command {
+            Command::Remove(_) => CommandReply::Remove(changed),
+            Command::Cancel(_) => CommandReply::Cancel(changed),
+            Command::Pause(_) => CommandReply::Pause(changed),
+            Command::Resume(_) => CommandReply::Resume(changed),
+            Command::PauseSlot(_) => CommandReply::PauseSlot(changed),
+            Command::ResumeSlot(_) => CommandReply::ResumeSlot(changed),
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_commands_keep_the_wire_shape_of_the_former_control_commands() {
+        let cancel = Command::Cancel(TaskTarget::from("job"));
+        let text = serde_json::to_string(&cancel).unwrap();
+        assert_eq!(text, r#"{"cancel":{"Name":"job"}}"#);
+        assert_eq!(
+            serde_json::to_string(&Command::Shutdown).unwrap(),
+            r#""shutdown""#
+        );
+        let back: Command = serde_json::from_str(r#""force_shutdown""#).unwrap();
+        assert!(matches!(back, Command::ForceShutdown));
+    }
+
+    #[test]
+    fn replies_carry_the_bool_or_the_id_of_their_command() {
+        let command = Command::Pause(TaskTarget::from("job"));
+        assert_eq!(
+            CommandReply::of(&command, true),
+            Some(CommandReply::Pause(true))
+        );
+        assert_eq!(CommandReply::of(&Command::Shutdown, true), None);
+        assert_eq!(CommandReply::Resume(false).changed(), Some(false));
+        assert_eq!(CommandReply::Shutdown.changed(), None);
+        assert_eq!(CommandReply::Shutdown.id(), None);
+    }
+}
