@@ -63,6 +63,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn error_is_send_sync_static() {
+        fn check<T: Send + Sync + 'static>() {}
+        check::<Error>();
+    }
+
+    #[test]
     fn error_is_transparent_over_runtime_errors() {
         let e: Error = RuntimeError::ShuttingDown.into();
         assert_eq!(e.as_label(), "runtime_shutting_down");

@@ -114,7 +114,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::{EventKind, Supervisor, SupervisorConfig, TaskFn, TaskSpec};
+    use crate::config::SupervisorConfig;
+    use crate::events::EventKind;
+    use crate::supervisor::Supervisor;
+    use crate::task::{TaskFn, TaskSpec};
 
     #[test]
     fn a_full_buffer_drops_the_oldest_and_counts_them() {

@@ -140,8 +140,8 @@ pub(super) async fn pump(mut stream: impl Stream<Item = WatchItem> + Unpin, inbo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EventKind;
     use crate::cluster::{Gap, SequencedEvent};
+    use crate::events::EventKind;
 
     fn sequenced(seq: u64) -> WatchItem {
         let event = Event::new(EventKind::AttemptStarting).with_attempt(seq as u32);

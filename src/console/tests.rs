@@ -284,7 +284,7 @@ fn delivery_panel_shows_loss_per_subscriber() {
 #[cfg(feature = "controller")]
 #[test]
 fn slots_panel_shows_queue_depth() {
-    use crate::{SlotStatusKind, SlotView};
+    use crate::controller::{SlotStatusKind, SlotView};
     let mut state = sample_state();
     let lines = screen(&state, &ViewState::default(), 100, 28);
     line_with(&lines, "no controller");
@@ -324,7 +324,7 @@ fn slots_panel_shows_queue_depth() {
 #[cfg(feature = "controller")]
 #[test]
 fn a_paused_slot_shows_paused_in_full_at_any_width() {
-    use crate::{SlotStatusKind, SlotView};
+    use crate::controller::{SlotStatusKind, SlotView};
     let mut state = sample_state();
     let slot = |name: &str, status| SlotView {
         slot: Arc::from(name),
@@ -483,7 +483,9 @@ fn format_duration_units() {
 
 #[tokio::test]
 async fn refresh_reads_a_running_supervisor() {
-    use crate::{Supervisor, SupervisorConfig, TaskFn, TaskSpec};
+    use crate::config::SupervisorConfig;
+    use crate::supervisor::Supervisor;
+    use crate::task::{TaskFn, TaskSpec};
     let handle = Supervisor::new(SupervisorConfig::default(), Vec::new())
         .serve()
         .unwrap();

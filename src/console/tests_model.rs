@@ -6,7 +6,9 @@ use crossterm::event::KeyCode;
 
 use super::tests::{event, failed, ids, info, line_with, row_index, sample_state, screen, secs};
 use super::*;
-use crate::{BackoffSource, EventKind, EventStats, TaskId, TaskState};
+use crate::events::{BackoffSource, EventKind, EventStats};
+use crate::identity::TaskId;
+use crate::registry::TaskState;
 
 #[test]
 fn a_new_attempt_starts_the_time_in_state_again() {

@@ -75,7 +75,6 @@ mod tests {
     #[test]
     fn errors_are_send_sync_static() {
         fn check<T: Send + Sync + 'static>() {}
-        check::<crate::Error>();
         check::<RuntimeError>();
         check::<BuildError>();
         check::<ConfigError>();

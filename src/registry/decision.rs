@@ -142,10 +142,7 @@ fn decide_failure(
         let outcome = TaskOutcome::fatal(reason, exit_code, source);
         return (Decision::Finish(Finish::plain(outcome)), None);
     }
-    let policy_retries = matches!(
-        policy.restart,
-        RestartPolicy::OnFailure | RestartPolicy::Always { .. }
-    );
+    let policy_retries = policy.restart.retries_on_failure();
     let limit_reached = policy
         .max_retries
         .is_some_and(|limit| retry_count >= limit.get());

@@ -115,21 +115,44 @@ pub(crate) enum InternalKind {
     Watch(TaskTarget, OutcomePromise, RpcReplyPort<Option<TaskId>>),
     /// Reply once the registry holds no registration and no physically running attempt.
     WaitEmpty(RpcReplyPort<()>),
-    /// Begin the shutdown wait of docs/semantics.md#shutdown; reply with the stuck names.
-    /// `verdict` says whether the wait ends with an `AllStoppedWithinGrace`/`GraceExceeded`
-    /// event (not for the signal-setup-failure workflow).
+    /// Begin the shutdown wait of docs/semantics.md#shutdown, its windows decided by the
+    /// core from `kind` and the grace (`core/window.rs`); reply once it is over.
     ShutdownWait {
-        grace: Duration,
-        verdict: bool,
-        /// No task's own shutdown timeout may exceed this (last-owner drop: nobody waits).
-        window_cap: Option<Duration>,
-        reply: RpcReplyPort<Vec<Arc<str>>>,
+        kind: ShutdownKind,
+        reply: RpcReplyPort<Stopped>,
     },
     /// Force-abort everything still registered now (second signal, forced shutdown, owner
     /// drop fallback).
     ForceAbortAll,
     /// A timer the registry set ran out (`super::shell::Shell::schedule`).
     Timer(Timer),
+}
+
+/// What started a shutdown, as far as its stop windows care (`core/window.rs` decides them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShutdownKind {
+    /// Requested (any trigger but the three below): the grace.
+    Graceful,
+    /// The last owner was dropped: at most [`OWNER_DROP_STOP_WINDOW`].
+    OwnerDropped,
+    /// The OS signal setup failed: no grace and no verdict event.
+    SignalSetupFailed,
+    /// `force_shutdown`: no grace.
+    Forced,
+}
+
+/// How long tasks get to stop cooperatively after the last owner was dropped without a
+/// shutdown (at most the configured grace, and it also caps per-task shutdown timeouts).
+/// Nobody is left to wait for the result, so a task that ignores cancellation is
+/// force-aborted soon instead of holding its waiter for the whole grace; a task that
+/// honours cancellation still ends `Canceled`.
+pub(crate) const OWNER_DROP_STOP_WINDOW: Duration = Duration::from_millis(100);
+
+/// The end of a shutdown wait: the tasks force-aborted at its deadline (sorted,
+/// deduplicated) and the grace it gave them.
+pub(crate) struct Stopped {
+    pub(crate) stuck: Vec<Arc<str>>,
+    pub(crate) grace: Duration,
 }
 
 /// One [`Command`] on its way through the registry (and, for a by-id remove or cancel of

@@ -50,7 +50,8 @@ pub(crate) use intake::{Gate, Mode};
 pub(crate) use life::{LifeGuard, RegistryLife};
 pub use messages::RegistryMessage;
 pub(crate) use messages::{
-    AddRequest, Exec, ExecReply, GroupRequest, Intake, Internal, InternalKind, Ticket,
+    AddRequest, Exec, ExecReply, GroupRequest, Intake, Internal, InternalKind, ShutdownKind,
+    Stopped, Ticket,
 };
 #[cfg(feature = "controller")]
 pub(crate) use messages::{ReleaseHook, Stage};

@@ -1,4 +1,4 @@
-//! The operation builders of [`SupervisorHandle`]: `exec` ([`ExecOperation`], any
+//! The operation builders of [`SupervisorHandle`](crate::SupervisorHandle): `exec` ([`ExecOperation`], any
 //! [`Command`]) and its shorthands `add`, `remove`, `cancel`.
 //!
 //! Each builder owns a share of the handle's ownership (`owner::Owned`), so the future it
@@ -13,8 +13,6 @@ use std::time::Duration;
 
 use super::commands::{Options, exec};
 use super::owner::Owned;
-#[cfg(doc)]
-use crate::SupervisorHandle;
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
@@ -48,7 +46,7 @@ into_future! {
     CancelOperation => Result<bool, RuntimeError>,
 }
 
-/// Builder returned by [`SupervisorHandle::exec`]. Awaits to
+/// Builder returned by [`SupervisorHandle::exec`](crate::SupervisorHandle::exec). Awaits to
 /// `Result<CommandReply, RuntimeError>`: the [`CommandReply`] variant of the command's
 /// name, or the command's error (see [`Command`] for both). It is `IntoFuture`, not a
 /// `Future`: `.await` it, or call `.execute()` where a `Future` is needed.
@@ -91,7 +89,7 @@ impl ExecOperation {
     }
 }
 
-/// Builder returned by [`SupervisorHandle::add`]. Awaits to `Result<TaskId, RuntimeError>`.
+/// Builder returned by [`SupervisorHandle::add`](crate::SupervisorHandle::add). Awaits to `Result<TaskId, RuntimeError>`.
 /// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
 /// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
 ///
@@ -170,7 +168,7 @@ impl WatchedAddOperation {
     }
 }
 
-/// Builder returned by [`SupervisorHandle::remove`]. Awaits to `Result<bool, RuntimeError>`.
+/// Builder returned by [`SupervisorHandle::remove`](crate::SupervisorHandle::remove). Awaits to `Result<bool, RuntimeError>`.
 /// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
 /// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
 ///
@@ -183,7 +181,7 @@ impl WatchedAddOperation {
 /// among queued and capacity-waiting controller work: found, it is rejected
 /// `RemovedFromQueue` and the call returns `true` (docs/semantics.md#slots).
 ///
-/// Shorthand of [`SupervisorHandle::exec`]`(Command::Remove(target))`.
+/// Shorthand of [`SupervisorHandle::exec`](crate::SupervisorHandle::exec)`(Command::Remove(target))`.
 ///
 /// # Errors
 /// [`RuntimeError::ShuttingDown`] once admission is closed; [`RuntimeError::CommandQueueFull`]
@@ -213,7 +211,7 @@ impl RemoveOperation {
     }
 }
 
-/// Builder returned by [`SupervisorHandle::cancel`]. Awaits to `Result<bool, RuntimeError>`.
+/// Builder returned by [`SupervisorHandle::cancel`](crate::SupervisorHandle::cancel). Awaits to `Result<bool, RuntimeError>`.
 /// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
 /// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
 ///
@@ -232,7 +230,7 @@ impl RemoveOperation {
 /// With a controller installed, queued or capacity-waiting controller work with this id is
 /// removed directly (`Rejected { RemovedFromQueue }`, `true`, no termination wait;
 /// docs/semantics.md#slots). Shorthand of
-/// [`SupervisorHandle::exec`]`(Command::Cancel(target))`.
+/// [`SupervisorHandle::exec`](crate::SupervisorHandle::exec)`(Command::Cancel(target))`.
 #[must_use = "a cancel does nothing until awaited or executed"]
 pub struct CancelOperation {
     inner: ExecOperation,

@@ -4,7 +4,7 @@
 //! parent actor (`with_parent`, whose stop owns its shutdown), the last owner's drop closes
 //! admission, fires the shutdown-started signal and cancels every task; with a Tokio runtime
 //! around, it also runs the shutdown workflow detached, so nothing is leaked. Its shutdown wait gives tasks
-//! at most [`OWNER_DROP_STOP_WINDOW`](super::shutdown::OWNER_DROP_STOP_WINDOW) to stop
+//! at most [`OWNER_DROP_STOP_WINDOW`](crate::registry::messages::OWNER_DROP_STOP_WINDOW) to stop
 //! (nobody is left to wait for a longer grace), then force-aborts the rest, so every
 //! watched task resolves `Canceled` or `ForceAborted` promptly. It cannot wait or report,
 //! and it never panics without a runtime (then every task is force-aborted at once).

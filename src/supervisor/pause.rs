@@ -1,7 +1,7 @@
 //! Pause and resume through the handle: the [`PauseOperation`] of
-//! [`SupervisorHandle::pause`] and [`SupervisorHandle::resume`] (registered tasks) and, with
-//! the controller, the slot command of [`SupervisorHandle::pause_slot`] and
-//! [`SupervisorHandle::resume_slot`]. The handle's methods themselves are in
+//! [`SupervisorHandle::pause`](crate::SupervisorHandle::pause) and [`SupervisorHandle::resume`](crate::SupervisorHandle::resume) (registered tasks) and, with
+//! the controller, the slot command of [`SupervisorHandle::pause_slot`](crate::SupervisorHandle::pause_slot) and
+//! [`SupervisorHandle::resume_slot`](crate::SupervisorHandle::resume_slot). The handle's methods themselves are in
 //! `handle/pause.rs` and `handle/controller.rs`.
 //!
 //! Both are [`Command`]s (`registry/core/exec.rs` holds the task rules,
@@ -20,9 +20,6 @@ use crate::error::ControllerError;
 use crate::error::RuntimeError;
 use crate::identity::TaskTarget;
 use crate::registry::Command;
-// Named only by the builder's doc links.
-#[cfg(doc)]
-use crate::SupervisorHandle;
 
 /// `pre_pause_slot`: waits for a controller command permit (`queue_capacity`), then asks
 /// the controller. (`pause_slot` and `resume_slot` are [`Command`]s.)
@@ -55,7 +52,7 @@ pub(crate) async fn pre_pause_slot(owned: Owned, slot: Arc<str>) -> Result<bool,
     }
 }
 
-/// Builder returned by [`SupervisorHandle::pause`] and [`SupervisorHandle::resume`].
+/// Builder returned by [`SupervisorHandle::pause`](crate::SupervisorHandle::pause) and [`SupervisorHandle::resume`](crate::SupervisorHandle::resume).
 /// Awaits to `Result<bool, RuntimeError>` (see those methods for the results and errors).
 /// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
 /// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
@@ -87,7 +84,7 @@ impl PauseOperation {
     /// Runs the operation. Same as awaiting the builder.
     ///
     /// # Errors
-    /// See [`SupervisorHandle::pause`].
+    /// See [`SupervisorHandle::pause`](crate::SupervisorHandle::pause).
     pub async fn execute(self) -> Result<bool, RuntimeError> {
         let reply = self.inner.execute().await?;
         reply.changed().ok_or(RuntimeError::ShuttingDown)

@@ -17,10 +17,8 @@ use crate::error::ControllerError;
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
 // Named only by the builders' doc links.
-#[cfg(doc)]
-use crate::SupervisorHandle;
 
-/// Builder returned by [`SupervisorHandle::submit`] and [`PreparedSubmission::submit`].
+/// Builder returned by [`SupervisorHandle::submit`](crate::SupervisorHandle::submit) and [`PreparedSubmission::submit`].
 /// Awaits to `Result<TaskId, ControllerError>`.
 /// It is `IntoFuture`, not a `Future`: `.await` it, or call `.execute()` where a `Future`
 /// is needed (e.g. inside `tokio::time::timeout` or `tokio::spawn`).
@@ -110,7 +108,7 @@ impl WatchedSubmit {
 }
 
 /// A submission with its [`TaskId`] allocated ahead of intake (docs/semantics.md#slots), from
-/// [`SupervisorHandle::prepare_submission`].
+/// [`SupervisorHandle::prepare_submission`](crate::SupervisorHandle::prepare_submission).
 ///
 /// Preparing sends nothing, publishes nothing and reserves nothing (no name, slot, queue
 /// position or capacity); dropping the value starts nothing. Every submit form consumes it,
@@ -150,7 +148,7 @@ impl PreparedSubmission {
         &self.spec
     }
 
-    /// The same builder as [`SupervisorHandle::submit`], with the prepared id.
+    /// The same builder as [`SupervisorHandle::submit`](crate::SupervisorHandle::submit), with the prepared id.
     pub fn submit(self) -> Submit {
         Submit::new(self.owned, self.spec, Some(self.id))
     }

@@ -102,7 +102,8 @@ pub struct ShutdownReport {
     /// The shutdown's grace window: the configured grace
     /// ([`SupervisorConfig::with_grace`](crate::SupervisorConfig::with_grace)), cut to at
     /// most 100 ms when the last owner was dropped, zero when signal setup failed or the
-    /// shutdown was forced.
+    /// shutdown was forced, and zero when the registry died before any wait could run: the
+    /// window the shutdown wait used, as the registry decided it.
     pub grace: Duration,
 }
 

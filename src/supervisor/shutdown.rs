@@ -17,14 +17,7 @@ use super::runtime::{Cached, Runtime};
 use super::trigger::Trigger;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
-use crate::registry::InternalKind;
-
-/// How long tasks get to stop cooperatively after the last owner was dropped without a
-/// shutdown (at most the configured grace, and it also caps per-task shutdown timeouts).
-/// Nobody is left to wait for the result, so a task that ignores cancellation is
-/// force-aborted soon instead of holding its waiter for the whole grace; a task that
-/// honours cancellation still ends `Canceled`.
-pub(crate) const OWNER_DROP_STOP_WINDOW: Duration = Duration::from_millis(100);
+use crate::registry::{InternalKind, ShutdownKind, Stopped};
 
 /// Creates or joins the shutdown operation of `runtime` and waits for its result.
 ///
@@ -84,21 +77,19 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     #[cfg(feature = "controller")]
     actors.close_controller().await;
 
-    let (grace, verdict, window_cap) = match &trigger {
-        Trigger::SignalSetupFailed(_) => (Duration::ZERO, false, None),
-        Trigger::Forced => (Duration::ZERO, true, Some(Duration::ZERO)),
-        Trigger::OwnerDropped => {
-            let window = shared.config().grace().min(OWNER_DROP_STOP_WINDOW);
-            (window, true, Some(window))
-        }
-        _ => (shared.config().grace(), true, None),
+    // The registry decides the windows from this and the grace (`registry/core/window.rs`).
+    let kind = match &trigger {
+        Trigger::SignalSetupFailed(_) => ShutdownKind::SignalSetupFailed,
+        Trigger::Forced => ShutdownKind::Forced,
+        Trigger::OwnerDropped => ShutdownKind::OwnerDropped,
+        _ => ShutdownKind::Graceful,
     };
     if let Trigger::ComponentFailed { component, reason } = &trigger {
         shared
             .events()
             .publish(|| Event::runtime_failure(*component, reason.clone()));
     }
-    let stuck = if let Trigger::RegistryFailed { reason } = &trigger {
+    let stopped = if let Trigger::RegistryFailed { reason } = &trigger {
         shared
             .events()
             .publish(|| Event::runtime_failure("registry", reason.clone()));
@@ -107,20 +98,12 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
         let waited = actors
             .registry()
             .call(
-                |reply| {
-                    InternalKind::ShutdownWait {
-                        grace,
-                        verdict,
-                        window_cap,
-                        reply,
-                    }
-                    .into()
-                },
+                |reply| InternalKind::ShutdownWait { kind, reply }.into(),
                 None,
             )
             .await;
         match waited {
-            Ok(CallResult::Success(stuck)) => Some(stuck),
+            Ok(CallResult::Success(stopped)) => Some(stopped),
             _ => None,
         }
     };
@@ -146,6 +129,11 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
         .await;
 
     let cause = ShutdownCause::of(&trigger);
+    // What the wait used (none when the registry died first).
+    let (stuck, grace) = match stopped {
+        Some(Stopped { stuck, grace }) => (Some(stuck), grace),
+        None => (None, Duration::ZERO),
+    };
     let force_aborted = stuck.clone().unwrap_or_default();
     let result = match (trigger, stuck) {
         (Trigger::RegistryFailed { reason }, _) => Err(RuntimeError::RegistryFailed { reason }),
@@ -172,10 +160,7 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
         }),
         // Asked for: force-aborting is not a failure of the shutdown.
         (Trigger::Forced, Some(_)) => Ok(()),
-        (_, Some(stuck)) if !stuck.is_empty() => Err(RuntimeError::GraceExceeded {
-            grace: shared.config().grace(),
-            stuck,
-        }),
+        (_, Some(stuck)) if !stuck.is_empty() => Err(RuntimeError::GraceExceeded { grace, stuck }),
         _ => Ok(()),
     };
     if let Some(sink) = runtime.stopping().report_sink() {

@@ -16,7 +16,7 @@ pub(crate) enum Trigger {
     Natural,
     /// The last `Supervisor`/handle was dropped without a shutdown: like `Natural`, with
     /// the stop window cut to
-    /// [`OWNER_DROP_STOP_WINDOW`](super::shutdown::OWNER_DROP_STOP_WINDOW).
+    /// [`OWNER_DROP_STOP_WINDOW`](crate::registry::messages::OWNER_DROP_STOP_WINDOW).
     OwnerDropped,
     /// The registry actor died (killed or panicked): no shutdown wait is possible; the tail still
     /// runs and the result is `RegistryFailed`.

@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use super::groups::GroupRecord;
-use super::{Core, Stage, commit};
+use super::commit;
+use super::state::State;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::TaskId;
@@ -18,7 +18,7 @@ use crate::outcome::TaskOutcome;
 use crate::panic_guard::drop_contained;
 use crate::policy::RestartPolicy;
 use crate::registry::lifecycle::Input;
-use crate::registry::messages::{AddRequest, GroupRequest};
+use crate::registry::messages::{AddRequest, GroupRequest, Stage};
 use crate::task::{Resolved, TaskSpec};
 
 /// Reason text of a registration refused by a closed registry.
@@ -41,7 +41,7 @@ const ZERO_STALL_TIMEOUT: &str =
 /// Why a spec cannot be admitted as given: the rejection kind for its watcher and event,
 /// the reason text, and the caller's error.
 fn spec_refusal(
-    state: &Core,
+    state: &State,
     spec: &TaskSpec,
     resolved: &Resolved,
 ) -> Option<(RejectionKind, Arc<str>, RuntimeError)> {
@@ -60,8 +60,8 @@ fn spec_refusal(
     if !spec.hosts_actor() {
         return invalid(NOT_AN_ACTOR_TASK);
     }
-    let taken =
-        state.actor_name_taken(actor_name) || ractor::registry::where_is(actor_name).is_some();
+    let taken = state.entries.actor_name_taken(actor_name)
+        || ractor::registry::where_is(actor_name).is_some();
     taken.then(|| {
         let error = RuntimeError::ActorNameTaken {
             name: actor_name.clone(),
@@ -82,8 +82,8 @@ struct Refusal {
 
 /// The first rule a single registration breaks, in the order of docs/semantics.md#admission, if
 /// any.
-fn refusal(state: &Core, spec: &TaskSpec, resolved: &Resolved) -> Option<Refusal> {
-    if state.closed {
+fn refusal(state: &State, spec: &TaskSpec, resolved: &Resolved) -> Option<Refusal> {
+    if state.closing.closed() {
         return Some(Refusal {
             kind: RejectionKind::ControllerShuttingDown,
             reason: CLOSED_REASON.into(),
@@ -99,7 +99,7 @@ fn refusal(state: &Core, spec: &TaskSpec, resolved: &Resolved) -> Option<Refusal
             announce: true,
         });
     }
-    if state.name_taken(spec.name()) {
+    if state.names.taken(spec.name()) {
         return Some(Refusal {
             kind: RejectionKind::AlreadyExists,
             reason: EXISTS_REASON.into(),
@@ -136,7 +136,7 @@ pub(super) enum Admission {
 /// The one door into admission: admits `admission` and returns the accepted ids in start
 /// order, or the caller's error (every refused watcher is told `Rejected`). The caller
 /// replies, then starts the accepted registrations.
-pub(super) fn admit(state: &mut Core, admission: Admission) -> Result<Vec<TaskId>, RuntimeError> {
+pub(super) fn admit(state: &mut State, admission: Admission) -> Result<Vec<TaskId>, RuntimeError> {
     match admission {
         Admission::One(request) => {
             let id = request.id;
@@ -152,7 +152,7 @@ pub(super) fn admit(state: &mut Core, admission: Admission) -> Result<Vec<TaskId
 
 /// Admission of one registration (docs/semantics.md#admission): open registry, admissible spec,
 /// free name, then the registered-task limit.
-fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), RuntimeError> {
+fn admit_one(state: &mut State, request: AddRequest) -> Result<(), RuntimeError> {
     let resolved = request.spec.resolved(&state.settings.defaults);
     let Some(refused) = refusal(state, &request.spec, &resolved) else {
         state.insert(request, resolved);
@@ -175,7 +175,7 @@ fn admit_one(state: &mut Core, request: AddRequest) -> Result<(), RuntimeError> 
 /// values are dropped under the panic guard (a spec may hold the last reference to the
 /// user's task object).
 fn refuse(
-    state: &Core,
+    state: &State,
     request: AddRequest,
     kind: RejectionKind,
     reason: Arc<str>,
@@ -216,8 +216,11 @@ fn refuse(
 }
 
 /// All-or-nothing admission of a static batch (docs/semantics.md#admission).
-pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result<(), RuntimeError> {
-    if state.closed {
+pub(super) fn admit_batch(
+    state: &mut State,
+    requests: Vec<AddRequest>,
+) -> Result<(), RuntimeError> {
+    if state.closing.closed() {
         for request in requests {
             let reason = CLOSED_REASON.into();
             refuse(
@@ -261,7 +264,7 @@ pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result
     let mut seen = std::collections::HashSet::with_capacity(requests.len());
     let conflicts: Vec<bool> = requests
         .iter()
-        .map(|r| state.name_taken(r.spec.name()) || !seen.insert(r.spec.name().to_owned()))
+        .map(|r| state.names.taken(r.spec.name()) || !seen.insert(r.spec.name().to_owned()))
         .collect();
     if let Some(first) = conflicts.iter().position(|c| *c) {
         let name: Arc<str> = requests[first].spec.name().into();
@@ -298,7 +301,7 @@ pub(super) fn admit_batch(state: &mut Core, requests: Vec<AddRequest>) -> Result
 /// Refuses every request of a batch: item `i` gets `why(i)` as its rejection kind and
 /// reason; the refused user values are dropped under the panic guard.
 fn reject_batch(
-    state: &mut Core,
+    state: &mut State,
     requests: Vec<AddRequest>,
     why: impl Fn(usize) -> (RejectionKind, Arc<str>),
 ) {
@@ -310,14 +313,14 @@ fn reject_batch(
 
 /// Admits a group all-or-nothing: the registry is open, the group name is free, and every
 /// member passes the static batch rules. Returns the member ids in start order.
-fn admit_group(state: &mut Core, request: GroupRequest) -> Result<Vec<TaskId>, RuntimeError> {
+fn admit_group(state: &mut State, request: GroupRequest) -> Result<Vec<TaskId>, RuntimeError> {
     let GroupRequest {
         name,
         strategy,
         intensity,
         members,
     } = request;
-    if !state.closed && state.group_names.contains_key(&name) {
+    if !state.closing.closed() && state.groups.name_taken(&name) {
         let reason: Arc<str> = GROUP_EXISTS_REASON.into();
         reject_batch(state, members, |_| {
             (RejectionKind::AlreadyExists, reason.clone())
@@ -329,20 +332,24 @@ fn admit_group(state: &mut Core, request: GroupRequest) -> Result<Vec<TaskId>, R
     }
     let ids: Vec<TaskId> = members.iter().map(|m| m.id).collect();
     admit_batch(state, members)?;
+    let restartable = ids
+        .iter()
+        .map(|id| state.entry(*id).map(|e| e.life.policy().restart))
+        .map(|policy| !matches!(policy, Some(RestartPolicy::Never) | None))
+        .collect();
+    let key = state
+        .groups
+        .birth(name, strategy, intensity, ids.clone(), restartable);
+    // Each member's machine joins its group (no effect to carry out: nothing runs yet).
     let now = state.now;
-    let key = state.next_group;
-    state.next_group += 1;
-    let mut restartable = Vec::with_capacity(ids.len());
     for (index, id) in ids.iter().enumerate() {
         if let Some((entry, intensity, _)) = state.entry_parts(*id) {
-            let policy = entry.life.policy().restart;
-            restartable.push(!matches!(policy, RestartPolicy::Never));
-            let join = Input::Join { group: key, index };
-            drop(entry.life.step(join, intensity, now));
+            drop(
+                entry
+                    .life
+                    .step(Input::Join { group: key, index }, intensity, now),
+            );
         }
     }
-    state.group_names.insert(name.clone(), key);
-    let record = GroupRecord::new(name, strategy, intensity, ids.clone(), restartable);
-    state.groups.insert(key, record);
     Ok(ids)
 }

@@ -7,20 +7,33 @@ use std::collections::VecDeque;
 
 use ractor::ActorId;
 
-use super::{Core, Exit, Timer};
+use super::commit;
+use super::state::State;
 use crate::attempt::{AttemptArgs, AttemptState};
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
 use crate::observe::AttemptEnd;
 use crate::panic_guard::drop_contained;
 use crate::registry::lifecycle::{Effect, Ended, Input};
+use crate::registry::messages::Timer;
 use crate::registry::shell::Shell;
+
+/// How an attempt actor left, as its supervision event reports it.
+pub(crate) enum Exit {
+    /// It stopped, with its final state (`None`: killed, without one).
+    Terminated(Option<ractor::actor::messages::BoxedState>),
+    /// It failed outside its panic boundary (the failure's text).
+    Failed(String),
+    /// What the attempt's state said, read already (the core's tests).
+    #[cfg(test)]
+    Read(Ended),
+}
 
 /// Steps the machine of `id` with `input` and carries out the effects, feeding the answers
 /// of `AcquirePermit`, `Spawn` and `DropError` back in. Returns whether the first step did
 /// anything (a claim was made, a pause or resume changed the state).
 pub(super) async fn step(
-    state: &mut Core,
+    state: &mut State,
     shell: &mut impl Shell,
     id: TaskId,
     input: Input,
@@ -53,7 +66,7 @@ pub(super) async fn step(
 /// Carries out one effect for `id`; returns the machine's next input, if the effect asks
 /// for an answer.
 async fn carry_out(
-    state: &mut Core,
+    state: &mut State,
     shell: &mut impl Shell,
     id: TaskId,
     effect: Effect,
@@ -64,14 +77,14 @@ async fn carry_out(
         }
         Effect::ReturnPermit => state.permits.release(),
         Effect::Spawn { attempt } => return Some(spawn(state, shell, id, attempt).await),
-        Effect::Group { group, input } => state.group_inputs.push_back((group, input)),
+        Effect::Group { group, input } => state.groups.queue(group, input),
         Effect::Discard(value) => drop(drop_contained(value)),
         Effect::DropError(error) => {
             return Some(Input::ErrorDropped {
                 panic: drop_contained(error),
             });
         }
-        Effect::Commit { finish, reap } => state.finish(shell, id, finish, reap),
+        Effect::Commit { finish, reap } => commit::finish(state, shell, id, finish, reap),
         Effect::Meltdown => {
             if let Some(signal) = state.settings.meltdown.take() {
                 state
@@ -140,7 +153,7 @@ async fn carry_out(
 }
 
 /// Starts the registrations waiting for a permit, oldest first, while permits are free.
-pub(super) async fn start_waiting(state: &mut Core, shell: &mut impl Shell) {
+pub(super) async fn start_waiting(state: &mut State, shell: &mut impl Shell) {
     loop {
         let Some(id) = state.next_ready() else {
             return;
@@ -153,7 +166,7 @@ pub(super) async fn start_waiting(state: &mut Core, shell: &mut impl Shell) {
 /// supervisor has a limit) is already taken. Every attempt actor holds one permit under a
 /// limit, from here until its exit is handled ([`on_exit`], or `Core::reaped` for a
 /// force-aborted one), so no per-attempt flag is kept.
-async fn spawn(state: &mut Core, shell: &mut impl Shell, id: TaskId, attempt: u32) -> Input {
+async fn spawn(state: &mut State, shell: &mut impl Shell, id: TaskId, attempt: u32) -> Input {
     let Some(entry) = state.entry_mut(id) else {
         state.permits.release();
         return Input::Spawned;
@@ -171,7 +184,7 @@ async fn spawn(state: &mut Core, shell: &mut impl Shell, id: TaskId, attempt: u3
     };
     match shell.spawn(args, member).await {
         Ok(actor) => {
-            state.attach_attempt(actor.id(), id);
+            state.entries.attach(actor.id(), id);
             if let Some(entry) = state.entry_mut(id) {
                 entry.actor = Some(actor);
             }
@@ -186,8 +199,8 @@ async fn spawn(state: &mut Core, shell: &mut impl Shell, id: TaskId, attempt: u3
 }
 
 /// Applies the exit of attempt actor `actor`: its metrics, then its machine's `Exited`.
-pub(super) async fn on_exit(state: &mut Core, shell: &mut impl Shell, actor: ActorId, exit: Exit) {
-    let Some(id) = state.detach_attempt(&actor) else {
+pub(super) async fn on_exit(state: &mut State, shell: &mut impl Shell, actor: ActorId, exit: Exit) {
+    let Some(id) = state.entries.detach(&actor) else {
         return;
     };
     // The attempt is physically over: its permit is free again.
@@ -217,7 +230,7 @@ pub(super) async fn on_exit(state: &mut Core, shell: &mut impl Shell, actor: Act
             }
         }
         // Killed by someone other than the registry (the registry's own kills were reaped
-        // first, by `Core::reaped`): the attempt is gone without a verdict.
+        // first, by `commit::reaped`): the attempt is gone without a verdict.
         Exit::Terminated(None) => Ended::Vanished,
         Exit::Failed(message) => Ended::RunnerPanicked(message),
         #[cfg(test)]

@@ -5,95 +5,90 @@ use ractor::RpcReplyPort;
 
 use super::admission::{Admission, admit};
 use super::attempts::step;
+use super::exec;
 use super::removal::{begin_shutdown, shutdown_deadline_passed};
-use super::{Core, exec};
+use super::state::State;
 use crate::error::RuntimeError;
 use crate::identity::TaskId;
 use crate::registry::lifecycle::Input;
 use crate::registry::messages::{InternalKind, Timer};
 use crate::registry::shell::Shell;
 
-impl Core {
-    /// Carries out one command.
-    pub(super) async fn command(&mut self, shell: &mut impl Shell, command: InternalKind) {
-        let state = self;
-        match command {
-            InternalKind::Add(request, reply) => {
-                let result = admit(state, Admission::One(request));
-                start(state, shell, result, reply).await;
-            }
-            InternalKind::AddBatch(requests, reply) => {
-                let result = admit(state, Admission::Batch(requests));
-                start(state, shell, result, reply).await;
-            }
-            InternalKind::AddGroup(request, reply) => {
-                // Members start in order, each announced before the next is spawned.
-                let result = admit(state, Admission::Group(request));
-                start(state, shell, result, reply).await;
-            }
-            InternalKind::Exec(command) => exec::exec(state, shell, *command).await,
-            #[cfg(feature = "controller")]
-            InternalKind::Retire(id) => {
-                super::removal::claim_with_grace(state, shell, id, None).await;
-            }
-            InternalKind::Watch(target, watcher, reply) => {
-                let id = state.lookup(&target);
-                match id.and_then(|id| state.entry_mut(id)) {
-                    Some(entry) => entry.add_watcher(watcher),
-                    None => drop(watcher),
-                }
-                let _ = reply.send(id);
-            }
-            InternalKind::WaitEmpty(reply) => state.wait_empty(reply),
-            InternalKind::ShutdownWait {
-                grace,
-                verdict,
-                window_cap,
-                reply,
-            } => begin_shutdown(state, shell, grace, verdict, window_cap, reply).await,
-            InternalKind::ForceAbortAll => {
-                let ids = state.ids();
-                for id in ids {
-                    step(state, shell, id, Input::Claim { timer: None }).await;
-                    step(state, shell, id, Input::ForceAbort).await;
-                }
-            }
-            InternalKind::Timer(timer) => state.timer(shell, timer).await,
+/// Carries out one piece of internal work.
+pub(super) async fn command(state: &mut State, shell: &mut impl Shell, command: InternalKind) {
+    match command {
+        InternalKind::Add(request, reply) => {
+            let result = admit(state, Admission::One(request));
+            start(state, shell, result, reply).await;
         }
+        InternalKind::AddBatch(requests, reply) => {
+            let result = admit(state, Admission::Batch(requests));
+            start(state, shell, result, reply).await;
+        }
+        InternalKind::AddGroup(request, reply) => {
+            // Members start in order, each announced before the next is spawned.
+            let result = admit(state, Admission::Group(request));
+            start(state, shell, result, reply).await;
+        }
+        InternalKind::Exec(command) => exec::exec(state, shell, *command).await,
+        #[cfg(feature = "controller")]
+        InternalKind::Retire(id) => {
+            super::removal::claim_with_grace(state, shell, id, None).await;
+        }
+        InternalKind::Watch(target, watcher, reply) => {
+            let id = state.lookup(&target);
+            match id.and_then(|id| state.entry_mut(id)) {
+                Some(entry) => entry.add_watcher(watcher),
+                None => drop(watcher),
+            }
+            let _ = reply.send(id);
+        }
+        InternalKind::WaitEmpty(reply) => state.wait_empty(reply),
+        InternalKind::ShutdownWait { kind, reply } => {
+            begin_shutdown(state, shell, kind, reply).await
+        }
+        InternalKind::ForceAbortAll => {
+            let ids = state.entries.ids();
+            for id in ids {
+                step(state, shell, id, Input::Claim { timer: None }).await;
+                step(state, shell, id, Input::ForceAbort).await;
+            }
+        }
+        InternalKind::Timer(timer) => self::timer(state, shell, timer).await,
     }
+}
 
-    /// One of the registry's timers ran out.
-    async fn timer(&mut self, shell: &mut impl Shell, timer: Timer) {
-        match timer {
-            Timer::Retry(id) => {
-                if let Some(entry) = self.entry_mut(id) {
-                    entry.retry_timer = false;
-                }
-                step(self, shell, id, Input::RetryDue).await;
+/// One of the registry's timers ran out.
+async fn timer(state: &mut State, shell: &mut impl Shell, timer: Timer) {
+    match timer {
+        Timer::Retry(id) => {
+            if let Some(entry) = state.entry_mut(id) {
+                entry.retry_timer = false;
             }
-            Timer::ForceAbort(id) => {
-                if let Some(entry) = self.entry_mut(id) {
-                    entry.removal_timer = false;
-                }
-                step(self, shell, id, Input::ForceAbort).await;
-            }
-            Timer::GroupStop { id, attempt } => {
-                let window = self.stop_window(id);
-                let deadline = Input::GroupStopDeadline { attempt, window };
-                step(self, shell, id, deadline).await;
-            }
-            Timer::GroupRestart { group, epoch } => {
-                let elapsed = crate::registry::group::Input::DelayElapsed { epoch };
-                self.group_inputs.push_back((group, elapsed));
-            }
-            Timer::ShutdownDeadline => shutdown_deadline_passed(self, shell).await,
+            step(state, shell, id, Input::RetryDue).await;
         }
+        Timer::ForceAbort(id) => {
+            if let Some(entry) = state.entry_mut(id) {
+                entry.removal_timer = false;
+            }
+            step(state, shell, id, Input::ForceAbort).await;
+        }
+        Timer::GroupStop { id, attempt } => {
+            let window = state.stop_window(id);
+            let deadline = Input::GroupStopDeadline { attempt, window };
+            step(state, shell, id, deadline).await;
+        }
+        Timer::GroupRestart { group, epoch } => {
+            let elapsed = crate::registry::group::Input::DelayElapsed { epoch };
+            state.groups.queue(group, elapsed);
+        }
+        Timer::ShutdownDeadline => shutdown_deadline_passed(state, shell).await,
     }
 }
 
 /// Replies to an admission, then starts the first attempt of every accepted id, in order.
 pub(super) async fn start(
-    state: &mut Core,
+    state: &mut State,
     shell: &mut impl Shell,
     admitted: Result<Vec<TaskId>, RuntimeError>,
     reply: RpcReplyPort<Result<(), RuntimeError>>,

@@ -7,18 +7,24 @@ use std::sync::Arc;
 
 use ractor::ActorId;
 
-use super::{CancelWaiter, Core, FORCE_ABORT_REASON, Reaping, ShutdownWait, Stage, Timer, Waiters};
+use super::entry::{CancelWaiter, Reaping, Waiters};
+use super::state::State;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
 use crate::outcome::{OutcomePromise, TaskOutcome};
 use crate::panic_guard::drop_contained;
 use crate::registry::decision::Finish;
+use crate::registry::messages::{Stage, Timer};
 use crate::registry::shell::Shell;
 
 /// Delivers `outcome` to `promise`, or to nobody without one: the one place the registry
 /// sends an outcome (a terminal commit's, and an admission's `Rejected`). An outcome nobody
 /// receives is dropped here, under the panic guard (its error source is user code); the
 /// destructor's panic text is returned.
+/// Reason text of a force-aborted registration's `TaskFinished` event
+/// (docs/semantics.md#outcomes).
+const FORCE_ABORT_REASON: &str = "task did not stop within grace; force-aborted";
+
 pub(super) fn deliver(promise: Option<OutcomePromise>, outcome: TaskOutcome) -> Option<String> {
     let undelivered = match promise {
         Some(promise) => promise.resolve(outcome).err(),
@@ -27,195 +33,143 @@ pub(super) fn deliver(promise: Option<OutcomePromise>, outcome: TaskOutcome) -> 
     undelivered.and_then(drop_contained)
 }
 
-impl Core {
-    /// The terminal commit of docs/semantics.md#outcomes (the machine's `Commit`): membership
-    /// ends, `TaskFinished`, watched outcome, `TaskRemoved`, cancel callers released,
-    /// empty-waiters woken. `reap`: the killed attempt actor still exists and stays reserved.
-    pub(super) fn finish(
-        &mut self,
-        shell: &mut impl Shell,
-        id: TaskId,
-        finish: Finish,
-        reap: bool,
-    ) {
-        let Some(mut entry) = self.entries.remove(&id) else {
-            return;
-        };
-        let name = entry.shared.name.clone();
-        let significant = entry.life.policy().significant;
-        let on_request = entry.life.ended_on_request();
-        self.names.release(&name, id);
-        if let Some(actor_name) = &entry.shared.actor_name
-            && self.actor_names.get(actor_name) == Some(&id)
-        {
-            self.actor_names.remove(actor_name);
-        }
-        if entry.removal_timer {
-            shell.cancel(&Timer::ForceAbort(id));
-        }
-        if entry.retry_timer {
-            shell.cancel(&Timer::Retry(id));
-        }
-        // Only a force-abort finishes while the actor still exists: it stays reserved until
-        // its termination event arrives (invariant 3).
-        if reap
-            && let Some(actor) = entry.actor.take().map(|actor| actor.id())
-            && self.by_actor.remove(&actor).is_some()
-        {
-            entry.shared.observe.attempt_aborted();
-            let mut release = entry.release.take();
-            if let Some(hook) = release.as_mut() {
-                hook(Stage::Committed);
-            }
-            let reaping = Reaping {
-                release,
-                _unit: entry.unit.take(),
-            };
-            self.names.reserve(actor, name.clone(), reaping);
-        }
-        let Finish {
-            outcome,
-            event_reason,
-        } = finish;
-        self.settings.observer.outcome(outcome.kind());
-        self.events().publish(|| {
-            let mut event = entry
-                .shared
-                .event(EventKind::TaskFinished)
-                .with_outcome_kind(outcome.kind());
-            let reason: Option<Arc<str>> = match &outcome {
-                TaskOutcome::Failed { reason, .. } | TaskOutcome::Fatal { reason, .. } => {
-                    Some(reason.clone())
-                }
-                TaskOutcome::ForceAborted => Some(FORCE_ABORT_REASON.into()),
-                _ => event_reason.clone(),
-            };
-            if let Some(reason) = reason {
-                event = event.with_reason(reason);
-            }
-            if let TaskOutcome::Failed {
-                exit_code: Some(code),
-                ..
-            }
-            | TaskOutcome::Fatal {
-                exit_code: Some(code),
-                ..
-            } = &outcome
-            {
-                event = event.with_exit_code(*code);
-            }
-            event
-        });
-        // A controller slot is freed before the outcome is sent: its `Released` is then in
-        // the controller's mailbox before the watcher can learn the outcome and submit to
-        // the same slot again. (A force-aborted attempt that is still running moved its hook
-        // to its reservation above: the slot waits for the physical exit.)
-        if let Some(mut release) = entry.release.take() {
-            release(Stage::Exited);
-        }
-        // Later watchers get copies (they share the error source); an outcome nobody
-        // receives is dropped here: its error source is user code.
-        let Waiters {
-            cancel, watchers, ..
-        } = entry.waiters.take().map(|w| *w).unwrap_or_default();
-        let mut panics = Vec::new();
-        for watcher in watchers {
-            panics.extend(deliver(Some(watcher), outcome.clone()));
-        }
-        panics.extend(deliver(entry.outcome.take(), outcome));
-        self.events()
-            .publish(|| entry.shared.event(EventKind::TaskRemoved));
-        // Cancel callers learn of the commit by a value: a channel that merely closes means
-        // the registry itself went away before committing.
-        for waiter in cancel {
-            match waiter {
-                CancelWaiter::Handle(tx) => {
-                    let _ = tx.send(());
-                }
-                CancelWaiter::Message { respond, claimed } => {
-                    respond(Ok(crate::registry::CommandReply::Cancel(claimed)));
-                }
-            }
-        }
-        if significant {
-            // Ended on request it is no longer active, but only an end of its own triggers
-            // the rule (OTP: `terminate_child` never triggers `auto_shutdown`): with
-            // `AllSignificant`, the last significant task still active ending by itself does.
-            self.significant_ended += 1;
-            if !on_request {
-                self.check_auto_shutdown(&name);
-            }
-        }
-        // The entry may hold the last reference to the user's task object.
-        panics.extend(drop_contained(entry));
-        for panic in panics {
-            self.events().publish(|| {
-                Event::runtime_failure("task_destructor", format!("task_drop_panicked: {panic}"))
-                    .with_id(id)
-                    .with_task(name.clone())
-            });
-        }
-        self.after_membership_change(shell);
+/// The terminal commit of docs/semantics.md#outcomes (the machine's `Commit`): membership
+/// ends, `TaskFinished`, watched outcome, `TaskRemoved`, cancel callers released,
+/// empty-waiters woken. `reap`: the killed attempt actor still exists and stays reserved.
+pub(super) fn finish(
+    state: &mut State,
+    shell: &mut impl Shell,
+    id: TaskId,
+    finish: Finish,
+    reap: bool,
+) {
+    let Some(mut entry) = state.entries.remove(id) else {
+        return;
+    };
+    let name = entry.shared.name.clone();
+    let significant = entry.life.policy().significant;
+    let on_request = entry.life.ended_on_request();
+    state.names.release(&name, id);
+    if entry.removal_timer {
+        shell.cancel(&Timer::ForceAbort(id));
     }
-
-    /// Fires the auto-shutdown signal once its rule holds (never during a shutdown), with
-    /// a reason naming the rule and `task`, the significant task whose end fired it, so
-    /// that its `ShutdownRequested` tells it from a shutdown asked for by a caller.
-    fn check_auto_shutdown(&mut self, task: &str) {
-        let rule = self.settings.auto_shutdown;
-        if !self.closed
-            && rule.triggered(self.significant_ended, self.significant_admitted)
-            && let Some(signal) = self.settings.auto_signal.take()
+    if entry.retry_timer {
+        shell.cancel(&Timer::Retry(id));
+    }
+    // Only a force-abort finishes while the actor still exists: it stays reserved until
+    // its termination event arrives (invariant 3).
+    if reap
+        && let Some(actor) = entry.actor.take().map(|actor| actor.id())
+        && state.entries.detach(&actor).is_some()
+    {
+        entry.shared.observe.attempt_aborted();
+        let mut release = entry.release.take();
+        if let Some(hook) = release.as_mut() {
+            hook(Stage::Committed);
+        }
+        let reaping = Reaping {
+            release,
+            _unit: entry.unit.take(),
+        };
+        state.names.reserve(actor, name.clone(), reaping);
+    }
+    let Finish {
+        outcome,
+        event_reason,
+    } = finish;
+    state.settings.observer.outcome(outcome.kind());
+    state.events().publish(|| {
+        let mut event = entry
+            .shared
+            .event(EventKind::TaskFinished)
+            .with_outcome_kind(outcome.kind());
+        let reason: Option<Arc<str>> = match &outcome {
+            TaskOutcome::Failed { reason, .. } | TaskOutcome::Fatal { reason, .. } => {
+                Some(reason.clone())
+            }
+            TaskOutcome::ForceAborted => Some(FORCE_ABORT_REASON.into()),
+            _ => event_reason.clone(),
+        };
+        if let Some(reason) = reason {
+            event = event.with_reason(reason);
+        }
+        if let TaskOutcome::Failed {
+            exit_code: Some(code),
+            ..
+        }
+        | TaskOutcome::Fatal {
+            exit_code: Some(code),
+            ..
+        } = &outcome
         {
-            let reason = format!("auto shutdown ({}): task {task} ended", rule.as_label());
+            event = event.with_exit_code(*code);
+        }
+        event
+    });
+    // A controller slot is freed before the outcome is sent: its `Released` is then in
+    // the controller's mailbox before the watcher can learn the outcome and submit to
+    // the same slot again. (A force-aborted attempt that is still running moved its hook
+    // to its reservation above: the slot waits for the physical exit.)
+    if let Some(mut release) = entry.release.take() {
+        release(Stage::Exited);
+    }
+    // Later watchers get copies (they share the error source); an outcome nobody
+    // receives is dropped here: its error source is user code.
+    let Waiters {
+        cancel, watchers, ..
+    } = entry.waiters.take().map(|w| *w).unwrap_or_default();
+    let mut panics = Vec::new();
+    for watcher in watchers {
+        panics.extend(deliver(Some(watcher), outcome.clone()));
+    }
+    panics.extend(deliver(entry.outcome.take(), outcome));
+    state
+        .events()
+        .publish(|| entry.shared.event(EventKind::TaskRemoved));
+    // Cancel callers learn of the commit by a value: a channel that merely closes means
+    // the registry itself went away before committing.
+    for waiter in cancel {
+        match waiter {
+            CancelWaiter::Handle(tx) => {
+                let _ = tx.send(());
+            }
+            CancelWaiter::Message { respond, claimed } => {
+                respond(Ok(crate::registry::CommandReply::Cancel(claimed)));
+            }
+        }
+    }
+    if significant {
+        // Ended on request it is no longer active, but only an end of its own triggers
+        // the rule (OTP: `terminate_child` never triggers `auto_shutdown`): with
+        // `AllSignificant`, the last significant task still active ending by itself does.
+        if let Some(signal) = state.significant_ended(on_request) {
+            let rule = state.settings.auto_shutdown.as_label();
+            let reason = format!("auto shutdown ({rule}): task {name} ended");
             let _ = signal.send(reason.into());
         }
     }
-
-    /// Releases the reservation of a force-aborted attempt that has physically exited.
-    pub(super) fn reaped(&mut self, shell: &mut impl Shell, actor: ActorId) -> bool {
-        let Some(Reaping { release, .. }) = self.names.reaped(&actor) else {
-            return false;
-        };
-        // Its permit, held until now (every attempt actor holds one under a limit).
-        self.permits.release();
-        if let Some(mut release) = release {
-            release(Stage::Exited);
-        }
-        self.after_membership_change(shell);
-        true
+    // The entry may hold the last reference to the user's task object.
+    panics.extend(drop_contained(entry));
+    for panic in panics {
+        state.events().publish(|| {
+            Event::runtime_failure("task_destructor", format!("task_drop_panicked: {panic}"))
+                .with_id(id)
+                .with_task(name.clone())
+        });
     }
+    state.after_membership_change(shell);
+}
 
-    /// Wakes empty-waiters and completes the shutdown wait once nothing is registered.
-    fn after_membership_change(&mut self, shell: &mut impl Shell) {
-        if !self.entries.is_empty() {
-            return;
-        }
-        for waiter in self.empty_waiters.drain(..) {
-            let _ = waiter.send(());
-        }
-        if let Some(wait) = self.shutdown.take() {
-            self.complete_shutdown(shell, wait);
-        }
+/// Releases the reservation of a force-aborted attempt that has physically exited.
+pub(super) fn reaped(state: &mut State, shell: &mut impl Shell, actor: ActorId) -> bool {
+    let Some(Reaping { release, .. }) = state.names.reaped(&actor) else {
+        return false;
+    };
+    // Its permit, held until now (every attempt actor holds one under a limit).
+    state.permits.release();
+    if let Some(mut release) = release {
+        release(Stage::Exited);
     }
-
-    /// Publishes the shutdown verdict after every claimed task's `TaskRemoved` and replies
-    /// with the stuck names (docs/semantics.md#shutdown).
-    pub(super) fn complete_shutdown(&mut self, shell: &mut impl Shell, wait: ShutdownWait) {
-        if wait.deadline {
-            shell.cancel(&Timer::ShutdownDeadline);
-        }
-        if wait.verdict {
-            let kind = if wait.stuck.is_empty() {
-                EventKind::AllStoppedWithinGrace
-            } else {
-                EventKind::GraceExceeded
-            };
-            self.events().publish(|| Event::new(kind));
-        }
-        let mut stuck = wait.stuck;
-        stuck.sort();
-        stuck.dedup();
-        let _ = wait.reply.send(stuck);
-    }
+    state.after_membership_change(shell);
+    true
 }

@@ -1,14 +1,19 @@
 //! One registration's record in the core ([`Entry`]: its machine and the resources its
 //! effects act on), who waits for its terminal commit ([`Waiters`]), what a force-aborted
 //! attempt keeps until it exits ([`Reaping`]), and what its release hook hears
-//! (a `Stage`, in `messages.rs`).
+//! (a `Stage`, in `messages.rs`); and [`Entries`], every registration with the indexes
+//! kept beside it (attempt actor → registration, ractor name → registration).
 
+use std::collections::HashMap;
 use std::sync::Arc;
+
+use ractor::ActorId;
 
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::attempt::runner::TaskShared;
+use crate::identity::TaskId;
 use crate::outcome::OutcomePromise;
 use crate::registry::lifecycle::Life;
 use crate::registry::messages::ReleaseHook;
@@ -104,6 +109,109 @@ pub(super) struct Reaping {
     /// The ownership unit stays taken while the attempt (and the task object it uses)
     /// is physically alive (docs/semantics.md#ownership).
     pub(super) _unit: Option<OwnedSemaphorePermit>,
+}
+
+/// A map keyed by the runtime's own ids ([`TaskId`], [`ActorId`]: counters, never user
+/// input), hashed with `foldhash` rather than SipHash: these are looked up several times
+/// per attempt on the registry's thread. Maps keyed by user-given names keep `std`'s
+/// DoS-resistant hasher.
+type IdMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// Every registration, from acceptance to its terminal commit, with the attempt actors
+/// attached to them and the ractor names they hold.
+#[derive(Default)]
+pub(super) struct Entries {
+    map: IdMap<TaskId, Box<Entry>>,
+    by_actor: IdMap<ActorId, TaskId>,
+    actor_names: HashMap<Arc<str>, TaskId>,
+}
+
+impl Entries {
+    #[inline]
+    pub(super) fn get(&self, id: TaskId) -> Option<&Entry> {
+        self.map.get(&id).map(|entry| &**entry)
+    }
+
+    #[inline]
+    pub(super) fn get_mut(&mut self, id: TaskId) -> Option<&mut Entry> {
+        self.map.get_mut(&id).map(|entry| &mut **entry)
+    }
+
+    pub(super) fn contains(&self, id: TaskId) -> bool {
+        self.map.contains_key(&id)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = (TaskId, &Entry)> {
+        self.map.iter().map(|(id, entry)| (*id, &**entry))
+    }
+
+    pub(super) fn ids(&self) -> Vec<TaskId> {
+        self.map.keys().copied().collect()
+    }
+
+    /// Registers `entry` under `id` (and the ractor name its incarnations take).
+    pub(super) fn insert(&mut self, id: TaskId, entry: Box<Entry>) {
+        if let Some(actor_name) = &entry.shared.actor_name {
+            self.actor_names.insert(actor_name.clone(), id);
+        }
+        self.map.insert(id, entry);
+    }
+
+    /// Takes registration `id` out (its terminal commit), freeing its ractor name.
+    pub(super) fn remove(&mut self, id: TaskId) -> Option<Box<Entry>> {
+        let entry = self.map.remove(&id)?;
+        if let Some(actor_name) = &entry.shared.actor_name
+            && self.actor_names.get(actor_name) == Some(&id)
+        {
+            self.actor_names.remove(actor_name);
+        }
+        Some(entry)
+    }
+
+    /// Whether a registration holds this ractor name.
+    pub(super) fn actor_name_taken(&self, name: &str) -> bool {
+        self.actor_names.contains_key(name)
+    }
+
+    /// Attempt actor `actor` runs an attempt of `id`.
+    pub(super) fn attach(&mut self, actor: ActorId, id: TaskId) {
+        self.by_actor.insert(actor, id);
+    }
+
+    /// The registration whose attempt actor `actor` was, now detached.
+    pub(super) fn detach(&mut self, actor: &ActorId) -> Option<TaskId> {
+        self.by_actor.remove(actor)
+    }
+
+    /// How many attempt actors exist for registrations.
+    pub(super) fn attempts(&self) -> usize {
+        self.by_actor.len()
+    }
+
+    /// The registrations with an attempt actor.
+    pub(super) fn with_attempt(&self) -> impl Iterator<Item = &Entry> {
+        self.by_actor.values().filter_map(|id| self.get(*id))
+    }
+
+    /// Whether attempt actor `actor` is attached (the core's tests).
+    #[cfg(test)]
+    pub(super) fn attached(&self, actor: &ActorId) -> bool {
+        self.by_actor.contains_key(actor)
+    }
+
+    /// Whether every index is empty (the core's tests).
+    #[cfg(test)]
+    pub(super) fn all_empty(&self) -> bool {
+        self.map.is_empty() && self.by_actor.is_empty() && self.actor_names.is_empty()
+    }
 }
 
 #[cfg(test)]

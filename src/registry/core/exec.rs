@@ -32,8 +32,10 @@ use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::admission::{self, Admission};
+use super::attempts::step;
+use super::entry::CancelWaiter;
 use super::removal::claim_with_grace;
-use super::{CancelWaiter, Core, attempts::step};
+use super::state::State;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::{TaskId, TaskTarget};
@@ -45,7 +47,7 @@ use crate::registry::messages::{AddRequest, Exec, ExecReply, Intake, Respond, Ti
 use crate::registry::shell::Shell;
 
 /// Carries out `exec` and answers it.
-pub(super) async fn exec(state: &mut Core, shell: &mut impl Shell, exec: Exec) {
+pub(super) async fn exec(state: &mut State, shell: &mut impl Shell, exec: Exec) {
     let Exec {
         command,
         intake,
@@ -105,7 +107,7 @@ pub(super) async fn exec(state: &mut Core, shell: &mut impl Shell, exec: Exec) {
         }
         // Handed to the controller above: never reached.
         (Command::PauseSlot(_) | Command::ResumeSlot(_), _) => Err(RuntimeError::ShuttingDown),
-        (Command::Pause(_) | Command::Resume(_), _) if state.closed => {
+        (Command::Pause(_) | Command::Resume(_), _) if state.closing.closed() => {
             Err(RuntimeError::ShuttingDown)
         }
         (Command::Pause(target) | Command::Resume(target), None) => {
@@ -148,7 +150,7 @@ pub(super) async fn exec(state: &mut Core, shell: &mut impl Shell, exec: Exec) {
 /// terminal commit (`commit.rs` tells the waiter).
 /// `identity`, the controller's permit of a by-id cancel, is held until then.
 fn wait_for_commit(
-    state: &mut Core,
+    state: &mut State,
     id: TaskId,
     claimed: bool,
     identity: Option<OwnedSemaphorePermit>,
@@ -190,7 +192,7 @@ fn name_of(target: &TaskTarget) -> Option<&Arc<str>> {
 
 /// Publishes `TaskRemoveRequested` for the registration `id` (with the name of a by-name
 /// target, and the `manual_cancel` reason for a cancel).
-fn announce(state: &Core, id: TaskId, name: Option<&Arc<str>>, cancel: bool) {
+fn announce(state: &State, id: TaskId, name: Option<&Arc<str>>, cancel: bool) {
     state.events().publish(|| {
         let mut event = Event::new(EventKind::TaskRemoveRequested).with_id(id);
         if let Some(name) = name {

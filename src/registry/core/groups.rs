@@ -5,98 +5,47 @@
 //! Members are ordinary registrations whose life-cycle machine (`super::lifecycle`) joined
 //! the group at admission. What happens to a member during a handler (its attempt ended,
 //! the group's stop completed, it left) is an effect of its machine, queued in
-//! `Core::group_inputs`; [`settle`] runs at the end of every handler, feeds the
+//! `Groups` (`group_table.rs`); [`settle`] runs at the end of every handler, feeds the
 //! queue to the group machines and hands their effects to the members' machines (stop,
 //! start, restart alone, end, intensity failure), keeping only the restart delay timer
 //! and the group events itself. The decision is the group machine's (`super::group`).
 
 use std::sync::Arc;
-use std::time::Duration;
-
-use tokio::time::Instant;
 
 use super::attempts::step;
 use super::removal::{claim_with_grace, shutdown_claim};
-use super::{Core, Timer};
+use super::state::State;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
-use crate::registry::group::{Effect, GroupMachine, Status};
-use crate::registry::lifecycle::{Input, Life};
+use crate::registry::group::Effect;
+use crate::registry::lifecycle::Input;
+use crate::registry::messages::Timer;
 use crate::registry::shell::Shell;
-
-/// One group with at least one member registered.
-pub(super) struct GroupRecord {
-    name: Arc<str>,
-    intensity: Option<(u32, std::time::Duration)>,
-    machine: GroupMachine,
-    /// Member ids in start order (the machine's indexes).
-    members: Vec<TaskId>,
-    /// The pending restart delay, if any.
-    timer: Option<Timer>,
-    /// When the delayed restart of that timer is due, with the timer's epoch: read by
-    /// queries (`TaskInfo::next_run_in` of the members it holds), valid only while the
-    /// machine still waits for that epoch. Kept here, once per group, not per member.
-    restart_due: Option<(u64, Instant)>,
-}
-
-impl GroupRecord {
-    /// A group just admitted: `members` in start order, each `restartable` or not.
-    pub(super) fn new(
-        name: Arc<str>,
-        strategy: crate::group::GroupStrategy,
-        intensity: Option<(u32, std::time::Duration)>,
-        members: Vec<TaskId>,
-        restartable: Vec<bool>,
-    ) -> Self {
-        GroupRecord {
-            name,
-            intensity,
-            machine: GroupMachine::new(strategy, restartable, intensity),
-            members,
-            timer: None,
-            restart_due: None,
-        }
-    }
-
-    /// Member ids in start order.
-    pub(super) fn members(&self) -> &[TaskId] {
-        &self.members
-    }
-}
 
 /// Applies every queued group input and the effects they lead to; forgets groups whose
 /// members are all gone. Runs at the end of every registry handler.
-pub(super) async fn settle(state: &mut Core, shell: &mut impl Shell) {
-    while let Some((key, input)) = state.group_inputs.pop_front() {
-        let Some(record) = state.groups.get_mut(&key) else {
-            continue;
-        };
-        let effects = record.machine.step(input, state.now);
+pub(super) async fn settle(state: &mut State, shell: &mut impl Shell) {
+    while let Some((key, effects)) = state.groups.next(state.now) {
         for effect in effects {
             apply(state, shell, key, effect).await;
         }
-        if state.groups.get(&key).is_some_and(|r| r.machine.is_empty())
-            && let Some(record) = state.groups.remove(&key)
-        {
-            if let Some(timer) = record.timer {
-                shell.cancel(&timer);
-            }
-            state.group_names.remove(&record.name);
+        if let Some(timer) = state.groups.bury(key) {
+            shell.cancel(&timer);
         }
     }
 }
 
 /// The member id at `index` of group `key`, if the member is still registered.
-fn member(state: &Core, key: u64, index: usize) -> Option<TaskId> {
-    let id = *state.groups.get(&key)?.members.get(index)?;
+fn member(state: &State, key: u64, index: usize) -> Option<TaskId> {
+    let id = state.groups.member(key, index)?;
     state.entry(id).map(|_| id)
 }
 
-async fn apply(state: &mut Core, shell: &mut impl Shell, key: u64, effect: Effect) {
+async fn apply(state: &mut State, shell: &mut impl Shell, key: u64, effect: Effect) {
     let (index, input) = match effect {
         Effect::RestartAlone { member } => (member, Input::GroupRestartAlone),
         Effect::Restarting { trigger } => {
-            let Some(record) = state.groups.get(&key) else {
+            let Some((name, _)) = state.groups.describe(key) else {
                 return;
             };
             let trigger = member(state, key, trigger);
@@ -104,7 +53,7 @@ async fn apply(state: &mut Core, shell: &mut impl Shell, key: u64, effect: Effec
                 .events()
                 .publish(|| match trigger.and_then(|id| state.entry(id)) {
                     Some(entry) => entry.shared.event(EventKind::GroupRestarting),
-                    None => Event::new(EventKind::GroupRestarting).with_group(record.name.clone()),
+                    None => Event::new(EventKind::GroupRestarting).with_group(name.clone()),
                 });
             // The delay the restart waits once its members are stopped.
             if let Some(id) = trigger {
@@ -125,11 +74,8 @@ async fn apply(state: &mut Core, shell: &mut impl Shell, key: u64, effect: Effec
         Effect::Wait { delay, epoch } => {
             let timer = Timer::GroupRestart { group: key, epoch };
             let due = state.now.checked_add(delay).map(|due| (epoch, due));
-            if let Some(record) = state.groups.get_mut(&key) {
-                record.restart_due = due;
-                if let Some(old) = record.timer.replace(timer.clone()) {
-                    shell.cancel(&old);
-                }
+            if let Some(old) = state.groups.restart_timer(key, timer.clone(), due) {
+                shell.cancel(&old);
             }
             shell.schedule(timer, delay);
             return;
@@ -140,7 +86,7 @@ async fn apply(state: &mut Core, shell: &mut impl Shell, key: u64, effect: Effec
         }
         Effect::ShutdownStop { member: index } => {
             if let Some(id) = member(state, key, index) {
-                let cap = state.shutdown.as_ref().and_then(|wait| wait.window_cap);
+                let cap = state.closing.cap().flatten();
                 shutdown_claim(state, shell, id, cap).await;
             }
             return;
@@ -151,37 +97,20 @@ async fn apply(state: &mut Core, shell: &mut impl Shell, key: u64, effect: Effec
     }
 }
 
-impl Core {
-    /// Time from `now` until the group restart that holds `life` stopped starts it again:
-    /// `Some` only while its group waits out the restart delay with this member stopped in
-    /// the restart set (zero once due but the timer not handled yet); `None` while the
-    /// group is still stopping members (no restart time is set yet) and for any other
-    /// registration.
-    pub(super) fn group_restart_in(&self, life: &Life, now: Instant) -> Option<Duration> {
-        let (key, index) = life.held_by_group()?;
-        let record = self.groups.get(&key)?;
-        let (epoch, due) = record.restart_due?;
-        let waiting =
-            record.machine.waiting() == Some(epoch) && record.machine.status(index) == Status::Down;
-        waiting.then(|| due.saturating_duration_since(now))
-    }
-}
-
 /// The group restart intensity is exceeded: every listed member ends `Failed` (running ones
 /// after their cooperative stop, as a removal would stop them).
-async fn exceeded(state: &mut Core, shell: &mut impl Shell, key: u64, members: &[usize]) {
-    let Some(record) = state.groups.get(&key) else {
+async fn exceeded(state: &mut State, shell: &mut impl Shell, key: u64, members: &[usize]) {
+    let Some((name, intensity)) = state.groups.describe(key) else {
         return;
     };
-    let (max_restarts, period) = record.intensity.unwrap_or_default();
+    let (max_restarts, period) = intensity.unwrap_or_default();
     let reason: Arc<str> = format!(
-        "group '{}' restart intensity exceeded: more than {max_restarts} restarts in {period:?}",
-        record.name
+        "group '{name}' restart intensity exceeded: more than {max_restarts} restarts in {period:?}"
     )
     .into();
     state.events().publish(|| {
         Event::new(EventKind::GroupRestartIntensityExceeded)
-            .with_group(record.name.clone())
+            .with_group(name.clone())
             .with_reason(reason.clone())
     });
     let ids: Vec<TaskId> = members

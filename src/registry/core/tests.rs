@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{Core, Exit, Input, RegistrySettings, Stage};
+use super::{Core, Exit, Input, RegistrySettings};
 use crate::attempt::{AttemptArgs, AttemptVerdict};
 use crate::events::EventSink;
 use crate::group::GroupStrategy;
@@ -35,7 +35,7 @@ use crate::registry::command::Command;
 use crate::registry::life::{LifeGuard, RegistryLife};
 use crate::registry::lifecycle::Ended;
 use crate::registry::messages::{
-    AddRequest, Exec, ExecReply, GroupRequest, Intake, InternalKind, Timer,
+    AddRequest, Exec, ExecReply, GroupRequest, Intake, InternalKind, ShutdownKind, Stage, Timer,
 };
 use crate::registry::shell::{AttemptRef, Shell};
 use crate::task::{TaskDefaults, TaskError, TaskFn, TaskRef, TaskSpec};
@@ -344,19 +344,15 @@ impl Harness {
                 self.command(InternalKind::Timer(timer)).await;
             }
             Op::Shutdown { grace } => {
-                let grace = if grace {
-                    Duration::from_millis(20)
+                // With the supervisor's grace, or forced (no grace at all).
+                let kind = if grace {
+                    ShutdownKind::Graceful
                 } else {
-                    Duration::ZERO
+                    ShutdownKind::Forced
                 };
                 let reply = self.port();
-                let shutdown = InternalKind::ShutdownWait {
-                    grace,
-                    verdict: true,
-                    window_cap: None,
-                    reply,
-                };
-                self.command(shutdown).await;
+                self.command(InternalKind::ShutdownWait { kind, reply })
+                    .await;
             }
             Op::ForceAbortAll => self.command(InternalKind::ForceAbortAll).await,
             Op::RefuseSpawns(refuse) => self.shell.refuse_spawns = refuse,
@@ -402,7 +398,7 @@ impl Harness {
 
     /// The invariants that hold after every input.
     fn check(&self) {
-        let core = &self.core;
+        let core = &self.core.0;
         let live = self.shell.live.len();
         if let Some(limit) = self.limit {
             assert!(
@@ -417,18 +413,18 @@ impl Harness {
         }
         for pid in self.shell.live.keys() {
             let actor = ActorId::Local(*pid);
-            let attached = core.by_actor.contains_key(&actor);
+            let attached = core.entries.attached(&actor);
             let reaping = core.names.is_reaping(&actor);
             assert!(
                 attached != reaping,
                 "actor {pid}: attached {attached}, reaping {reaping}"
             );
         }
-        assert_eq!(core.by_actor.len() + core.names.reaping_len(), live);
-        for (id, entry) in &core.entries {
+        assert_eq!(core.entries.attempts() + core.names.reaping_len(), live);
+        for (id, entry) in core.entries.iter() {
             assert_eq!(
                 core.names.id(&entry.shared.name),
-                Some(*id),
+                Some(id),
                 "name of a registration"
             );
         }
@@ -437,12 +433,10 @@ impl Harness {
 
     /// The end: nothing left, and every watched registration told exactly once.
     fn check_end(&mut self) {
-        let core = &self.core;
-        assert!(core.entries.is_empty(), "registrations left after the end");
+        let core = &self.core.0;
+        assert!(core.entries.all_empty(), "registrations left after the end");
         assert_eq!(core.names.reaping_len(), 0);
-        assert!(core.actor_names.is_empty());
-        assert!(core.by_actor.is_empty());
-        assert!(core.groups.is_empty() && core.group_names.is_empty());
+        assert!(core.groups.is_empty());
         for (i, watched) in self.watched.iter_mut().enumerate() {
             assert!(
                 watched.outcome.try_recv().is_ok(),
@@ -511,11 +505,14 @@ fn a_killed_attempt_keeps_its_name_and_permit_until_it_exits() {
         // Grace zero: the removal force-aborts at once; the actor is killed, still exists.
         harness.apply(Op::Remove(0)).await;
         assert!(
-            harness.core.entries.is_empty(),
+            harness.core.0.entries.is_empty(),
             "committed ForceAborted at once"
         );
-        assert!(harness.core.names.reserved("t0"), "the name stays reserved");
-        assert_eq!(harness.core.permits.in_use(), 1, "the permit stays taken");
+        assert!(
+            harness.core.0.names.reserved("t0"),
+            "the name stays reserved"
+        );
+        assert_eq!(harness.core.0.permits.in_use(), 1, "the permit stays taken");
         harness
             .apply(Op::Add {
                 name: 0,
@@ -529,8 +526,8 @@ fn a_killed_attempt_keeps_its_name_and_permit_until_it_exits() {
             "the same name is refused meanwhile"
         );
         harness.apply(Op::Exit { pick: 0, how: 4 }).await;
-        assert!(!harness.core.names.reserved("t0"));
-        assert_eq!(harness.core.permits.in_use(), 0);
+        assert!(!harness.core.0.names.reserved("t0"));
+        assert_eq!(harness.core.0.permits.in_use(), 0);
         harness.drain().await;
         harness.check_end();
     });

@@ -31,7 +31,7 @@ use crate::events::{EventStats, RelayMessage};
 use crate::group::TaskGroup;
 use crate::identity::{TaskId, TaskTarget};
 use crate::outcome::TaskWaiter;
-use crate::registry::{Answer, InternalKind, Pick, Query, RegistryMessage, TaskInfo};
+use crate::registry::{Answer, Command, InternalKind, Pick, Query, RegistryMessage, TaskInfo};
 use crate::task::{TaskDefaults, TaskSpec};
 
 /// Handle to a running supervisor: adds, removes, cancels and queries tasks, and starts the
@@ -83,7 +83,7 @@ impl SupervisorHandle {
     /// [`RuntimeError::ShuttingDown`] once a shutdown started (the shutdown commands join
     /// it instead), [`RuntimeError::CommandQueueFull`] with `.fail_fast()` and
     /// `registry_queue_capacity` commands in flight.
-    pub fn exec(&self, command: crate::Command) -> ExecOperation {
+    pub fn exec(&self, command: Command) -> ExecOperation {
         ExecOperation::new(self.owned.clone(), command)
     }
 

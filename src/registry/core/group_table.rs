@@ -1,0 +1,151 @@
+//! The groups the registry holds (docs/semantics.md#groups): each group's record (its
+//! machine, members, restart delay timer), the index of group names, the key counter, and
+//! the inputs queued for the machines during a core step. One type: a group is born by
+//! [`Groups::birth`] and gone by [`Groups::bury`], so no other file changes these.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::group::GroupStrategy;
+use crate::identity::TaskId;
+use crate::registry::group::{Effect, GroupMachine, Input, Status};
+use crate::registry::messages::Timer;
+
+/// A group's restart intensity `(max_restarts, period)`, if it has one.
+type Intensity = Option<(u32, Duration)>;
+
+/// One group with at least one member registered.
+struct GroupRecord {
+    name: Arc<str>,
+    intensity: Intensity,
+    machine: GroupMachine,
+    /// Member ids in start order (a member's index is its place here).
+    members: Vec<TaskId>,
+    /// The pending restart delay timer, if any.
+    timer: Option<Timer>,
+    /// The epoch and due time of that delay, for `TaskInfo::next_run_in`.
+    restart_due: Option<(u64, Instant)>,
+}
+
+/// Every group, by its key.
+#[derive(Default)]
+pub(super) struct Groups {
+    records: HashMap<u64, GroupRecord>,
+    names: HashMap<Arc<str>, u64>,
+    next: u64,
+    inputs: VecDeque<(u64, Input)>,
+}
+
+impl Groups {
+    /// Whether a group of this name is registered.
+    pub(super) fn name_taken(&self, name: &str) -> bool {
+        self.names.contains_key(name)
+    }
+
+    /// Registers a group whose members (`restartable`: each member's policy restarts it)
+    /// were just admitted; returns its key.
+    pub(super) fn birth(
+        &mut self,
+        name: Arc<str>,
+        strategy: GroupStrategy,
+        intensity: Intensity,
+        members: Vec<TaskId>,
+        restartable: Vec<bool>,
+    ) -> u64 {
+        let key = self.next;
+        self.next += 1;
+        self.names.insert(name.clone(), key);
+        let machine = GroupMachine::new(strategy, restartable, intensity);
+        let record = GroupRecord {
+            name,
+            intensity,
+            machine,
+            members,
+            timer: None,
+            restart_due: None,
+        };
+        self.records.insert(key, record);
+        key
+    }
+
+    /// Queues `input` for group `key`'s machine (applied by `groups::settle`).
+    pub(super) fn queue(&mut self, key: u64, input: Input) {
+        self.inputs.push_back((key, input));
+    }
+
+    /// The next queued input, stepped through its group's machine at `now`: the group and
+    /// the effects to carry out. Inputs of a group that is gone are skipped.
+    pub(super) fn next(&mut self, now: Instant) -> Option<(u64, Vec<Effect>)> {
+        while let Some((key, input)) = self.inputs.pop_front() {
+            if let Some(record) = self.records.get_mut(&key) {
+                return Some((key, record.machine.step(input, now)));
+            }
+        }
+        None
+    }
+
+    /// Removes group `key` once its machine holds no member; returns its pending timer
+    /// to cancel.
+    pub(super) fn bury(&mut self, key: u64) -> Option<Timer> {
+        if !self.records.get(&key)?.machine.is_empty() {
+            return None;
+        }
+        let record = self.records.remove(&key)?;
+        self.names.remove(&record.name);
+        record.timer
+    }
+
+    /// The id of member `index` of group `key`.
+    pub(super) fn member(&self, key: u64, index: usize) -> Option<TaskId> {
+        self.records.get(&key)?.members.get(index).copied()
+    }
+
+    /// Group `key`'s name and restart intensity.
+    pub(super) fn describe(&self, key: u64) -> Option<(&Arc<str>, Intensity)> {
+        let record = self.records.get(&key)?;
+        Some((&record.name, record.intensity))
+    }
+
+    /// Sets group `key`'s restart delay timer, due at `due` for `epoch`; returns the one it
+    /// replaces, to cancel.
+    pub(super) fn restart_timer(
+        &mut self,
+        key: u64,
+        timer: Timer,
+        due: Option<(u64, Instant)>,
+    ) -> Option<Timer> {
+        let record = self.records.get_mut(&key)?;
+        record.restart_due = due;
+        record.timer.replace(timer)
+    }
+
+    /// How long member `index` of group `key` still waits for its group's restart delay;
+    /// `None` when it does not wait for one.
+    pub(super) fn restart_in(&self, key: u64, index: usize, now: Instant) -> Option<Duration> {
+        let record = self.records.get(&key)?;
+        let (epoch, due) = record.restart_due?;
+        let waiting =
+            record.machine.waiting() == Some(epoch) && record.machine.status(index) == Status::Down;
+        waiting.then(|| due.saturating_duration_since(now))
+    }
+
+    /// Whether no group and no group name is left (the core's tests).
+    #[cfg(test)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.records.is_empty() && self.names.is_empty()
+    }
+
+    /// Tells every group that the shutdown began (each stops its members in reverse start
+    /// order); returns every member, which the shutdown does not claim itself.
+    pub(super) fn shutdown(&mut self) -> HashSet<TaskId> {
+        let mut members = HashSet::new();
+        for (key, record) in &self.records {
+            members.extend(record.members.iter().copied());
+            self.inputs.push_back((*key, Input::Shutdown));
+        }
+        members
+    }
+}
