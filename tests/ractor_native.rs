@@ -110,6 +110,8 @@ async fn a_supervisor_that_exceeds_its_restart_intensity_fails_its_link_under_th
         Seen::Failed(name, error) => {
             assert_eq!(name.as_deref(), Some("native-meltdown.link"));
             assert!(error.contains("restart intensity exceeded"), "{error}");
+            // The parent's failure text names the task that tripped it.
+            assert!(error.contains("tripped by task flaky"), "{error}");
         }
         other => panic!("expected ActorFailed, got {other:?}"),
     }

@@ -521,40 +521,66 @@ async fn the_supervisor_restart_intensity_shuts_the_supervisor_down_when_exceede
     for name in ["flap-a", "flap-b"] {
         let spec = TaskSpec::restartable(name, failing(Arc::new(AtomicU32::new(0))))
             .with_backoff(BackoffPolicy::constant(ms(10)));
-        waiters.push(handle.add_and_watch(spec).await.unwrap().1);
+        waiters.push((name, handle.add_and_watch(spec).await.unwrap().1));
     }
-    for waiter in waiters {
+    // The task whose failure tripped the intensity ends `Failed` with its own error (OTP
+    // names the child that caused the shutdown); the other is cancelled by the shutdown.
+    let mut culprit = None;
+    for (name, waiter) in waiters {
         let outcome = tokio::time::timeout(Duration::from_secs(5), waiter.wait())
             .await
             .expect("the meltdown stops the tasks")
             .unwrap();
-        assert!(matches!(outcome, TaskOutcome::Canceled), "{outcome:?}");
+        match outcome {
+            TaskOutcome::Canceled => {}
+            TaskOutcome::Failed { .. } => {
+                let reason = failed_reason(&outcome);
+                assert!(
+                    reason.starts_with("supervisor restart intensity exceeded: more than 3 restarts in 1s; last failure: execution failed: boom"),
+                    "{reason}"
+                );
+                assert!(culprit.replace(name).is_none(), "one culprit");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
     }
+    let culprit = culprit.expect("the task that tripped the intensity ends Failed");
     for result in [handle.clone().shutdown().await, sup.run(Vec::new()).await] {
         match result {
-            Err(RuntimeError::RestartIntensityExceeded {
-                max_restarts,
-                period,
-                ..
-            }) => {
+            Err(
+                error @ RuntimeError::RestartIntensityExceeded {
+                    max_restarts,
+                    period,
+                    ..
+                },
+            ) => {
                 assert_eq!(max_restarts, 3);
                 assert_eq!(period, Duration::from_secs(1));
+                assert!(
+                    error
+                        .to_string()
+                        .ends_with(&format!("(tripped by task {culprit})")),
+                    "{error}"
+                );
+                let RuntimeError::RestartIntensityExceeded { task, .. } = error else {
+                    unreachable!()
+                };
+                assert_eq!(task.as_deref(), Some(culprit));
             }
             other => panic!("expected RestartIntensityExceeded, got {other:?}"),
         }
     }
+    let tripped: Vec<_> = recorder
+        .events()
+        .into_iter()
+        .filter(|e| e.kind == EventKind::RestartIntensityExceeded)
+        .collect();
+    assert_eq!(tripped.len(), 1);
+    assert_eq!(tripped[0].task.as_deref(), Some(culprit));
     assert!(matches!(
         handle.add(TaskSpec::once("late", instant_ok())).await,
         Err(RuntimeError::ShuttingDown)
     ));
-    let kinds: Vec<EventKind> = recorder.events().iter().map(|e| e.kind).collect();
-    assert_eq!(
-        kinds
-            .iter()
-            .filter(|k| **k == EventKind::RestartIntensityExceeded)
-            .count(),
-        1
-    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -37,13 +37,15 @@ pub enum RuntimeError {
         source: SharedIoError,
     },
 
-    /// Shutdown finished, but some tasks did not stop cooperatively within the grace
-    /// period and were force-aborted (their code may still be running). `stuck` lists their
-    /// names, sorted (docs/semantics.md#shutdown).
+    /// Shutdown finished, but some tasks did not stop cooperatively and were
+    /// force-aborted (their code may still be running): they were still running at the
+    /// grace's deadline, or a `force_shutdown` (or a second OS signal) cut the grace short
+    /// while they ran. `stuck` lists their names, sorted (docs/semantics.md#shutdown).
     #[error("shutdown timeout {grace:?} exceeded; logically force-aborted: {stuck:?}")]
     #[non_exhaustive]
     GraceExceeded {
-        /// The grace period that elapsed.
+        /// The grace the shutdown gave (its deadline; it had not elapsed when a forced
+        /// stop cut it short).
         grace: Duration,
         /// Names of the tasks that missed it.
         stuck: Vec<Arc<str>>,
@@ -122,15 +124,23 @@ pub enum RuntimeError {
     /// More than `max_restarts` restarts happened within `period`, summed over the tasks the
     /// limit covers, so the supervisor shut itself down, as an Erlang/OTP supervisor does
     /// when its restart intensity is exceeded (docs/semantics.md#retries). Returned by `run*` and
-    /// `shutdown`. The tasks still registered then are cancelled by that shutdown: their waiters
-    /// resolve `Canceled` (or `ForceAborted` after the grace).
-    #[error("restart intensity exceeded: more than {max_restarts} restarts within {period:?}")]
+    /// `shutdown`. As OTP names the child that caused the shutdown, `task` names the task
+    /// whose failure exceeded the limit: that task ends `Failed` with its own last error
+    /// (the reason also names the intensity); the tasks still registered then are cancelled
+    /// by the shutdown: their waiters resolve `Canceled` (or `ForceAborted` after the
+    /// grace).
+    #[error(
+        "restart intensity exceeded: more than {max_restarts} restarts within {period:?}{}",
+        culprit(task)
+    )]
     #[non_exhaustive]
     RestartIntensityExceeded {
         /// The configured maximum number of restarts in one window.
         max_restarts: u32,
         /// The configured window length.
         period: Duration,
+        /// The task whose failure exceeded it (`None` only in errors built by hand).
+        task: Option<Arc<str>>,
     },
 
     /// No registered task matches the target (unknown id or name, already finished, or
@@ -252,6 +262,13 @@ impl RuntimeError {
             Self::Controller(error) => error.as_label(),
         }
     }
+}
+
+/// The `Display` tail naming the task that tripped the restart intensity.
+fn culprit(task: &Option<Arc<str>>) -> String {
+    task.as_ref()
+        .map(|task| format!(" (tripped by task {task})"))
+        .unwrap_or_default()
 }
 
 /// An [`io::Error`] held in an [`Arc`], so that [`RuntimeError`] can be `Clone`: clones
@@ -376,9 +393,11 @@ mod tests {
                 RuntimeError::RestartIntensityExceeded {
                     max_restarts: 3,
                     period: Duration::from_secs(5),
+                    task: Some("flapper".into()),
                 },
                 "runtime_restart_intensity_exceeded",
-                "restart intensity exceeded: more than 3 restarts within 5s".into(),
+                "restart intensity exceeded: more than 3 restarts within 5s (tripped by task flapper)"
+                    .into(),
             ),
             (
                 RuntimeError::SupervisorNameTaken { name: "sup".into() },
@@ -544,11 +563,12 @@ mod tests {
         let copy = RuntimeError::RestartIntensityExceeded {
             max_restarts: 0,
             period: Duration::from_secs(1),
+            task: None,
         }
         .clone();
         assert!(matches!(
             copy,
-            RuntimeError::RestartIntensityExceeded { max_restarts: 0, period } if period == Duration::from_secs(1)
+            RuntimeError::RestartIntensityExceeded { max_restarts: 0, period, .. } if period == Duration::from_secs(1)
         ));
     }
 

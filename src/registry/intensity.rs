@@ -54,6 +54,11 @@ impl Meltdown {
         Meltdown(Window::new(limit), false)
     }
 
+    /// The supervisor's `(max_restarts, period)`, if limited.
+    pub(crate) fn limit(&self) -> Option<(u32, Duration)> {
+        self.0.as_ref().map(|w| (w.max_restarts, w.period))
+    }
+
     /// Records a failure restart at `now`; true only the first time it exceeds the limit.
     pub(crate) fn record(&mut self, now: Instant) -> bool {
         let exceeded = self.0.as_mut().is_some_and(|w| w.exceeded(now));

@@ -465,15 +465,23 @@ impl Life {
             );
             return self.commit(Finish::plain(TaskOutcome::failed(text, None, None)), fx);
         }
+        if failed && meltdown.record(now) {
+            // This failure tripped the supervisor's intensity: as OTP names the child that
+            // caused the shutdown, this task ends `Failed` with its own error (the others
+            // are cancelled by the shutdown the meltdown starts).
+            let (max_restarts, period) = meltdown.limit().unwrap_or_default();
+            let last = reason.as_deref().unwrap_or("unknown failure");
+            let text = format!(
+                "supervisor restart intensity exceeded: more than {max_restarts} restarts in {period:?}; last failure: {last}"
+            );
+            fx.push(Effect::Meltdown);
+            return self.commit(Finish::plain(TaskOutcome::failed(text, None, None)), fx);
+        }
         self.retry_count = next_retry_count;
         if failed {
             self.restarts = self.restarts.saturating_add(1);
             self.last_failure = reason.clone();
             fx.push(Effect::ObserveRestart);
-            // The restart is still scheduled; the shutdown the meltdown starts cancels it.
-            if meltdown.record(now) {
-                fx.push(Effect::Meltdown);
-            }
         }
         let backoff = announce.map(|source| Backoff {
             attempt: self.attempt,

@@ -179,14 +179,36 @@ pub(crate) enum Intake {
     Passed(Pass),
 }
 
-/// A reply function: told the result of a command once it is carried out.
-pub(crate) type Respond = Box<dyn FnOnce(Result<CommandReply, RuntimeError>) + Send>;
+/// Where a command sent as a message is answered: told the result once, or found
+/// abandoned (its caller stopped waiting), so a parked cancel can be pruned.
+pub(crate) trait Respond: Send {
+    fn respond(self: Box<Self>, result: Result<CommandReply, RuntimeError>);
+    fn abandoned(&self) -> bool;
+}
+
+/// A reply port of `T`, the value `pick` takes out of the [`CommandReply`].
+struct PickedPort<T> {
+    port: RpcReplyPort<Result<T, RuntimeError>>,
+    pick: fn(CommandReply) -> Option<T>,
+}
+
+impl<T: Send + 'static> Respond for PickedPort<T> {
+    fn respond(self: Box<Self>, result: Result<CommandReply, RuntimeError>) {
+        let pick = self.pick;
+        let value = result.and_then(|reply| pick(reply).ok_or(RuntimeError::ShuttingDown));
+        let _ = self.port.send(value);
+    }
+
+    fn abandoned(&self) -> bool {
+        self.port.is_closed()
+    }
+}
 
 /// How an [`Exec`] is answered.
 pub(crate) enum ExecReply {
     /// A message's: the result once the command is done (a cancel's, once the terminal
     /// outcome is committed).
-    Done(Respond),
+    Done(Box<dyn Respond>),
     /// The handle's: a [`Ticket`] right after the change; for a cancel the handle waits for
     /// the commit itself, so its `termination_timeout` bounds only that wait.
     Ticket(RpcReplyPort<Result<Ticket, RuntimeError>>),
@@ -195,9 +217,7 @@ pub(crate) enum ExecReply {
 impl ExecReply {
     /// `port` answered with the whole [`CommandReply`].
     pub(crate) fn done(port: RpcReplyPort<Result<CommandReply, RuntimeError>>) -> Self {
-        ExecReply::Done(Box::new(move |result| {
-            let _ = port.send(result);
-        }))
+        Self::typed(port, Some)
     }
 
     /// `port` answered with the value `pick` takes out of the reply.
@@ -205,16 +225,13 @@ impl ExecReply {
         port: RpcReplyPort<Result<T, RuntimeError>>,
         pick: fn(CommandReply) -> Option<T>,
     ) -> Self {
-        ExecReply::Done(Box::new(move |result| {
-            let value = result.and_then(|reply| pick(reply).ok_or(RuntimeError::ShuttingDown));
-            let _ = port.send(value);
-        }))
+        ExecReply::Done(Box::new(PickedPort { port, pick }))
     }
 
     /// Answers with `result`, nothing left to wait for.
     pub(crate) fn send(self, result: Result<CommandReply, RuntimeError>) {
         match self {
-            ExecReply::Done(respond) => respond(result),
+            ExecReply::Done(respond) => respond.respond(result),
             ExecReply::Ticket(port) => {
                 let _ = port.send(result.map(|reply| Ticket {
                     reply,

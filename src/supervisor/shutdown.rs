@@ -152,11 +152,13 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
             Trigger::RestartIntensity {
                 max_restarts,
                 period,
+                task,
             },
             Some(_),
         ) => Err(RuntimeError::RestartIntensityExceeded {
             max_restarts,
             period,
+            task: Some(task),
         }),
         // Asked for: force-aborting is not a failure of the shutdown.
         (Trigger::Forced, Some(_)) => Ok(()),

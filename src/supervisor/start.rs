@@ -327,7 +327,7 @@ impl Runtime {
 fn start_watchers(
     runtime: &Arc<Runtime>,
     parent_gone: Option<CancellationToken>,
-    melted: tokio::sync::oneshot::Receiver<()>,
+    melted: tokio::sync::oneshot::Receiver<Arc<str>>,
     auto_triggered: tokio::sync::oneshot::Receiver<Arc<str>>,
 ) {
     if let Some(gone) = parent_gone {
@@ -370,9 +370,10 @@ fn start_watchers(
     if let Some((max_restarts, period)) = config.restart_intensity() {
         // The sender lives in the registry's state.
         shutdown_when(runtime, async move {
-            melted.await.ok().map(|()| Trigger::RestartIntensity {
+            melted.await.ok().map(|task| Trigger::RestartIntensity {
                 max_restarts,
                 period,
+                task,
             })
         });
     }

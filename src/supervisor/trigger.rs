@@ -30,7 +30,12 @@ pub(crate) enum Trigger {
     /// `run_with_os_signals` could not install its listeners: no grace wait, no verdict.
     SignalSetupFailed(std::io::Error),
     /// The restart intensity of the supervisor was exceeded (OTP `intensity`/`period`).
-    RestartIntensity { max_restarts: u32, period: Duration },
+    /// `task`: the one whose failure exceeded it.
+    RestartIntensity {
+        max_restarts: u32,
+        period: Duration,
+        task: Arc<str>,
+    },
     /// `force_shutdown()`: every task force-aborted at once (a zero window), then the tail;
     /// publishes `ShutdownRequested` (reason `force_shutdown`); the result is `Ok` unless a
     /// component failed.

@@ -10,7 +10,7 @@ use ractor::ActorId;
 use super::commit;
 use super::state::State;
 use crate::attempt::{AttemptArgs, AttemptState};
-use crate::events::{Event, EventKind};
+use crate::events::EventKind;
 use crate::identity::TaskId;
 use crate::observe::AttemptEnd;
 use crate::panic_guard::drop_contained;
@@ -86,11 +86,16 @@ async fn carry_out(
         }
         Effect::Commit { finish, reap } => commit::finish(state, shell, id, finish, reap),
         Effect::Meltdown => {
+            // Named: the task whose failure tripped the intensity (OTP reports the child
+            // that caused the shutdown).
+            let name = state.entry(id)?.shared.name.clone();
             if let Some(signal) = state.settings.meltdown.take() {
-                state
-                    .events()
-                    .publish(|| Event::new(EventKind::RestartIntensityExceeded));
-                let _ = signal.send(());
+                let (entry, _, events) = state.entry_parts(id)?;
+                events.publish(|| {
+                    let event = entry.shared.event(EventKind::RestartIntensityExceeded);
+                    event.with_reason(format!("tripped by task {name}"))
+                });
+                let _ = signal.send(name);
             }
         }
         Effect::Kill => state.kill_attempt(shell, id),

@@ -133,8 +133,10 @@ pub(super) fn finish(
             CancelWaiter::Handle(tx) => {
                 let _ = tx.send(());
             }
-            CancelWaiter::Message { respond, claimed } => {
-                respond(Ok(crate::registry::CommandReply::Cancel(claimed)));
+            CancelWaiter::Message {
+                respond, claimed, ..
+            } => {
+                respond.respond(Ok(crate::registry::CommandReply::Cancel(claimed)));
             }
         }
     }

@@ -50,6 +50,8 @@ pub(super) struct Waiters {
     pub(super) cancel: Vec<CancelWaiter>,
     /// Watchers added after admission (`watch(target)`); each gets a copy of the outcome.
     pub(super) watchers: Vec<OutcomePromise>,
+    /// Length of `cancel` after its last pruning (as `pruned_at` for the watchers).
+    cancel_pruned_at: usize,
     /// Length of `watchers` after its last pruning: the next one is due at twice that.
     pruned_at: usize,
 }
@@ -62,15 +64,41 @@ impl Waiters {
     /// pruned of abandoned ones whenever it doubles since the last pruning, so it holds at
     /// most about twice the live watchers (plus 16), at O(1) amortized cost per watch.
     fn add_watcher(&mut self, watcher: OutcomePromise) {
-        if self.watchers.len() >= self.pruned_at.max(WATCHERS_BEFORE_PRUNING / 2) * 2 {
-            self.watchers.retain(|w| !w.is_abandoned());
-            if self.watchers.capacity() > 4 * self.watchers.len().max(WATCHERS_BEFORE_PRUNING) {
-                self.watchers.shrink_to(2 * self.watchers.len());
-            }
-            self.pruned_at = self.watchers.len();
-        }
-        self.watchers.push(watcher);
+        push_pruned(&mut self.watchers, &mut self.pruned_at, watcher, |w| {
+            w.is_abandoned()
+        });
     }
+
+    /// Adds a parked cancel, pruned as the watchers are: a cancel whose caller gave up
+    /// (a dropped future, a timed-out message or remote call) is dropped at the next
+    /// pruning, so a task in a long stop window holds about twice its live cancels.
+    fn add_cancel(&mut self, waiter: CancelWaiter) {
+        push_pruned(
+            &mut self.cancel,
+            &mut self.cancel_pruned_at,
+            waiter,
+            CancelWaiter::abandoned,
+        );
+    }
+}
+
+/// Pushes `item`, first pruning the abandoned ones whenever the list doubled since the last
+/// pruning (`pruned_at`): at most about twice the live items (plus 16), at O(1) amortized
+/// cost per push.
+fn push_pruned<T>(
+    list: &mut Vec<T>,
+    pruned_at: &mut usize,
+    item: T,
+    abandoned: impl Fn(&T) -> bool,
+) {
+    if list.len() >= (*pruned_at).max(WATCHERS_BEFORE_PRUNING / 2) * 2 {
+        list.retain(|w| !abandoned(w));
+        if list.capacity() > 4 * list.len().max(WATCHERS_BEFORE_PRUNING) {
+            list.shrink_to(2 * list.len());
+        }
+        *pruned_at = list.len();
+    }
+    list.push(item);
 }
 
 impl Entry {
@@ -80,7 +108,7 @@ impl Entry {
 
     /// Tells `waiter` of the terminal commit when it comes.
     pub(super) fn add_cancel_waiter(&mut self, waiter: CancelWaiter) {
-        self.waiters().cancel.push(waiter);
+        self.waiters().add_cancel(waiter);
     }
 
     /// Gives `watcher` a copy of the outcome at the terminal commit.
@@ -97,9 +125,21 @@ pub(super) enum CancelWaiter {
     /// A cancel sent as a message (`RegistryMessage::Exec`, `Cancel`, a remote cancel):
     /// answered with whether it made the claim.
     Message {
-        respond: crate::registry::messages::Respond,
+        respond: Box<dyn crate::registry::messages::Respond>,
         claimed: bool,
+        /// The controller's identity-operation permit of a by-id cancel, held to the end.
+        _identity: Option<OwnedSemaphorePermit>,
     },
+}
+
+impl CancelWaiter {
+    /// Whether its caller stopped waiting (dropped its future, or its call timed out).
+    fn abandoned(&self) -> bool {
+        match self {
+            CancelWaiter::Handle(tx) => tx.is_closed(),
+            CancelWaiter::Message { respond, .. } => respond.abandoned(),
+        }
+    }
 }
 
 /// What a force-aborted attempt that has not physically exited yet keeps (its name is in
@@ -247,5 +287,29 @@ mod waiter_tests {
             .filter(|w| !w.is_abandoned())
             .count();
         assert_eq!(kept_live, live.len(), "no live watcher is lost");
+    }
+
+    /// Issue 34 item 3: abandoned cancels of a task in its stop window (300k local cancels
+    /// whose futures were dropped, 100k timed-out remote cancels) must not be kept.
+    #[test]
+    fn abandoned_cancels_are_pruned_while_live_ones_stay() {
+        use super::CancelWaiter;
+        let mut waiters = Waiters::default();
+        let mut live = Vec::new();
+        for i in 0..100_000 {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            waiters.add_cancel(CancelWaiter::Handle(tx));
+            if i % 1_000 == 0 {
+                live.push(rx);
+            }
+        }
+        assert!(
+            waiters.cancel.len() <= 2 * live.len() + 32,
+            "{} cancels kept for {} live",
+            waiters.cancel.len(),
+            live.len()
+        );
+        let kept_live = waiters.cancel.iter().filter(|w| !w.abandoned()).count();
+        assert_eq!(kept_live, live.len(), "no live cancel is lost");
     }
 }

@@ -43,7 +43,7 @@ use crate::panic_guard::drop_contained;
 use crate::registry::command::{Command, CommandReply};
 use crate::registry::intake::Mode;
 use crate::registry::lifecycle::Input;
-use crate::registry::messages::{AddRequest, Exec, ExecReply, Intake, Respond, Ticket};
+use crate::registry::messages::{AddRequest, Exec, ExecReply, Intake, Ticket};
 use crate::registry::shell::Shell;
 
 /// Carries out `exec` and answers it.
@@ -160,16 +160,11 @@ fn wait_for_commit(
         return reply.send(Ok(CommandReply::Cancel(claimed)));
     };
     match reply {
-        ExecReply::Done(respond) => {
-            let respond: Respond = match identity {
-                None => respond,
-                Some(permit) => Box::new(move |result| {
-                    drop(permit);
-                    respond(result);
-                }),
-            };
-            entry.add_cancel_waiter(CancelWaiter::Message { respond, claimed })
-        }
+        ExecReply::Done(respond) => entry.add_cancel_waiter(CancelWaiter::Message {
+            respond,
+            claimed,
+            _identity: identity,
+        }),
         ExecReply::Ticket(port) => {
             let (tx, rx) = oneshot::channel();
             entry.add_cancel_waiter(CancelWaiter::Handle(tx));

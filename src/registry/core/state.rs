@@ -64,8 +64,9 @@ pub(crate) struct RegistrySettings {
     pub(crate) above: Arc<Above>,
     /// Supervisor-wide restart intensity `(max_restarts, period)`, OTP style.
     pub(crate) intensity: Option<(u32, Duration)>,
-    /// Fired once when the restart intensity is exceeded; the runtime then shuts down.
-    pub(crate) meltdown: Option<oneshot::Sender<()>>,
+    /// Fired once when the restart intensity is exceeded, with the name of the task whose
+    /// failure exceeded it; the runtime then shuts down.
+    pub(crate) meltdown: Option<oneshot::Sender<Arc<str>>>,
     /// When the end of significant tasks shuts the supervisor down.
     pub(crate) auto_shutdown: crate::policy::AutoShutdown,
     /// Fired once when `auto_shutdown` triggers, with the reason its `ShutdownRequested`

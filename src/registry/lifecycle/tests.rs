@@ -372,3 +372,21 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_failure_that_trips_the_supervisor_intensity_ends_its_task_failed_not_retried() {
+    let mut sim = Sim::new(on_failure()).run();
+    sim.meltdown = Meltdown::new(Some((1, Duration::from_secs(10))));
+    assert_eq!(sim.go(fail()), ["drop error"]);
+    // The first restart fits the limit of one: a retry.
+    let first = sim.go(dropped());
+    assert!(first.contains(&"observe restart".to_owned()), "{first:?}");
+    assert!(!first.contains(&"meltdown".to_owned()), "{first:?}");
+    sim.go(Input::RetryDue);
+    sim.attempt();
+    assert_eq!(sim.go(fail()), ["drop error"]);
+    // The second exceeds it: this task is the culprit, it ends Failed with its own error.
+    let second = sim.go(dropped());
+    assert_eq!(second, ["meltdown", "commit Failed"]);
+    assert_eq!(sim.phase(), Phase::Done);
+}
