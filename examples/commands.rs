@@ -1,6 +1,7 @@
 //! Every change as one `Command`, through each door: the handle (`exec`), an actor of your
 //! own (`RegistryMessage::Exec` with `ractor::call!`), and queued controller work withdrawn
-//! by id; then a forced shutdown of a task that ignores cancellation.
+//! by id; a group paused as a whole and a long backoff ended now; then a forced shutdown
+//! of a task that ignores cancellation.
 //!
 //! Run: `cargo run --example commands`
 
@@ -100,6 +101,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     println!("actor: cancel queued {queued} -> {cancelled:?}"); // Ok(Cancel(true))
     println!("  its outcome: {}", waiter.await?.as_label()); // outcome_rejected
+
+    // A whole group, and a task waiting out a long backoff restarted now.
+    let group = TaskGroup::new("pipe", GroupStrategy::OneForOne)
+        .with_task(resident("read"))
+        .with_task(resident("write"));
+    handle.add_group(group).await?;
+    println!(
+        "pause_group pipe -> {:?}",
+        handle.pause_group("pipe").await?
+    );
+    let flaky = TaskFn::arc(|_ctx: TaskContext| async { Err(TaskError::fail("upstream down")) });
+    let spec = TaskSpec::restartable("flaky", flaky)
+        .with_backoff(BackoffPolicy::constant(Duration::from_secs(3600)));
+    handle.add(spec).await?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    println!(
+        "restart_now flaky -> {:?}",
+        handle.restart_now("flaky").await?
+    ); // true
 
     // A task that never looks at its context: a forced shutdown aborts it at once.
     let stubborn = TaskFn::arc(|_ctx: TaskContext| async {

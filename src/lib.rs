@@ -139,7 +139,9 @@ pub use group::{GroupStrategy, TaskGroup};
 pub use identity::{TaskId, TaskTarget};
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
 pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
-pub use registry::{Answer, Command, CommandReply, Query, RegistryMessage, TaskInfo, TaskState};
+pub use registry::{
+    Answer, Command, CommandReply, GroupChange, Query, RegistryMessage, TaskInfo, TaskState,
+};
 pub use rejection::RejectionKind;
 pub use supervisor::{
     AddOperation, CancelOperation, ExecOperation, OperationFuture, PauseOperation, RemoveOperation,

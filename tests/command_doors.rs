@@ -249,7 +249,101 @@ async fn slot_commands_answer_alike_at_every_door() {
     let unknown = RuntimeError::Controller(ControllerError::UnknownSlot).to_string();
     case(
         |_| async { Command::PauseSlot("ghost".into()) },
+        Seen::Error(unknown.clone()),
+    )
+    .await;
+    // The owner and one queued submission.
+    let cancelled = GroupChange::default();
+    let mut two = cancelled;
+    two.changed = 2;
+    case(
+        |h| async move {
+            let _queued = with_queue(&h).await;
+            Command::CancelSlot("s".into())
+        },
+        Seen::Reply(CommandReply::CancelSlot(two)),
+    )
+    .await;
+    case(
+        |_| async { Command::CancelSlot("ghost".into()) },
         Seen::Error(unknown),
+    )
+    .await;
+}
+
+/// A group `pipe` of two running members.
+async fn with_group(handle: &SupervisorHandle) {
+    let group = TaskGroup::new("pipe", GroupStrategy::OneForOne)
+        .with_task(TaskSpec::once("a", cooperative()))
+        .with_task(TaskSpec::once("b", cooperative()));
+    handle.add_group(group).await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            handle.is_alive("b").await
+        })
+        .await
+    );
+}
+
+#[tokio::test]
+async fn group_commands_and_restart_now_answer_alike_at_every_door() {
+    let counts = |changed, unchanged| {
+        let mut change = GroupChange::default();
+        change.changed = changed;
+        change.unchanged = unchanged;
+        change
+    };
+    case(
+        |h| async move {
+            with_group(&h).await;
+            Command::PauseGroup("pipe".into())
+        },
+        Seen::Reply(CommandReply::PauseGroup(counts(2, 0))),
+    )
+    .await;
+    case(
+        |h| async move {
+            with_group(&h).await;
+            Command::ResumeGroup("pipe".into())
+        },
+        Seen::Reply(CommandReply::ResumeGroup(counts(0, 2))),
+    )
+    .await;
+    case(
+        |h| async move {
+            with_group(&h).await;
+            Command::CancelGroup("pipe".into())
+        },
+        Seen::Reply(CommandReply::CancelGroup(counts(2, 0))),
+    )
+    .await;
+    case(
+        |h| async move {
+            with_group(&h).await;
+            Command::RemoveGroup("pipe".into())
+        },
+        Seen::Reply(CommandReply::RemoveGroup(counts(2, 0))),
+    )
+    .await;
+    case(
+        |h| async move {
+            with_group(&h).await;
+            Command::RestartGroupNow("pipe".into())
+        },
+        Seen::Reply(CommandReply::RestartGroupNow(counts(0, 2))),
+    )
+    .await;
+    case(
+        |_| async { Command::PauseGroup("nope".into()) },
+        Seen::Error("no registered group is named 'nope'".into()),
+    )
+    .await;
+    case(
+        |h| async move {
+            with_job(&h).await;
+            Command::RestartNow("job".into())
+        },
+        Seen::Reply(CommandReply::RestartNow(false)),
     )
     .await;
 }

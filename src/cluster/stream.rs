@@ -241,6 +241,14 @@ pub struct RemoteControl {
     pub force_shutdown: bool,
     /// `Command::PauseSlot` and `Command::ResumeSlot` are carried out.
     pub slots: bool,
+    /// `Command::CancelSlot` is carried out (a slot's owner and whole queue).
+    pub cancel_slot: bool,
+    /// The group commands that change no membership: `PauseGroup`, `ResumeGroup`.
+    pub pause_group: bool,
+    /// The group commands that end members: `CancelGroup`, `RemoveGroup`.
+    pub end_group: bool,
+    /// `Command::RestartNow` and `Command::RestartGroupNow` are carried out.
+    pub restart: bool,
 }
 
 impl RemoteControl {
@@ -253,11 +261,15 @@ impl RemoteControl {
             pause: false,
             force_shutdown: false,
             slots: false,
+            cancel_slot: false,
+            pause_group: false,
+            end_group: false,
+            restart: false,
         }
     }
 
-    /// Every command allowed: cancel, remove, pause, resume, shutdown, force shutdown and
-    /// the slot commands.
+    /// Every command allowed: the task, slot and group commands, restart now, shutdown and
+    /// force shutdown.
     pub const fn all() -> Self {
         RemoteControl {
             cancel: true,
@@ -266,6 +278,10 @@ impl RemoteControl {
             pause: true,
             force_shutdown: true,
             slots: true,
+            cancel_slot: true,
+            pause_group: true,
+            end_group: true,
+            restart: true,
         }
     }
 
@@ -289,6 +305,10 @@ impl RemoteControl {
             Command::Shutdown => self.shutdown,
             Command::ForceShutdown => self.force_shutdown,
             Command::PauseSlot(_) | Command::ResumeSlot(_) => self.slots,
+            Command::CancelSlot(_) => self.cancel_slot,
+            Command::PauseGroup(_) | Command::ResumeGroup(_) => self.pause_group,
+            Command::CancelGroup(_) | Command::RemoveGroup(_) => self.end_group,
+            Command::RestartNow(_) | Command::RestartGroupNow(_) => self.restart,
             Command::Add(_) => false,
         }
     }

@@ -216,6 +216,17 @@ pub enum RuntimeError {
         reason: Arc<str>,
     },
 
+    /// No group of this name is registered (never added, a typo, or every member has
+    /// ended: a group is forgotten with its last member). Returned by the group commands
+    /// (`pause_group`, `resume_group`, `cancel_group`, `remove_group`,
+    /// `restart_group_now`).
+    #[error("no registered group is named '{group}'")]
+    #[non_exhaustive]
+    GroupNotFound {
+        /// The name that matched nothing.
+        group: Arc<str>,
+    },
+
     /// A controller slot command ([`Command::PauseSlot`](crate::Command::PauseSlot),
     /// [`Command::ResumeSlot`](crate::Command::ResumeSlot)) sent through
     /// [`SupervisorHandle::exec`](crate::SupervisorHandle::exec) or a message was refused
@@ -260,6 +271,7 @@ impl RuntimeError {
             Self::ActorNameTaken { .. } => "runtime_actor_name_taken",
             Self::InvalidGroup { .. } => "runtime_invalid_group",
             Self::Controller(error) => error.as_label(),
+            Self::GroupNotFound { .. } => "runtime_group_not_found",
         }
     }
 }

@@ -49,7 +49,7 @@ impl Above {
             Some(to) => to(exec),
             None => {
                 let result = match &exec.command {
-                    Command::PauseSlot(_) | Command::ResumeSlot(_) => {
+                    Command::PauseSlot(_) | Command::ResumeSlot(_) | Command::CancelSlot(_) => {
                         Err(RuntimeError::Controller(ControllerError::NotConfigured))
                     }
                     command => CommandReply::of(command, false).ok_or(RuntimeError::ShuttingDown),

@@ -42,6 +42,11 @@ use crate::task::TaskSpec;
 /// | `Shutdown` | `Shutdown` once the supervisor's one shared shutdown finished | the shutdown's own error (`GraceExceeded`, …) |
 /// | `ForceShutdown` | `ForceShutdown` once the shutdown finished | as `Shutdown` |
 /// | `PauseSlot(slot)` / `ResumeSlot(slot)` | `true` when this command changed the slot | `Controller(UnknownSlot)` (pause), `Controller(NotConfigured)` |
+/// | `CancelSlot(slot)` | `CancelSlot(GroupChange)`: the owner cancelled and each queued submission withdrawn | `Controller(UnknownSlot)`, `Controller(NotConfigured)` |
+/// | `PauseGroup(name)` / `ResumeGroup(name)` | the [`GroupChange`] over its members | `GroupNotFound` |
+/// | `CancelGroup(name)` / `RemoveGroup(name)` | the [`GroupChange`]; a cancel's once every claimed member ended | `GroupNotFound` |
+/// | `RestartNow(target)` | `true` when it ended a backoff or scheduled wait; `false` for a running, waiting-for-permit, paused, claimed or unregistered (finished) task | none |
+/// | `RestartGroupNow(name)` | the [`GroupChange`]: members restarted now vs running or paused ones | `GroupNotFound` |
 ///
 /// Every command meets the same intake first (docs/semantics.md#commands): after shutdown
 /// started, `ShuttingDown` (but `Shutdown` and `ForceShutdown` join the shutdown under
@@ -81,12 +86,30 @@ pub enum Command {
     PauseSlot(Arc<str>),
     /// Resume a paused controller slot (as `SupervisorHandle::resume_slot`).
     ResumeSlot(Arc<str>),
+    /// Cancel a controller slot's owner and withdraw its whole queue (each queued
+    /// submission ends `Rejected { RemovedFromQueue }`).
+    CancelSlot(Arc<str>),
+    /// `Pause` of every member of a group, in start order.
+    PauseGroup(Arc<str>),
+    /// `Resume` of every member of a group, in start order.
+    ResumeGroup(Arc<str>),
+    /// `Cancel` of every member of a group, in its stop order (reverse start order);
+    /// answered once every claimed member's outcome is committed.
+    CancelGroup(Arc<str>),
+    /// `Remove` of every member of a group, in its stop order; answered after the claims.
+    RemoveGroup(Arc<str>),
+    /// End a task's backoff or scheduled wait and start its next attempt now.
+    RestartNow(TaskTarget),
+    /// OTP's `restart_child` on every member of a group, in start order: a member waiting
+    /// for its restart (its own backoff, or its group's restart delay) starts now.
+    RestartGroupNow(Arc<str>),
 }
 
 impl Command {
     /// The command's stable snake_case label (`add`, `remove`, `cancel`, `pause`,
-    /// `resume`, `shutdown`, `force_shutdown`, `pause_slot`, `resume_slot`): its name on
-    /// the wire and in events.
+    /// `resume`, `shutdown`, `force_shutdown`, `pause_slot`, `resume_slot`, `cancel_slot`,
+    /// `pause_group`, `resume_group`, `cancel_group`, `remove_group`, `restart_now`,
+    /// `restart_group_now`): its name on the wire and in events.
     pub const fn label(&self) -> &'static str {
         match self {
             Command::Add(_) => "add",
@@ -98,6 +121,13 @@ impl Command {
             Command::ForceShutdown => "force_shutdown",
             Command::PauseSlot(_) => "pause_slot",
             Command::ResumeSlot(_) => "resume_slot",
+            Command::CancelSlot(_) => "cancel_slot",
+            Command::PauseGroup(_) => "pause_group",
+            Command::ResumeGroup(_) => "resume_group",
+            Command::CancelGroup(_) => "cancel_group",
+            Command::RemoveGroup(_) => "remove_group",
+            Command::RestartNow(_) => "restart_now",
+            Command::RestartGroupNow(_) => "restart_group_now",
         }
     }
 
@@ -107,7 +137,8 @@ impl Command {
             Command::Remove(target)
             | Command::Cancel(target)
             | Command::Pause(target)
-            | Command::Resume(target) => Some(target),
+            | Command::Resume(target)
+            | Command::RestartNow(target) => Some(target),
             _ => None,
         }
     }
@@ -141,6 +172,36 @@ pub enum CommandReply {
     PauseSlot(bool),
     /// Whether this command resumed the slot.
     ResumeSlot(bool),
+    /// What the slot's cancel changed: `changed` counts its owner (when it had one) and
+    /// every queued submission withdrawn.
+    CancelSlot(GroupChange),
+    /// What the group's pause changed.
+    PauseGroup(GroupChange),
+    /// What the group's resume changed.
+    ResumeGroup(GroupChange),
+    /// What the group's cancel changed (given once every claimed member ended).
+    CancelGroup(GroupChange),
+    /// What the group's remove changed.
+    RemoveGroup(GroupChange),
+    /// Whether this command ended the task's wait and started its next attempt.
+    RestartNow(bool),
+    /// What the group's restart changed.
+    RestartGroupNow(GroupChange),
+}
+
+/// What a command on a set of tasks changed, member by member: the answer of the group
+/// commands (`pause_group`, …) and of `cancel_slot`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GroupChange {
+    /// Members this command changed (paused, resumed, claimed, restarted now; for a slot,
+    /// its owner and each withdrawn submission).
+    pub changed: usize,
+    /// Registered members it found already in that state (already paused, not paused,
+    /// claimed by another removal, running or paused for a restart).
+    pub unchanged: usize,
+    /// Members that are no longer registered (they ended).
+    pub ended: usize,
 }
 
 impl CommandReply {
@@ -154,9 +215,37 @@ impl CommandReply {
             | CommandReply::Pause(changed)
             | CommandReply::Resume(changed)
             | CommandReply::PauseSlot(changed)
-            | CommandReply::ResumeSlot(changed) => Some(changed),
+            | CommandReply::ResumeSlot(changed)
+            | CommandReply::RestartNow(changed) => Some(changed),
             _ => None,
         }
+    }
+
+    /// The counts of a group or slot command (`PauseGroup`, `ResumeGroup`, `CancelGroup`,
+    /// `RemoveGroup`, `RestartGroupNow`, `CancelSlot`); `None` for the others.
+    pub const fn group_change(&self) -> Option<GroupChange> {
+        match *self {
+            CommandReply::PauseGroup(change)
+            | CommandReply::ResumeGroup(change)
+            | CommandReply::CancelGroup(change)
+            | CommandReply::RemoveGroup(change)
+            | CommandReply::RestartGroupNow(change)
+            | CommandReply::CancelSlot(change) => Some(change),
+            _ => None,
+        }
+    }
+
+    /// The reply of a group or slot `command` with `change`, `None` for the others.
+    pub(crate) fn of_group(command: &Command, change: GroupChange) -> Option<Self> {
+        Some(match command {
+            Command::PauseGroup(_) => CommandReply::PauseGroup(change),
+            Command::ResumeGroup(_) => CommandReply::ResumeGroup(change),
+            Command::CancelGroup(_) => CommandReply::CancelGroup(change),
+            Command::RemoveGroup(_) => CommandReply::RemoveGroup(change),
+            Command::RestartGroupNow(_) => CommandReply::RestartGroupNow(change),
+            Command::CancelSlot(_) => CommandReply::CancelSlot(change),
+            _ => return None,
+        })
     }
 
     /// The new task's id of an `Add`; `None` for the others.
@@ -176,6 +265,7 @@ impl CommandReply {
             Command::Resume(_) => CommandReply::Resume(changed),
             Command::PauseSlot(_) => CommandReply::PauseSlot(changed),
             Command::ResumeSlot(_) => CommandReply::ResumeSlot(changed),
+            Command::RestartNow(_) => CommandReply::RestartNow(changed),
             _ => return None,
         })
     }

@@ -91,6 +91,9 @@ pub(crate) enum Input {
     Admitted,
     /// The backoff or repeat delay ended (stale unless in `Backoff`).
     RetryDue,
+    /// `restart_now`: end the backoff or repeat delay now (only in `Backoff`, not paused,
+    /// not claimed; otherwise no effect).
+    RestartNow,
     /// A `max_concurrent` permit was taken for it (answer to `AcquirePermit`).
     Granted,
     /// The attempt actor of `Spawn` exists.
@@ -285,6 +288,10 @@ impl Life {
             }
             Input::Admitted if phase == Phase::Pending => self.due(&mut fx),
             Input::RetryDue if phase == Phase::Backoff && free => self.due(&mut fx),
+            Input::RestartNow if phase == Phase::Backoff && free && !self.paused => {
+                fx.push(Effect::CancelRetryTimer);
+                self.due(&mut fx);
+            }
             Input::GroupStart if phase == Phase::Held && free => {
                 if let Some(member) = self.member.as_mut()
                     && std::mem::take(&mut member.stopped)

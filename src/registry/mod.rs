@@ -43,7 +43,7 @@ mod shell;
 
 pub(crate) use above::Above;
 pub(crate) use actor::RegistryActor;
-pub use command::{Command, CommandReply};
+pub use command::{Command, CommandReply, GroupChange};
 pub(crate) use core::RegistrySettings;
 pub use info::{TaskInfo, TaskState};
 pub(crate) use intake::{Gate, Mode};

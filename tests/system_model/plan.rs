@@ -227,6 +227,14 @@ pub enum Op {
         pick: usize,
     },
     Pause(Duration),
+    /// `restart_now(target)`: ends a backoff or scheduled wait.
+    RestartNow {
+        target: Target,
+    },
+    /// `cancel_slot(slot)`: the slot's owner and its whole queue.
+    CancelSlot {
+        slot: usize,
+    },
     End(End),
 }
 
@@ -386,6 +394,8 @@ fn op(rng: &mut fastrand::Rng, long_grace: bool) -> Op {
             (end_weight, 8),
             (5, 9),
             (8, 10),
+            (4, 11),
+            (3, 12),
         ],
     ) {
         0 => Op::Add {
@@ -441,6 +451,12 @@ fn op(rng: &mut fastrand::Rng, long_grace: bool) -> Op {
             pick: rng.usize(0..8),
         },
         7 => Op::Pause(ms(rng.u64(0..=25))),
+        11 => Op::RestartNow {
+            target: target(rng),
+        },
+        12 => Op::CancelSlot {
+            slot: rng.usize(0..SLOTS),
+        },
         9 => Op::AddAfter {
             name: rng.usize(0..NAMES),
             task: task(rng),

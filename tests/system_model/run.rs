@@ -281,6 +281,12 @@ impl<'a> Case<'a> {
                 tokio::time::sleep(d).await;
                 Ok(())
             }
+            Op::RestartNow { target } => {
+                tokio::time::timeout(limit, self.restart_now(index, target)).await
+            }
+            Op::CancelSlot { slot } => {
+                tokio::time::timeout(limit, self.cancel_slot(index, slot)).await
+            }
             Op::End(end) => tokio::time::timeout(limit + SLACK, self.end(index, end)).await,
         };
         if done.is_err() {
@@ -473,6 +479,45 @@ impl<'a> Case<'a> {
             fail_fast,
             false,
         );
+    }
+
+    /// `restart_now`: `Ok(bool)` while open, `ShuttingDown` once refusing; never another
+    /// error.
+    async fn restart_now(&mut self, index: usize, target: Target) {
+        let Some(target) = self.target(target) else {
+            return;
+        };
+        let answer = self.handle().clone().restart_now(target.clone()).await;
+        self.judge_stop(
+            format!("#{index} restart_now {target}"),
+            answer,
+            false,
+            false,
+        );
+    }
+
+    /// `cancel_slot`: the counts, an unknown slot, or `Closed` once refusing.
+    async fn cancel_slot(&mut self, index: usize, slot: usize) {
+        let key = format!("k{slot}");
+        let answer = self.handle().clone().cancel_slot(key.clone()).await;
+        let what = format!("#{index} cancel_slot {key}");
+        self.log(format!("{what} -> {answer:?}"));
+        let result = match &answer {
+            Ok(_) => "Ok",
+            Err(ControllerError::UnknownSlot) => "UnknownSlot",
+            Err(ControllerError::Closed) => "Closed",
+            Err(_) => "other",
+        };
+        self.covered(format!("cancel_slot -> {result}"));
+        let allowed = match &answer {
+            _ if self.ended() => true,
+            Ok(_) | Err(ControllerError::UnknownSlot) => !self.refusing,
+            Err(ControllerError::Closed) => self.refusing,
+            Err(_) => false,
+        };
+        if !allowed {
+            self.violation(format!("{what}: answered {answer:?}"));
+        }
     }
 
     async fn cancel(

@@ -125,7 +125,15 @@ pub(super) fn verdict(label: &str, result: &QueryResult<CommandReply>) -> String
         CommandReply::Shutdown | CommandReply::ForceShutdown => {
             "accepted (shutdown started)".into()
         }
-        other => format!("accepted ({other:?}, {label})"),
+        CommandReply::RestartNow(true) => "accepted (restarted now)".into(),
+        CommandReply::RestartNow(false) => "no effect (not waiting for a restart)".into(),
+        other => match other.group_change() {
+            Some(change) => format!(
+                "accepted ({label}: {} changed, {} unchanged, {} ended)",
+                change.changed, change.unchanged, change.ended
+            ),
+            None => format!("accepted ({other:?}, {label})"),
+        },
     }
 }
 

@@ -12,7 +12,9 @@ use crate::controller::slot::Input;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, RejectionKind};
 use crate::identity::{TaskId, TaskTarget};
-use crate::registry::{Command, CommandReply, Exec, Internal, InternalKind, RegistryMessage};
+use crate::registry::{
+    Command, CommandReply, Exec, GroupChange, Internal, InternalKind, RegistryMessage,
+};
 
 impl ControllerState {
     /// A command the registry handed over (`registry/above.rs`): a slot pause or resume,
@@ -23,6 +25,10 @@ impl ControllerState {
         let result = match &exec.command {
             Command::PauseSlot(slot) => self.pause_slot(slot, false),
             Command::ResumeSlot(slot) => self.resume_slot(myself, slot),
+            Command::CancelSlot(slot) => {
+                let slot = slot.clone();
+                return self.cancel_slot(myself, slot, exec);
+            }
             Command::Remove(TaskTarget::Id(id)) | Command::Cancel(TaskTarget::Id(id)) => {
                 let id = *id;
                 return self.on_identity(myself, id, exec);
@@ -90,6 +96,61 @@ impl ControllerState {
         }
         let reply = CommandReply::of(&exec.command, true).ok_or(RuntimeError::ShuttingDown);
         exec.reply.send(reply);
+        self.settle(myself, &key);
+    }
+
+    /// `cancel_slot`: every queued submission of `key` is withdrawn (`Rejected {
+    /// RemovedFromQueue }`), and its owner cancelled: withdrawn here while the controller
+    /// still holds it, else cancelled in the registry (a claim, as `cancel` by id). The
+    /// reply counts the owner and the withdrawn submissions; it comes once they are
+    /// decided, not when the owner's outcome is committed.
+    fn cancel_slot(&mut self, myself: &ActorRef<ControllerMessage>, key: Arc<str>, exec: Exec) {
+        if self.closed {
+            return exec.reply.send(Err(RuntimeError::ShuttingDown));
+        }
+        let Some(slot) = self.slots.get_mut(&key) else {
+            let unknown = RuntimeError::Controller(crate::error::ControllerError::UnknownSlot);
+            return exec.reply.send(Err(unknown));
+        };
+        let items = slot.queue.take_all();
+        let owner = slot
+            .owner
+            .as_ref()
+            .map(|owner| (owner.id, owner.staged.is_some()));
+        let mut change = GroupChange::default();
+        for item in items {
+            self.pending -= 1;
+            self.located.remove(&item.id);
+            change.changed += 1;
+            let kind = RejectionKind::RemovedFromQueue;
+            self.reject(item.item, &key, kind, REMOVED_REASON);
+        }
+        match owner {
+            Some((id, true)) => {
+                change.changed += 1;
+                self.located.remove(&id);
+                let kind = RejectionKind::RemovedFromQueue;
+                self.drive(myself, &key, Input::Withdraw { id, kind }, None);
+            }
+            Some((id, false)) => {
+                change.changed += 1;
+                // Handed to the registry: its cancel, decided there (nobody waits for it).
+                let (port, _ignored) = tokio::sync::oneshot::channel();
+                let cancel = Exec {
+                    command: Command::Cancel(id.into()),
+                    intake: crate::registry::Intake::Held,
+                    routed: true,
+                    identity: None,
+                    reply: crate::registry::ExecReply::done(port.into()),
+                };
+                let _ = self
+                    .registry
+                    .cast(InternalKind::Exec(Box::new(cancel)).into());
+            }
+            None => {}
+        }
+        let reply = CommandReply::of_group(&exec.command, change);
+        exec.reply.send(reply.ok_or(RuntimeError::ShuttingDown));
         self.settle(myself, &key);
     }
 

@@ -34,10 +34,11 @@ use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use super::admission::{self, Admission};
 use super::attempts::step;
 use super::entry::CancelWaiter;
+use super::group_ops;
 use super::removal::claim_with_grace;
 use super::state::State;
 use crate::error::RuntimeError;
-use crate::events::{Event, EventKind};
+
 use crate::identity::{TaskId, TaskTarget};
 use crate::panic_guard::drop_contained;
 use crate::registry::command::{Command, CommandReply};
@@ -71,7 +72,7 @@ pub(super) async fn exec(state: &mut State, shell: &mut impl Shell, exec: Exec) 
     // queued work first (docs/semantics.md#slots): the controller removes it there, or
     // hands it back under its identity-operation bound, behind every add it sent before.
     let to_controller = match &command {
-        Command::PauseSlot(_) | Command::ResumeSlot(_) => true,
+        Command::PauseSlot(_) | Command::ResumeSlot(_) | Command::CancelSlot(_) => true,
         Command::Remove(TaskTarget::Id(_)) | Command::Cancel(TaskTarget::Id(_)) => {
             !routed && state.settings.above.has_controller()
         }
@@ -106,7 +107,21 @@ pub(super) async fn exec(state: &mut State, shell: &mut impl Shell, exec: Exec) 
             return state.settings.above.shutdown(force, reply);
         }
         // Handed to the controller above: never reached.
-        (Command::PauseSlot(_) | Command::ResumeSlot(_), _) => Err(RuntimeError::ShuttingDown),
+        (Command::PauseSlot(_) | Command::ResumeSlot(_) | Command::CancelSlot(_), _) => {
+            Err(RuntimeError::ShuttingDown)
+        }
+        (
+            command @ (Command::PauseGroup(_)
+            | Command::ResumeGroup(_)
+            | Command::CancelGroup(_)
+            | Command::RemoveGroup(_)
+            | Command::RestartGroupNow(_)),
+            _,
+        ) => return group_ops::exec(state, shell, command, reply).await,
+        (Command::RestartNow(_), None) => Ok(CommandReply::RestartNow(false)),
+        (Command::RestartNow(_), Some(id)) => Ok(CommandReply::RestartNow(
+            step(state, shell, id, Input::RestartNow).await,
+        )),
         (Command::Pause(_) | Command::Resume(_), _) if state.closing.closed() => {
             Err(RuntimeError::ShuttingDown)
         }
@@ -122,19 +137,19 @@ pub(super) async fn exec(state: &mut State, shell: &mut impl Shell, exec: Exec) 
         (Command::Remove(TaskTarget::Id(id)), None) => {
             // A by-id remove is announced even when nothing has that id
             // (docs/semantics.md#removal).
-            announce(state, id, None, false);
+            state.announce_removal(id, None, false);
             Ok(CommandReply::Remove(false))
         }
         (Command::Remove(_), None) => Ok(CommandReply::Remove(false)),
         (Command::Cancel(_), None) => Ok(CommandReply::Cancel(false)),
         (Command::Remove(target), Some(id)) => {
-            announce(state, id, name_of(&target), false);
+            state.announce_removal(id, name_of(&target), false);
             Ok(CommandReply::Remove(
                 claim_with_grace(state, shell, id, None).await,
             ))
         }
         (Command::Cancel(target), Some(id)) => {
-            announce(state, id, name_of(&target), true);
+            state.announce_removal(id, name_of(&target), true);
             let claimed = claim_with_grace(state, shell, id, None).await;
             if state.entry_mut(id).is_some() {
                 return wait_for_commit(state, id, claimed, identity, reply);
@@ -183,19 +198,4 @@ fn name_of(target: &TaskTarget) -> Option<&Arc<str>> {
         TaskTarget::Name(name) => Some(name),
         TaskTarget::Id(_) => None,
     }
-}
-
-/// Publishes `TaskRemoveRequested` for the registration `id` (with the name of a by-name
-/// target, and the `manual_cancel` reason for a cancel).
-fn announce(state: &State, id: TaskId, name: Option<&Arc<str>>, cancel: bool) {
-    state.events().publish(|| {
-        let mut event = Event::new(EventKind::TaskRemoveRequested).with_id(id);
-        if let Some(name) = name {
-            event = event.with_task(Arc::clone(name));
-        }
-        if cancel {
-            event = event.with_reason("manual_cancel");
-        }
-        event
-    });
 }

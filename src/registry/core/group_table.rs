@@ -40,6 +40,17 @@ pub(super) struct Groups {
 }
 
 impl Groups {
+    /// The key of the group named `name`, with its members in start order.
+    pub(super) fn find(&self, name: &str) -> Option<(u64, Vec<TaskId>)> {
+        let key = *self.names.get(name)?;
+        Some((key, self.records.get(&key)?.members.clone()))
+    }
+
+    /// The epoch of the restart delay group `key` waits in, if it waits for one.
+    pub(super) fn waiting(&self, key: u64) -> Option<u64> {
+        self.records.get(&key)?.machine.waiting()
+    }
+
     /// Whether a group of this name is registered.
     pub(super) fn name_taken(&self, name: &str) -> bool {
         self.names.contains_key(name)
@@ -120,6 +131,13 @@ impl Groups {
         let record = self.records.get_mut(&key)?;
         record.restart_due = due;
         record.timer.replace(timer)
+    }
+
+    /// Takes group `key`'s restart delay timer (its delay is ended early), to cancel.
+    pub(super) fn take_restart_timer(&mut self, key: u64) -> Option<Timer> {
+        let record = self.records.get_mut(&key)?;
+        record.restart_due = None;
+        record.timer.take()
     }
 
     /// How long member `index` of group `key` still waits for its group's restart delay;

@@ -46,6 +46,7 @@ mod commands;
 mod commit;
 mod entry;
 mod exec;
+mod group_ops;
 mod group_table;
 mod groups;
 mod queries;

@@ -29,7 +29,7 @@ use super::entry::{Entries, Entry, Reaping};
 use super::group_table::Groups;
 use super::window::{self, Window};
 use crate::attempt::runner::TaskShared;
-use crate::events::{EventKind, EventSink};
+use crate::events::{Event, EventKind, EventSink};
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::intensity::Meltdown;
 use crate::registry::life::LifeGuard;
@@ -239,6 +239,21 @@ impl State {
         self.entry(id).map_or(Window::Kill, |e| {
             window::claim_window(e.life.policy(), self.settings.grace, shutdown)
         })
+    }
+
+    /// Publishes `TaskRemoveRequested` for the registration `id` (with the name of a by-name
+    /// target, and the `manual_cancel` reason for a cancel).
+    pub(super) fn announce_removal(&self, id: TaskId, name: Option<&Arc<str>>, cancel: bool) {
+        self.events().publish(|| {
+            let mut event = Event::new(EventKind::TaskRemoveRequested).with_id(id);
+            if let Some(name) = name {
+                event = event.with_task(Arc::clone(name));
+            }
+            if cancel {
+                event = event.with_reason("manual_cancel");
+            }
+            event
+        });
     }
 
     /// How long a member held by its group still waits for the group's restart delay.

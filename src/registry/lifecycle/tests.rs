@@ -136,6 +136,7 @@ fn every_input() -> Vec<(&'static str, Input)> {
     vec![
         ("admitted", Input::Admitted),
         ("retry due", Input::RetryDue),
+        ("restart now", Input::RestartNow),
         ("granted", Input::Granted),
         ("spawned", Input::Spawned),
         ("spawn failed", Input::SpawnFailed("no".into())),

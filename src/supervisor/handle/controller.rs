@@ -13,7 +13,7 @@ use crate::controller::{ControllerMessage, ControllerSnapshot, ControllerSpec};
 use crate::error::{ControllerError, RuntimeError};
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
-use crate::registry::Command;
+use crate::registry::{Command, GroupChange};
 use crate::supervisor::pause::pre_pause_slot;
 use crate::supervisor::prepared::{PreparedSubmission, Submit};
 use crate::supervisor::submit;
@@ -166,6 +166,32 @@ impl SupervisorHandle {
         slot: impl Into<Arc<str>>,
     ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
         self.slot_exec(Command::ResumeSlot(slot.into()))
+    }
+
+    /// Cancels controller slot `slot`: its owner (withdrawn while the controller still holds
+    /// it, else cancelled in the registry) and every queued submission, each of which ends
+    /// `Rejected { RemovedFromQueue }` as a `cancel` of its id would. Awaits to the
+    /// [`GroupChange`](crate::GroupChange): `changed` counts the owner and the withdrawn
+    /// submissions; it comes once they are decided, before the owner's outcome is committed
+    /// (watch the owner to wait for it). Shorthand of
+    /// [`exec`](Self::exec)`(Command::CancelSlot(slot))`.
+    ///
+    /// # Errors
+    /// - [`ControllerError::UnknownSlot`]: the controller does not track `slot`;
+    /// - [`ControllerError::NotConfigured`]: the supervisor has no controller;
+    /// - [`ControllerError::Closed`]: the controller has shut down (or is shutting down).
+    pub fn cancel_slot(
+        &self,
+        slot: impl Into<Arc<str>>,
+    ) -> impl Future<Output = Result<GroupChange, ControllerError>> + Send + 'static {
+        let operation = self.exec(Command::CancelSlot(slot.into()));
+        async move {
+            match operation.execute().await {
+                Ok(reply) => reply.group_change().ok_or(ControllerError::Closed),
+                Err(RuntimeError::Controller(error)) => Err(error),
+                Err(_) => Err(ControllerError::Closed),
+            }
+        }
     }
 
     /// A slot command through [`exec`](Self::exec), with the controller's own error: a

@@ -11,6 +11,7 @@
 mod cluster;
 #[cfg(feature = "controller")]
 mod controller;
+mod groups;
 mod pause;
 
 use std::fmt;
