@@ -92,6 +92,7 @@
 #![warn(missing_docs)]
 
 mod attempt;
+
 #[cfg(feature = "cluster")]
 pub mod cluster;
 mod config;
