@@ -1,5 +1,6 @@
 //! No half-alive supervisor (docs/semantics.md#component-failure): the death of the
-//! controller or the event relay fails the supervisor the way a registry death does:
+//! controller, the event relay or (feature `cluster`) the query actor fails the supervisor
+//! the way a registry death does:
 //! `is_running()` turns false, work is refused, every waiter resolves, `shutdown()` names
 //! the component, and a parent sees `ActorFailed`.
 
@@ -7,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{cooperative, ms};
+use common::{cooperative, instant_ok, ms};
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use ractor_taskvisor::prelude::*;
 use tokio::sync::mpsc;
@@ -52,6 +53,8 @@ async fn a_dead_component_fails_the_supervisor(component: &str) {
     match component {
         "controller" => handle.controller_actor().unwrap().kill(),
         "relay" => handle.relay_actor().kill(),
+        #[cfg(feature = "cluster")]
+        "query" => handle.query_actor().kill(),
         other => unreachable!("{other}"),
     }
     stopped_running(&handle).await;
@@ -97,6 +100,51 @@ async fn a_killed_event_relay_fails_the_supervisor() {
     a_dead_component_fails_the_supervisor("relay").await;
 }
 
+/// The cluster's query actor is a component like the others: its death is not silent.
+#[cfg(feature = "cluster")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_query_actor_fails_the_supervisor() {
+    a_dead_component_fails_the_supervisor("query").await;
+}
+
+/// `event_stats()` keeps what the relay counted before it died (docs/semantics.md#component-failure).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_relay_keeps_its_event_counts() {
+    let (_sup, handle) = controlled(None);
+    let _port = handle.event_port();
+    let (_, task) = handle
+        .add_and_watch(TaskSpec::once("counted", instant_ok()))
+        .await
+        .unwrap();
+    task.wait().await.unwrap();
+    let before = tokio::time::timeout(LIMIT, async {
+        loop {
+            let stats = handle.event_stats().await;
+            if stats.port_sent >= 3 && stats.port_sent == stats.published {
+                return stats;
+            }
+            tokio::time::sleep(ms(5)).await;
+        }
+    })
+    .await
+    .expect("the relay delivers the task's events");
+
+    handle.relay_actor().kill();
+    stopped_running(&handle).await;
+    let after = handle.event_stats().await;
+    assert!(
+        after.published >= before.published,
+        "{before:?} -> {after:?}"
+    );
+    assert!(
+        after.port_sent >= before.port_sent,
+        "{before:?} -> {after:?}"
+    );
+    let _ = tokio::time::timeout(LIMIT, handle.clone().shutdown()).await;
+    let end = handle.event_stats().await;
+    assert!(end.port_sent >= before.port_sent, "{before:?} -> {end:?}");
+}
+
 /// A parent that reports `ActorFailed` texts and `ActorTerminated`.
 struct Parent;
 
@@ -131,12 +179,20 @@ impl Actor for Parent {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parent_sees_actor_failed_naming_the_dead_component() {
-    for component in ["controller", "relay"] {
+    let components: &[&str] = &[
+        "controller",
+        "relay",
+        #[cfg(feature = "cluster")]
+        "query",
+    ];
+    for &component in components {
         let (report, mut reports) = mpsc::unbounded_channel();
         let (parent, parent_join) = Actor::spawn(None, Parent, report).await.unwrap();
         let (_sup, handle) = controlled(Some(parent.get_cell()));
         match component {
             "controller" => handle.controller_actor().unwrap().kill(),
+            #[cfg(feature = "cluster")]
+            "query" => handle.query_actor().kill(),
             _ => handle.relay_actor().kill(),
         }
         let line = tokio::time::timeout(LIMIT, reports.recv())

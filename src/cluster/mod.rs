@@ -117,13 +117,16 @@ use ractor::ActorRef;
 
 pub use client::{DisconnectReason, RemoteError, RemoteOptions, RemoteSupervisor};
 pub use query::{
-    ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryMessage, QueryResult, TaskList, query_name,
+    ControlRequest, DEFAULT_LOCAL_TIMEOUT, MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMANDS_IN_FLIGHT,
+    MAX_REMOTE_COMMANDS_PER_SECOND, MAX_TARGET_NAME_BYTES, QueryMessage, QueryResult,
+    REFUSAL_INTERVAL, REFUSAL_NAMES, TaskList, query_name,
 };
 pub use query_error::QueryError;
 pub(crate) use stream::Serving;
 pub use stream::{
-    BUSY_RETRY_AFTER, DEFAULT_REPLAY_CAPACITY, EventBatch, FetchLimits, FetchLimitsError,
-    FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT, RemoteControl, SequencedEvent, StreamStats,
+    BUSY_RETRY_AFTER, DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_CAPACITY, EventBatch, FetchLimits,
+    FetchLimitsError, FetchRequest, Gap, MAX_BATCH, MAX_FETCH_WAIT, RemoteControl, SequencedEvent,
+    StreamStats,
 };
 pub use trust::LocalEvent;
 pub use view::{

@@ -31,7 +31,9 @@
 //! - `actor.rs`: the actor, its spawn, and the forwarding of each query to the registry,
 //!   controller, relay or replay buffer;
 //! - `args.rs`: what the actor forwards to (its state), read by `actor.rs` and `control.rs`;
-//! - `control.rs`: carrying out (or refusing) a remote command.
+//! - `control.rs`: carrying out (or refusing) a remote command;
+//! - `intake.rs`: the caps, the overall remote-command budget and the coalesced refusal
+//!   events a command passes before it is carried out.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,8 +53,13 @@ mod actor;
 mod args;
 mod codec;
 mod control;
+mod intake;
 
 pub(crate) use actor::spawn;
+pub use intake::{
+    MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMANDS_IN_FLIGHT, MAX_REMOTE_COMMANDS_PER_SECOND,
+    MAX_TARGET_NAME_BYTES, REFUSAL_INTERVAL, REFUSAL_NAMES,
+};
 
 /// How long the query actor waits for the registry, controller or relay when the caller's
 /// port carries no timeout of its own.

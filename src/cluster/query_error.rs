@@ -50,7 +50,8 @@ pub enum QueryError {
     /// The serving node's stream fetch budget is used up (see
     /// `docs/semantics.md#fetch-budgets` and [`FetchLimits`](super::FetchLimits)): the fetch
     /// was not served; ask again after `retry_after_ms` milliseconds. An [`EventStream`](super::EventStream)
-    /// does so by itself.
+    /// does so by itself. Also the answer to a remote command beyond the serving side's
+    /// remote-command budget (`docs/semantics.md#remote-control`): it did not run.
     #[error("the serving node is busy with other stream fetches; retry after {retry_after_ms} ms")]
     Busy {
         /// How long to wait before fetching again, in milliseconds.

@@ -18,8 +18,9 @@
 //! on until the supervisor shuts down.
 //!
 //! # Replay
-//! The buffer keeps the newest `capacity` sequenced events (default
-//! [`DEFAULT_REPLAY_CAPACITY`]). A reader asks for everything after the last sequence it
+//! The buffer keeps the newest sequenced events within `capacity` events (default
+//! [`DEFAULT_REPLAY_CAPACITY`]) and a byte budget of their encoded sizes (default
+//! [`DEFAULT_REPLAY_BUDGET`]). A reader asks for everything after the last sequence it
 //! has; it gets what the buffer still holds, in order, and a [`Gap`] naming exactly the
 //! numbers that fell out of it. A request for a sequence beyond the newest one of the same
 //! epoch is answered [`QueryError::SequenceFromTheFuture`](super::QueryError::SequenceFromTheFuture).
@@ -51,6 +52,10 @@ pub(crate) use buffer::ReplayBuffer;
 
 /// Default capacity of a supervisor's replay buffer, in events.
 pub const DEFAULT_REPLAY_CAPACITY: usize = 10_000;
+
+/// Default byte budget of a supervisor's replay buffer: the sum of its events' encoded
+/// sizes, at most (32 MiB).
+pub const DEFAULT_REPLAY_BUDGET: usize = 32 << 20;
 
 /// Most events one fetch returns.
 pub const MAX_BATCH: u32 = 4_096;
@@ -198,7 +203,7 @@ pub struct StreamStats {
     pub epoch: u64,
     /// The newest sequence number assigned (0: none yet).
     pub head: u64,
-    /// Events held in the replay buffer now (at most `capacity`).
+    /// Events held in the replay buffer now (at most `capacity`, and within `byte_budget`).
     pub buffered: u64,
     /// The replay buffer's capacity, in events.
     pub capacity: u64,
@@ -221,6 +226,14 @@ pub struct StreamStats {
     /// Fetches answered `QueryError::Busy` since the supervisor was served.
     #[serde(default)]
     pub busy: u64,
+    /// The encoded size of the events held in the replay buffer now, in bytes (at most
+    /// `byte_budget`).
+    #[serde(default)]
+    pub buffered_bytes: u64,
+    /// The replay buffer's byte budget (see
+    /// `SupervisorHandle::set_replay_budget`).
+    #[serde(default)]
+    pub byte_budget: u64,
 }
 
 /// What a serving supervisor lets peers do (see
@@ -344,6 +357,7 @@ impl Serving {
             buffer: Mutex::new(ReplayBuffer::new(
                 fastrand::u64(1..),
                 DEFAULT_REPLAY_CAPACITY,
+                DEFAULT_REPLAY_BUDGET,
             )),
             notify: Notify::new(),
             active: AtomicBool::new(false),
@@ -383,7 +397,15 @@ impl Serving {
     }
 
     pub(crate) fn set_capacity(&self, capacity: usize) {
-        lock(&self.buffer).set_capacity(capacity);
+        let mut buffer = lock(&self.buffer);
+        let budget = buffer.budget();
+        buffer.set_limits(capacity, budget);
+    }
+
+    pub(crate) fn set_budget(&self, budget: usize) {
+        let mut buffer = lock(&self.buffer);
+        let capacity = buffer.capacity();
+        buffer.set_limits(capacity, budget);
     }
 
     pub(crate) fn epoch(&self) -> u64 {
@@ -391,13 +413,15 @@ impl Serving {
     }
 
     pub(crate) fn stats(&self) -> StreamStats {
-        let (epoch, head, buffered, capacity) = {
+        let (epoch, head, buffered, capacity, buffered_bytes, byte_budget) = {
             let buffer = lock(&self.buffer);
             (
                 buffer.epoch,
                 buffer.head,
                 buffer.len() as u64,
-                buffer.capacity as u64,
+                buffer.capacity() as u64,
+                buffer.bytes() as u64,
+                buffer.budget() as u64,
             )
         };
         let (replies_in_flight, bytes_in_flight, peak_bytes_in_flight, busy) = {
@@ -411,6 +435,8 @@ impl Serving {
             )
         };
         StreamStats {
+            buffered_bytes,
+            byte_budget,
             replies_in_flight,
             bytes_in_flight,
             peak_bytes_in_flight,

@@ -42,7 +42,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
-use super::stats::{LaneCounters, LaneStats};
+use super::stats::{LaneCounters, LaneStats, LaneTable};
 use super::{Event, Subscribe, SubscriberEntry};
 use crate::sync::{self, Condvar, Mutex, MutexGuard, thread};
 
@@ -118,6 +118,15 @@ impl Lanes {
     /// reports. Later calls are ignored.
     pub(crate) fn connect(&self, bus: super::EventSink) {
         let _ = self.shared.bus.set(bus);
+    }
+
+    /// Every lane's name and counters, in subscriber order, for the bus's stats.
+    pub(crate) fn counters(&self) -> LaneTable {
+        self.shared
+            .lanes
+            .iter()
+            .map(|lane| (Arc::clone(&lane.name), Arc::clone(&lane.counters)))
+            .collect()
     }
 
     /// Pushes `events` into every lane, in order; never blocks and never runs user code.
@@ -223,7 +232,8 @@ struct Lane {
     finished: Condvar,
     // Atomics (`stats.rs`), so that `stats` and the worker's increments never contend on
     // the queue lock.
-    counters: LaneCounters,
+    // Shared with the bus's stats, which keep them after the relay and the lanes are gone.
+    counters: Arc<LaneCounters>,
 }
 
 /// The part of a lane guarded by its mutex.
@@ -267,7 +277,7 @@ impl Lane {
             }),
             work_ready: Condvar::new(),
             finished: Condvar::new(),
-            counters: LaneCounters::default(),
+            counters: Arc::default(),
         }
     }
 

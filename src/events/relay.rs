@@ -14,7 +14,8 @@
 //! - the `pg` group: one `cast` per member per event; a member that has stopped is skipped
 //!   and counted in [`EventStats::group_failed`].
 //!
-//! What it counts lives in [`DeliveryStats`]; the snapshot is assembled by `stats.rs`.
+//! What it counts lives in the bus's shared `DeliveryStats` (so the counts outlive the
+//! relay); the snapshot is assembled by `stats.rs`.
 //!
 //! Backlog (docs/semantics.md#event-loss): ractor mailboxes are unbounded, so events do not travel
 //! in the mailbox. Publishers put them on the bus ring of `bus_capacity` events (see
@@ -30,7 +31,7 @@ use super::Event;
 use super::lanes::Lanes;
 use super::relay_messages::{RelayCommand, RelayCommandKind, RelayMessage};
 use super::sink::SinkState;
-use super::stats::{self, DeliveryStats, EventStats};
+use super::stats::EventStats;
 use crate::config::SupervisorConfig;
 use crate::error::RuntimeError;
 use crate::events::SubscriberEntry;
@@ -81,6 +82,7 @@ impl RelayArgs {
                     source: source.into(),
                 })?;
             sink.stats.listen();
+            sink.stats.keep_lanes(lanes.counters());
             Some(Arc::new(lanes))
         };
         Ok(RelayArgs {
@@ -126,8 +128,6 @@ pub(crate) struct RelayState {
     lanes: Option<Arc<Lanes>>,
     sink: Arc<SinkState>,
     port: Arc<OutputPort<Event>>,
-    /// Port sends and group casts.
-    delivery: DeliveryStats,
     /// The name of the `pg` event group this relay casts to.
     pg_group: String,
     /// Cached members of the `pg` event group, refreshed on every membership change, so no
@@ -150,7 +150,6 @@ impl RelayState {
             lanes: args.lanes,
             sink: args.sink,
             port: args.port,
-            delivery: DeliveryStats::default(),
             pg_group: args.pg_group,
             members: Vec::new(),
             foreign: std::collections::HashSet::new(),
@@ -186,14 +185,19 @@ impl RelayState {
             for event in events {
                 self.port.send(Event::clone(event));
             }
-            self.delivery.count_port_sent(events.len());
+            self.sink.stats.delivery().count_port_sent(events.len());
         }
+        let (mut delivered, mut failed) = (0, 0);
         for member in &self.members {
             for event in events {
-                let delivered = member.cast(Event::clone(event)).is_ok();
-                self.delivery.count_pg_cast(delivered);
+                if member.cast(Event::clone(event)).is_ok() {
+                    delivered += 1;
+                } else {
+                    failed += 1;
+                }
             }
         }
+        self.sink.stats.delivery().count_pg_casts(delivered, failed);
         #[cfg(feature = "cluster")]
         if let Some(tap) = &self.tap
             && tap.active()
@@ -204,12 +208,7 @@ impl RelayState {
 
     /// The counters now; `undrained` names the lanes that missed the shutdown drain.
     fn stats(&self, undrained: &[Arc<str>]) -> EventStats {
-        let lanes = self
-            .lanes
-            .as_ref()
-            .map(|lanes| lanes.stats())
-            .unwrap_or_default();
-        stats::snapshot(&self.sink.stats, &self.delivery, lanes, undrained)
+        self.sink.stats.snapshot(Some(undrained))
     }
 
     /// Events dropped from the bus ring, and per subscriber lane `(name, dropped)`.

@@ -173,7 +173,8 @@ impl EventSink {
         }
     }
 
-    /// The counters now: the final ones once the relay closed, else the relay's answer.
+    /// The counters now: the final ones once the relay closed, else the relay's answer,
+    /// else (the relay died) what the shared counters hold: what it counted is kept.
     pub(crate) async fn stats(&self) -> EventStats {
         let Some((relay, state)) = &self.inner else {
             return EventStats::default();
@@ -183,7 +184,10 @@ impl EventSink {
         }
         match relay.call(RelayMessage::Stats, None).await {
             Ok(CallResult::Success(stats)) => stats,
-            _ => state.stats.final_stats().unwrap_or_default(),
+            _ => state
+                .stats
+                .final_stats()
+                .unwrap_or_else(|| state.stats.snapshot(None)),
         }
     }
 

@@ -7,7 +7,9 @@
 //!   shutdown.
 //! - [`LaneCounters`]: one subscriber lane's delivered / dropped / panicked counts, bumped
 //!   by the lane's worker and by the relay's dispatch.
-//! - [`DeliveryStats`]: what only the relay counts (port sends, group casts).
+//! - [`DeliveryStats`]: what only the relay counts (port sends, group casts), kept in
+//!   [`BusStats`] rather than in the relay's state, so the counts outlive the relay
+//!   (docs/semantics.md#component-failure: a dead relay's `event_stats()` keeps them).
 //! - [`EventStats`] / [`SubscriberStats`]: the public snapshot, assembled by
 //!   [`snapshot`].
 //!
@@ -63,6 +65,9 @@ pub struct SubscriberStats {
     pub drained: Option<bool>,
 }
 
+/// Each subscriber lane's name and its shared counters, in subscriber order.
+pub(crate) type LaneTable = Box<[(Arc<str>, Arc<LaneCounters>)]>;
+
 /// The bus's flags and counters, shared by every publisher, the relay, the handle (the
 /// port) and the shutdown (see the module documentation).
 #[derive(Debug)]
@@ -80,6 +85,10 @@ pub(crate) struct BusStats {
     bus_dropped: AtomicU64,
     /// The counters as the relay closed (with each lane's drain result).
     final_stats: OnceLock<EventStats>,
+    /// Port sends and group casts, bumped by the relay.
+    delivery: DeliveryStats,
+    /// Each subscriber lane's name and counters, in subscriber order (set once at start).
+    lanes: OnceLock<LaneTable>,
 }
 
 impl Default for BusStats {
@@ -91,6 +100,8 @@ impl Default for BusStats {
             published: AtomicU64::new(0),
             bus_dropped: AtomicU64::new(0),
             final_stats: OnceLock::new(),
+            delivery: DeliveryStats::default(),
+            lanes: OnceLock::new(),
         }
     }
 }
@@ -170,6 +181,31 @@ impl BusStats {
     pub(crate) fn final_stats(&self) -> Option<EventStats> {
         self.final_stats.get().cloned()
     }
+
+    /// What only the relay counts (port sends, group casts).
+    pub(crate) fn delivery(&self) -> &DeliveryStats {
+        &self.delivery
+    }
+
+    /// Keeps the subscriber lanes' counters, so a snapshot needs neither the relay nor the
+    /// lanes themselves; the first call wins.
+    pub(crate) fn keep_lanes(&self, lanes: LaneTable) {
+        let _ = self.lanes.set(lanes);
+    }
+
+    /// The public counters now, from the shared counters alone (the relay may be gone).
+    /// `undrained` names the lanes that missed the shutdown drain; once the relay is
+    /// closing, every lane reports whether it drained. `None`: nobody knows (the relay
+    /// died), so no lane reports a drain result.
+    pub(crate) fn snapshot(&self, undrained: Option<&[Arc<str>]>) -> EventStats {
+        let lanes = self.lanes.get().map_or_else(Vec::new, |lanes| {
+            lanes
+                .iter()
+                .map(|(name, counters)| counters.snapshot(name))
+                .collect()
+        });
+        snapshot(self, &self.delivery, lanes, undrained)
+    }
 }
 
 /// Delivery counters of one lane, for [`SubscriberStats`].
@@ -235,41 +271,55 @@ pub(crate) struct LaneStats {
     pub(crate) panicked: u64,
 }
 
-/// What only the relay counts: plain numbers in its state.
-#[derive(Debug, Default)]
+/// What only the relay counts, bumped once per delivered batch; atomics in [`BusStats`]
+/// so that they outlive the relay.
+#[derive(Debug)]
 pub(crate) struct DeliveryStats {
-    port_sent: u64,
+    port_sent: AtomicU64,
     /// Casts that reached a member of the `pg` event group (public: `group_delivered`).
-    pg_delivered: u64,
+    pg_delivered: AtomicU64,
     /// Casts to a `pg` member that had stopped (public: `group_failed`).
-    pg_failed: u64,
+    pg_failed: AtomicU64,
 }
 
-impl DeliveryStats {
-    /// `n` events sent into the `OutputPort`.
-    pub(crate) fn count_port_sent(&mut self, n: usize) {
-        self.port_sent += n as u64;
-    }
-
-    /// One cast to a member of the `pg` event group, which reached its mailbox or not.
-    pub(crate) fn count_pg_cast(&mut self, delivered: bool) {
-        if delivered {
-            self.pg_delivered += 1;
-        } else {
-            self.pg_failed += 1;
+impl Default for DeliveryStats {
+    fn default() -> Self {
+        DeliveryStats {
+            port_sent: AtomicU64::new(0),
+            pg_delivered: AtomicU64::new(0),
+            pg_failed: AtomicU64::new(0),
         }
     }
 }
 
-/// The public counters now. `undrained` names the lanes that missed the shutdown drain;
-/// once the relay is closing, every lane reports whether it drained.
-pub(crate) fn snapshot(
+impl DeliveryStats {
+    /// `n` events sent into the `OutputPort`.
+    pub(crate) fn count_port_sent(&self, n: usize) {
+        self.port_sent.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Casts to members of the `pg` event group: `delivered` reached a mailbox, `failed`
+    /// found the member stopped.
+    pub(crate) fn count_pg_casts(&self, delivered: u64, failed: u64) {
+        if delivered > 0 {
+            self.pg_delivered.fetch_add(delivered, Ordering::Relaxed);
+        }
+        if failed > 0 {
+            self.pg_failed.fetch_add(failed, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The public counters now (see [`BusStats::snapshot`]).
+fn snapshot(
     bus: &BusStats,
     delivery: &DeliveryStats,
     lanes: Vec<LaneStats>,
-    undrained: &[Arc<str>],
+    undrained: Option<&[Arc<str>]>,
 ) -> EventStats {
-    let closing = !undrained.is_empty() || bus.closed.load(Ordering::Acquire);
+    let known = undrained.is_some();
+    let undrained = undrained.unwrap_or_default();
+    let closing = known && (!undrained.is_empty() || bus.closed.load(Ordering::Acquire));
     let subscribers = lanes
         .into_iter()
         .map(|lane| SubscriberStats {
@@ -284,8 +334,8 @@ pub(crate) fn snapshot(
         published: bus.published(),
         bus_dropped: bus.bus_dropped(),
         subscribers,
-        port_sent: delivery.port_sent,
-        group_delivered: delivery.pg_delivered,
-        group_failed: delivery.pg_failed,
+        port_sent: delivery.port_sent.load(Ordering::Relaxed),
+        group_delivered: delivery.pg_delivered.load(Ordering::Relaxed),
+        group_failed: delivery.pg_failed.load(Ordering::Relaxed),
     }
 }

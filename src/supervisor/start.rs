@@ -322,8 +322,8 @@ impl Runtime {
 }
 
 /// Starts the watchers that turn the end of a part into a shutdown: the parent gone, the
-/// registry failed, the relay or controller gone, the significant tasks ended, the restart
-/// intensity exceeded. `melted` and `auto_triggered` are fired from the registry's state.
+/// registry failed, the relay, controller or query actor gone, the significant tasks
+/// ended, the restart intensity exceeded. `melted` and `auto_triggered` are fired from the registry's state.
 fn start_watchers(
     runtime: &Arc<Runtime>,
     parent_gone: Option<CancellationToken>,
@@ -355,6 +355,16 @@ fn start_watchers(
     if let Some(link) = runtime.actors().controller() {
         fail_when_gone(runtime, link.actor.get_cell(), "controller");
     }
+    // The query actor gets the same rule rather than a restart: a restarted one would
+    // lose the requests in its mailbox (remote commands among them, whose senders could
+    // not tell whether they ran), and every remote client holds the dead actor's shim
+    // until it finds the group again, so peers would see a silent gap, not a failure.
+    #[cfg(feature = "cluster")]
+    fail_when_gone(
+        runtime,
+        runtime.actors().cluster().query().get_cell(),
+        "query",
+    );
     let config = runtime.shared().config();
     if config.auto_shutdown() != crate::policy::AutoShutdown::Never {
         // Significant tasks ended (OTP `auto_shutdown`): the graceful shutdown of

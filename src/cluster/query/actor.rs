@@ -41,6 +41,7 @@ pub(crate) fn spawn(
         #[cfg(feature = "controller")]
         controller,
         pg_group: name.clone(),
+        intake: super::intake::Intake::start(events.clone()),
     };
     // Not linked under the registry: the registry's children are its task actors (and the
     // controller), and tests and tools reason about them.

@@ -21,4 +21,6 @@ pub(crate) struct QueryArgs {
     #[cfg(feature = "controller")]
     pub(super) controller: Option<ActorRef<ControllerMessage>>,
     pub(super) pg_group: String,
+    /// The remote-command budget and refusal log (`intake.rs`).
+    pub(super) intake: Arc<super::intake::Intake>,
 }

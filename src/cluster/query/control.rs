@@ -1,4 +1,5 @@
-//! Remote commands on the serving side: whether the supervisor allows the command
+//! Remote commands on the serving side: the caps and the budget a command must pass
+//! (`intake.rs`), whether the supervisor allows the command
 //! ([`RemoteControl::allows`](crate::cluster::RemoteControl::allows)), carrying it out as
 //! `RegistryMessage::Exec`, and the
 //! `RemoteCommand` event that records its real result afterwards. The registry decides
@@ -11,37 +12,52 @@ use ractor::rpc::CallResult;
 use ractor::{ActorRef, RpcReplyPort};
 
 use super::args::QueryArgs;
+use super::intake::{MAX_NODE_NAME_BYTES, MAX_TARGET_NAME_BYTES, Ticket};
 use super::{ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, QueryResult};
+use crate::bounds::{cap, fits};
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskTarget;
 use crate::registry::{Command, CommandReply, RegistryMessage};
 
-/// Carries out (or refuses) one remote command on a task of its own, then publishes the
-/// `RemoteCommand` event with the command's real result ([`verdict`]), then replies. The
-/// event therefore comes after whatever the command caused (a cancelled task's
-/// `TaskFinished`, the `ShutdownRequested` of a shutdown) and never claims a command that
-/// did not happen.
+/// Carries out (or refuses) one remote command, in this order, each step cheap and
+/// synchronous until the command is admitted:
+/// 1. the peer's strings are capped where they enter: its node name cut at
+///    [`MAX_NODE_NAME_BYTES`], a task or slot name longer than [`MAX_TARGET_NAME_BYTES`]
+///    refused (`QueryError::Refused`; a cut name could name another task);
+/// 2. a command remote control does not allow is refused (`QueryError::ControlDisabled`);
+/// 3. a command beyond the overall remote-command budget is refused (`QueryError::Busy`);
+///
+/// each refusal is answered at once and logged as a coalesced `RemoteCommand` event
+/// (`intake.rs`). An admitted command runs on a task of its own, holding its place in the
+/// budget; then its `RemoteCommand` event with the command's real result ([`verdict`]) is
+/// published, then the reply is sent. The event therefore comes after whatever the command
+/// caused (a cancelled task's `TaskFinished`, the `ShutdownRequested` of a shutdown) and
+/// never claims a command that did not happen.
 pub(super) fn control(
     state: &QueryArgs,
     request: ControlRequest,
     reply: RpcReplyPort<QueryResult<CommandReply>>,
 ) {
-    let allowed = state.serving.control().allows(&request.command);
+    let ControlRequest { command, node } = request;
+    let node = cap(&node, MAX_NODE_NAME_BYTES).into_owned();
+    let label = command.label();
+    let target = command.target().map(target_text);
+    let ticket = match admit(state, &command) {
+        Ok(ticket) => ticket,
+        Err((kind, error)) => {
+            let reason = verdict(label, &Err(error.clone()));
+            state.intake.refuse(node, label, kind, target, || reason);
+            let _ = reply.send(Err(error));
+            return;
+        }
+    };
     let timeout = reply.get_timeout().unwrap_or(DEFAULT_LOCAL_TIMEOUT);
     let registry = state.registry.clone();
     let events = state.events.clone();
     tokio::spawn(async move {
-        let ControlRequest { command, node } = request;
-        let label = command.label();
-        let target = command.target().map(target_text);
-        let answer = if allowed {
-            carry_out(&registry, command, timeout).await
-        } else {
-            Err(QueryError::ControlDisabled {
-                command: label.to_owned(),
-            })
-        };
+        let answer = carry_out(&registry, command, timeout).await;
+        drop(ticket);
         events.publish(|| {
             let reason = format!("{label} by {node}: {}", verdict(label, &answer));
             let event = Event::new(EventKind::RemoteCommand).with_reason(reason);
@@ -52,6 +68,38 @@ pub(super) fn control(
         });
         let _ = reply.send(answer);
     });
+}
+
+/// Steps 1 to 3 of [`control`]: the command's place in the budget, or the refusal's kind
+/// (its key in the refusal log) and error.
+fn admit(state: &QueryArgs, command: &Command) -> Result<Ticket, (&'static str, QueryError)> {
+    if let Some(name) = oversized(command) {
+        let reason = format!(
+            "a name of {} bytes is longer than the {MAX_TARGET_NAME_BYTES} a remote command may name",
+            name.len()
+        );
+        return Err(("name too long", QueryError::Refused { reason }));
+    }
+    if !state.serving.control().allows(command) {
+        let command = command.label().to_owned();
+        return Err(("not enabled", QueryError::ControlDisabled { command }));
+    }
+    state.intake.admit().map_err(|retry_after| {
+        let retry_after_ms = u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX);
+        ("busy", QueryError::Busy { retry_after_ms })
+    })
+}
+
+/// The task or slot name of `command` when it is longer than [`MAX_TARGET_NAME_BYTES`].
+fn oversized(command: &Command) -> Option<&str> {
+    let name = match command {
+        Command::PauseSlot(slot) | Command::ResumeSlot(slot) => slot,
+        _ => match command.target() {
+            Some(TaskTarget::Name(name)) => name,
+            _ => return None,
+        },
+    };
+    (!fits(name, MAX_TARGET_NAME_BYTES)).then_some(&**name)
 }
 
 /// Runs an allowed command and returns what its caller is answered.
@@ -107,6 +155,11 @@ pub(super) fn verdict(label: &str, result: &QueryResult<CommandReply>) -> String
             return format!("not found (no registered task {target})");
         }
         Err(QueryError::Refused { reason }) => return format!("refused ({reason})"),
+        Err(QueryError::Busy { retry_after_ms }) => {
+            return format!(
+                "refused (busy: the remote-command budget is used up, retry after {retry_after_ms} ms)"
+            );
+        }
         Err(error) => return format!("failed ({error})"),
     };
     match reply {
@@ -137,9 +190,11 @@ pub(super) fn verdict(label: &str, result: &QueryResult<CommandReply>) -> String
     }
 }
 
+/// A target as shown in events and errors: `#<id>` or the name, cut at
+/// [`MAX_TARGET_NAME_BYTES`].
 fn target_text(target: &TaskTarget) -> String {
     match target {
         TaskTarget::Id(id) => format!("#{}", id.get()),
-        TaskTarget::Name(name) => name.to_string(),
+        TaskTarget::Name(name) => cap(name, MAX_TARGET_NAME_BYTES).into_owned(),
     }
 }

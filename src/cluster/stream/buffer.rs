@@ -1,10 +1,11 @@
-//! The replay buffer of one supervisor (pure): sequence numbers, the newest `capacity`
-//! events, and reads bounded by a count and by encoded bytes.
+//! The replay buffer of one supervisor (pure): sequence numbers, the newest events within
+//! a count (`capacity`) and a byte budget, and reads bounded by a count and by encoded
+//! bytes.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::{EventBatch, Gap, SequencedEvent};
+use crate::bounds::ByteRing;
 use crate::cluster::query_error::QueryError;
 use crate::events::Event;
 
@@ -40,30 +41,22 @@ pub(crate) fn wire_size(event: &Event) -> usize {
     count.0 + EVENT_OVERHEAD
 }
 
-/// One held event: its sequence number, the shared event, its [`wire_size`].
-#[derive(Debug)]
-struct Held {
-    seq: u64,
-    event: Arc<Event>,
-    size: usize,
-}
-
-/// The bounded buffer of one supervisor's sequenced events (pure; see the module docs).
+/// The bounded buffer of one supervisor's sequenced events (pure; see the module docs):
+/// the newest events within a count (`capacity`) and a byte budget (the events'
+/// [`wire_size`]s), in a [`ByteRing`] of `(seq, event)`.
 #[derive(Debug)]
 pub(crate) struct ReplayBuffer {
     pub(super) epoch: u64,
-    pub(super) capacity: usize,
-    events: VecDeque<Held>,
+    events: ByteRing<(u64, Arc<Event>)>,
     pub(super) head: u64,
     pub(super) closed: bool,
 }
 
 impl ReplayBuffer {
-    pub(crate) fn new(epoch: u64, capacity: usize) -> Self {
+    pub(crate) fn new(epoch: u64, capacity: usize, budget: usize) -> Self {
         ReplayBuffer {
             epoch,
-            capacity,
-            events: VecDeque::new(),
+            events: ByteRing::new(capacity, budget),
             head: 0,
             closed: false,
         }
@@ -72,6 +65,21 @@ impl ReplayBuffer {
     /// Events held now.
     pub(crate) fn len(&self) -> usize {
         self.events.len()
+    }
+
+    /// The held events' [`wire_size`]s, summed (at most the byte budget).
+    pub(crate) fn bytes(&self) -> usize {
+        self.events.bytes()
+    }
+
+    /// The bound on events.
+    pub(crate) fn capacity(&self) -> usize {
+        self.events.max_items()
+    }
+
+    /// The bound on bytes.
+    pub(crate) fn budget(&self) -> usize {
+        self.events.max_bytes()
     }
 
     /// Assigns the next sequence number to `event` and keeps it, dropping the oldest when
@@ -83,26 +91,17 @@ impl ReplayBuffer {
     }
 
     /// As `push`, with the event's [`wire_size`] computed by the caller (outside the lock).
+    /// The oldest events go until both the count and the byte budget hold; an event larger
+    /// than the whole budget is not kept (and takes every older one with it, so what is
+    /// held stays one unbroken run up to the head: readers see the loss as one `Gap`).
     pub(crate) fn push_sized(&mut self, event: Arc<Event>, size: usize) {
         self.head += 1;
-        if self.capacity == 0 {
-            return;
-        }
-        if self.events.len() >= self.capacity {
-            self.events.pop_front();
-        }
-        self.events.push_back(Held {
-            seq: self.head,
-            event,
-            size,
-        });
+        self.events.push((self.head, event), size);
     }
 
-    pub(crate) fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity;
-        while self.events.len() > capacity {
-            self.events.pop_front();
-        }
+    /// Changes the bounds (events, bytes); the oldest events go at once.
+    pub(crate) fn set_limits(&mut self, capacity: usize, budget: usize) {
+        self.events.set_limits(capacity, budget);
     }
 
     pub(crate) fn close(&mut self) {
@@ -111,7 +110,7 @@ impl ReplayBuffer {
 
     /// The sequence number of the oldest held event (`head + 1` when none is held).
     fn first(&self) -> u64 {
-        self.events.front().map_or(self.head + 1, |held| held.seq)
+        self.events.front().map_or(self.head + 1, |(seq, _)| *seq)
     }
 
     /// Whether a read with these arguments would return something now (events, a gap, the
@@ -188,14 +187,14 @@ impl ReplayBuffer {
         }
         let start = (after + 1).max(first);
         let skip = usize::try_from(start - first).unwrap_or(usize::MAX);
-        for held in self.events.iter().skip(skip).take(max.max(1)) {
-            if !batch.events.is_empty() && bytes.saturating_add(held.size) > max_bytes {
+        for ((seq, event), size) in self.events.iter().skip(skip).take(max.max(1)) {
+            if !batch.events.is_empty() && bytes.saturating_add(size) > max_bytes {
                 break;
             }
-            bytes = bytes.saturating_add(held.size);
+            bytes = bytes.saturating_add(size);
             batch.events.push(SequencedEvent {
-                seq: held.seq,
-                event: held.event.clone(),
+                seq: *seq,
+                event: event.clone(),
             });
         }
         let reached = batch

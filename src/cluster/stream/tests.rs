@@ -2,7 +2,7 @@ use super::*;
 use crate::events::EventKind;
 
 fn buffer(capacity: usize, events: u64) -> ReplayBuffer {
-    let mut buffer = ReplayBuffer::new(7, capacity);
+    let mut buffer = ReplayBuffer::new(7, capacity, usize::MAX);
     for _ in 0..events {
         buffer.push(Arc::new(Event::new(EventKind::TaskAdded)));
     }
@@ -136,7 +136,7 @@ async fn a_waiting_fetch_wakes_at_the_first_event() {
 #[test]
 fn shrinking_keeps_the_newest() {
     let mut b = buffer(10, 10);
-    b.set_capacity(2);
+    b.set_limits(2, usize::MAX);
     let batch = b.read(Some(7), Some(0), 100).unwrap();
     assert_eq!(batch.gap, Some(Gap { from: 1, to: 8 }));
     assert_eq!(seqs(&batch), [9, 10]);
@@ -149,7 +149,7 @@ fn big(bytes: usize) -> Arc<Event> {
 
 #[test]
 fn a_read_is_bounded_by_bytes_but_always_carries_one_event() {
-    let mut b = ReplayBuffer::new(7, 100);
+    let mut b = ReplayBuffer::new(7, 100, usize::MAX);
     let events: Vec<_> = (0..10).map(|_| big(1_000)).collect();
     for event in &events {
         b.push(event.clone());
@@ -357,4 +357,27 @@ fn room_for_one_reply_is_kept_for_readers_that_acknowledged_before() {
     // The proven reader still gets the room kept for it.
     assert_eq!(budget.admit(1, now), Some(100));
     assert_eq!(budget.in_flight(), (2, 200));
+}
+
+#[test]
+fn the_byte_budget_drops_the_oldest_and_readers_see_the_gap() {
+    let event = || Arc::new(Event::new(EventKind::RemoteCommand).with_reason("x".repeat(1_000)));
+    let size = buffer::wire_size(&event());
+    // Room for three such events by bytes, ten by count.
+    let mut b = ReplayBuffer::new(7, 10, 3 * size + size / 2);
+    for _ in 0..5 {
+        b.push(event());
+    }
+    assert_eq!((b.len(), b.bytes()), (3, 3 * size));
+    let batch = b.read(Some(7), Some(0), 100).unwrap();
+    assert_eq!(batch.gap, Some(Gap { from: 1, to: 2 }));
+    assert_eq!(seqs(&batch), [3, 4, 5]);
+    // An event larger than the whole budget is not kept: the loss is one gap up to it.
+    b.push(Arc::new(
+        Event::new(EventKind::RemoteCommand).with_reason("y".repeat(10_000)),
+    ));
+    assert_eq!((b.len(), b.bytes()), (0, 0));
+    let batch = b.read(Some(7), Some(5), 100).unwrap();
+    assert_eq!(batch.gap, Some(Gap { from: 6, to: 6 }));
+    assert!(batch.events.is_empty());
 }

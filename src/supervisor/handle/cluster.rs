@@ -7,7 +7,9 @@ use super::SupervisorHandle;
 use crate::cluster::{FetchLimits, FetchLimitsError, RemoteControl};
 // Named only by the handle methods' doc links.
 #[cfg(doc)]
-use crate::cluster::{DEFAULT_REPLAY_CAPACITY, Gap, QueryError, RemoteSupervisor};
+use crate::cluster::{
+    DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_CAPACITY, Gap, QueryError, RemoteSupervisor,
+};
 
 impl SupervisorHandle {
     /// Sets what peers may do to this supervisor through
@@ -41,6 +43,20 @@ impl SupervisorHandle {
             .cluster()
             .serving_side()
             .set_capacity(capacity);
+    }
+
+    /// Sets the byte budget of the replay buffer remote streams are served from: the sum
+    /// of its events' encoded (JSON) sizes, at most, in bytes (default
+    /// [`DEFAULT_REPLAY_BUDGET`], 32 MiB), beside its capacity in events
+    /// ([`set_replay_capacity`](Self::set_replay_capacity)): the oldest events go when
+    /// either is reached, and an event larger than the whole budget is not kept (readers
+    /// see every loss as a [`Gap`]). Lowering it drops the oldest events at once.
+    pub fn set_replay_budget(&self, bytes: usize) {
+        self.runtime()
+            .actors()
+            .cluster()
+            .serving_side()
+            .set_budget(bytes);
     }
 
     /// Sets the budgets of the remote stream fetches served for this supervisor (feature
