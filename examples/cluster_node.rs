@@ -244,7 +244,7 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             .with_name(name.as_str())
             .with_grace(Duration::from_secs(2))
             .with_controller(ControllerConfig::default())
-            .build();
+            .try_build()?;
         let handle = supervisor.serve()?;
         let heartbeat = TaskFn::arc(|_ctx| async { Ok(()) });
         handle

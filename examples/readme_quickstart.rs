@@ -9,7 +9,6 @@
 //! cargo run --example readme_quickstart
 //! ```
 
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -17,7 +16,7 @@ use std::time::Duration;
 use ractor_taskvisor::prelude::*;
 
 #[tokio::main]
-async fn main() -> Result<(), RuntimeError> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let supervisor = Supervisor::new(SupervisorConfig::default(), Vec::new());
     let handle = supervisor.serve()?;
 
@@ -36,12 +35,13 @@ async fn main() -> Result<(), RuntimeError> {
     });
     let spec = TaskSpec::restartable("fetch", fetch)
         .with_backoff(BackoffPolicy::constant(Duration::from_millis(50)))
-        .with_max_retries(NonZeroU32::new(5));
+        .try_with_max_retries(5)?; // a count; RestartPolicy::Never or TaskSpec::once: no retries
 
     let (id, waiter) = handle.add_and_watch(spec).await?;
     let outcome = waiter.await?;
     println!("{id}: {}", outcome.as_label()); // #1: outcome_completed
     assert!(outcome.is_success());
 
-    handle.shutdown().await
+    handle.shutdown().await?;
+    Ok(())
 }

@@ -127,8 +127,18 @@ impl TaskGroup {
     /// What is wrong with the group as given, if anything: no member, two members with one
     /// name, or a zero intensity period.
     pub(crate) fn problem(&self) -> Option<String> {
+        if let Some(reason) = crate::name::problem(self.name()) {
+            return Some(format!("group name: {reason}"));
+        }
         if self.members.is_empty() {
             return Some("a group needs at least one member".to_owned());
+        }
+        if let Some((member, reason)) = self
+            .members
+            .iter()
+            .find_map(|m| crate::name::problem(m.name()).map(|reason| (m.name(), reason)))
+        {
+            return Some(format!("member name '{member}': {reason}"));
         }
         let mut seen = std::collections::HashSet::with_capacity(self.members.len());
         if let Some(twice) = self.members.iter().find(|m| !seen.insert(m.name())) {

@@ -111,6 +111,7 @@ mod identity;
 mod local_message;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+mod name;
 mod observe;
 mod outcome;
 mod panic_guard;
@@ -140,6 +141,7 @@ pub use events::{
 };
 pub use group::{GroupStrategy, TaskGroup};
 pub use identity::{TaskId, TaskTarget};
+pub use name::MAX_NAME_LEN;
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
 pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
 pub use registry::{

@@ -15,6 +15,10 @@ enum Script {
     StopNormally,
     StopFatal,
     RunUntilStopped,
+    /// `pre_start` returns `Err("no database")`.
+    StartError,
+    /// `pre_start` panics with "start crashed".
+    StartPanic,
 }
 
 struct Scripted {
@@ -31,6 +35,11 @@ impl Actor for Scripted {
     async fn pre_start(&self, myself: ActorRef<()>, _: ()) -> Result<(), ActorProcessingErr> {
         let n = self.attempts.fetch_add(1, Ordering::SeqCst) as usize;
         let script = self.scripts[n.min(self.scripts.len() - 1)];
+        match script {
+            Script::StartError => return Err("no database".into()),
+            Script::StartPanic => panic!("start crashed"),
+            _ => {}
+        }
         if !matches!(script, Script::RunUntilStopped) {
             myself.cast(())?;
         }
@@ -55,7 +64,7 @@ impl Actor for Scripted {
                 myself.stop(Some("fatal: bad configuration".into()));
                 Ok(())
             }
-            Script::RunUntilStopped => Ok(()),
+            Script::RunUntilStopped | Script::StartError | Script::StartPanic => Ok(()),
         }
     }
 }
@@ -193,4 +202,42 @@ async fn an_attempt_timeout_kills_the_actor_and_retries() {
     }
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
     handle.shutdown().await.unwrap();
+}
+
+/// The failure reason of a task whose actor never starts (no retries).
+async fn start_failure(name: &str, script: Script) -> String {
+    let supervisor = Supervisor::new(SupervisorConfig::default(), Vec::new());
+    let handle = supervisor.serve().unwrap();
+    let attempts = Arc::new(AtomicU32::new(0));
+    let spec = spec(name, &attempts, vec![script]).with_restart(RestartPolicy::Never);
+    let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), waiter.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    handle.shutdown().await.unwrap();
+    match outcome {
+        TaskOutcome::Failed { reason, .. } => reason.to_string(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_pre_start_error_is_reported_with_its_text_not_as_a_panic() {
+    let reason = start_failure("start-error-actor", Script::StartError).await;
+    assert!(
+        reason.contains("actor failed to start: pre_start returned an error: no database"),
+        "{reason}"
+    );
+    assert!(!reason.contains("panicked"), "{reason}");
+}
+
+#[tokio::test]
+async fn a_pre_start_panic_is_reported_as_a_panic() {
+    quiet_panics();
+    let reason = start_failure("start-panic-actor", Script::StartPanic).await;
+    assert!(
+        reason.contains("actor failed to start: pre_start panicked: start crashed"),
+        "{reason}"
+    );
 }

@@ -1,4 +1,5 @@
-//! OS signals under `run_with_os_signals` (docs/semantics.md#shutdown), tested on a
+//! OS signals under `run_with_os_signals` and `serve_with_os_signals`
+//! (docs/semantics.md#shutdown), tested on a
 //! real child process: this test binary re-executes itself to run the child scenario, and
 //! the parent sends real signals with `kill`.
 #![cfg(unix)]
@@ -31,6 +32,38 @@ fn child_main(signals: bool) {
         } else {
             supervisor.run(vec![spec]).await
         };
+        println!("RESULT {}", result.err().map_or("ok", |e| e.as_label()));
+    });
+    runtime.shutdown_timeout(Duration::from_millis(100));
+}
+
+/// The served child: `serve_with_os_signals`, one task (`stubborn` ignores cancellation,
+/// else it honours it), grace 30 s. Prints READY once the task runs, then its outcome and
+/// the shutdown's result, which the signals started (`shutdown()` joins it).
+fn served_child_main(stubborn: bool) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async move {
+        let supervisor = Supervisor::builder(SupervisorConfig::default())
+            .with_grace(Duration::from_secs(30))
+            .build();
+        let handle = supervisor.serve_with_os_signals().unwrap();
+        let task = TaskFn::arc(move |ctx: TaskContext| async move {
+            println!("READY");
+            if stubborn {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+            ctx.cancelled().await;
+            Err(TaskError::Canceled)
+        });
+        let (_, waiter) = handle
+            .add_and_watch(TaskSpec::once("served", task))
+            .await
+            .unwrap();
+        let outcome = waiter.await.unwrap();
+        println!("OUTCOME {}", outcome.as_label());
+        let result = handle.shutdown().await;
         println!("RESULT {}", result.err().map_or("ok", |e| e.as_label()));
     });
     runtime.shutdown_timeout(Duration::from_millis(100));
@@ -149,4 +182,63 @@ fn without_signal_handling_sigint_terminates_the_process_by_signal() {
     let status = wait_exit(&mut child, Duration::from_secs(10));
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(2), "{status:?}");
+}
+
+#[test]
+fn a_served_supervisor_shuts_down_gracefully_on_the_first_sigterm() {
+    if let Ok(mode) = std::env::var(ROLE) {
+        return served_child_main(mode == "served-stubborn");
+    }
+    let mut child = spawn_child(
+        "a_served_supervisor_shuts_down_gracefully_on_the_first_sigterm",
+        "served",
+    );
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
+    wait_for_line(&mut lines, "READY");
+    let caught = signal_in_mask(&child.id().to_string(), "SigCgt", SIGINT);
+    assert_ne!(caught, Some(false), "serve_with_os_signals catches SIGINT");
+    send(&child, "-TERM");
+    assert_eq!(
+        wait_for_line(&mut lines, "OUTCOME"),
+        "OUTCOME outcome_canceled"
+    );
+    assert_eq!(wait_for_line(&mut lines, "RESULT"), "RESULT ok");
+    let status = wait_exit(&mut child, Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_second_signal_force_aborts_a_served_supervisor() {
+    if let Ok(mode) = std::env::var(ROLE) {
+        return served_child_main(mode == "served-stubborn");
+    }
+    let mut child = spawn_child(
+        "a_second_signal_force_aborts_a_served_supervisor",
+        "served-stubborn",
+    );
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
+    wait_for_line(&mut lines, "READY");
+    send(&child, "-INT");
+    std::thread::sleep(Duration::from_millis(300));
+    let second = Instant::now();
+    send(&child, "-INT");
+    assert_eq!(
+        wait_for_line(&mut lines, "OUTCOME"),
+        "OUTCOME outcome_force_aborted"
+    );
+    assert_eq!(
+        wait_for_line(&mut lines, "RESULT"),
+        "RESULT runtime_grace_exceeded"
+    );
+    // Generous bound: the grace is 30 s; without the second signal the stubborn task
+    // would be force-aborted only at its end.
+    assert!(
+        second.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        second.elapsed()
+    );
+    let status = wait_exit(&mut child, Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
 }

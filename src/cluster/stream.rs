@@ -34,10 +34,11 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, Semaphore};
+use tokio::time::Instant;
 
 use super::query_error::QueryError;
 use crate::events::{Event, EventSink, EventTap};
@@ -70,8 +71,10 @@ const MAX_WAITING_FETCHES: usize = 256;
 /// is forgotten first.
 const MAX_READERS: usize = 1_024;
 
-/// Readers that fetched within this window are waited for at shutdown.
-const READER_RECENT: Duration = Duration::from_secs(5);
+/// How long after its last reply a reader still counts as polling, on top of its own poll
+/// interval (the `wait_ms` of its last request): the time it gets to take the reply in and
+/// ask again before the shutdown flush stops waiting for it.
+const REPLY_SLACK: Duration = Duration::from_millis(100);
 
 /// One event with its place in the supervisor's stream sequence.
 ///
@@ -132,8 +135,14 @@ pub struct FetchRequest {
     /// Most events in the reply (capped at [`MAX_BATCH`], at least 1).
     pub max: u32,
     /// How long the serving node may wait for a new event before it answers with none, in
-    /// milliseconds (capped at [`MAX_FETCH_WAIT`]).
+    /// milliseconds (capped at [`MAX_FETCH_WAIT`]). Also the reader's poll interval: a
+    /// reader that has not asked again within it (plus a short slack) after its last reply
+    /// is not waited for by the shutdown flush.
     pub wait_ms: u32,
+    /// The reader is leaving (its stream was dropped): the serving node forgets it at once
+    /// and answers with the head only. Absent on the wire from older peers (`false`).
+    #[serde(default)]
+    pub leave: bool,
 }
 
 impl FetchRequest {
@@ -152,6 +161,16 @@ impl FetchRequest {
             after,
             max,
             wait_ms: u32::try_from(wait.as_millis()).unwrap_or(u32::MAX),
+            leave: false,
+        }
+    }
+
+    /// The goodbye of `reader`: the serving node forgets it (its shutdown flush no longer
+    /// waits for it) and answers with the head only, at once.
+    pub fn leave(reader: u64) -> Self {
+        FetchRequest {
+            leave: true,
+            ..FetchRequest::new(reader, None, None, 1, Duration::ZERO)
         }
     }
 }
@@ -327,10 +346,32 @@ impl RemoteControl {
     }
 }
 
-/// A reader's latest request.
+/// A reader's latest request, and whether it is still polling.
 struct ReaderSeen {
     after: Option<u64>,
+    /// Its last request (the least recently seen reader is forgotten first).
     at: Instant,
+    /// Its fetches being answered now.
+    pending: u32,
+    /// When its last reply was handed out (`None`: none yet).
+    replied: Option<Instant>,
+    /// Its poll interval: the wait of its last request.
+    poll: Duration,
+}
+
+impl ReaderSeen {
+    /// Whether the shutdown flush waits for this reader to confirm `head`: it has not
+    /// confirmed it yet, and it is polling (a fetch is being answered, or its last reply
+    /// went out within its poll interval and the slack). A reader that left said so
+    /// ([`FetchRequest::leave`]) and is no longer in the table.
+    fn awaited(&self, head: u64, now: Instant) -> bool {
+        let confirmed = self.after.is_some_and(|after| after >= head);
+        let polling = self.pending > 0
+            || self.replied.is_some_and(|replied| {
+                now.saturating_duration_since(replied) <= self.poll + REPLY_SLACK
+            });
+        !confirmed && polling
+    }
 }
 
 /// The serving side of one supervisor (see the module documentation).
@@ -463,9 +504,13 @@ impl Serving {
 
     fn note_reader(&self, request: &FetchRequest) {
         // Asking again proves the reader has every reply it was handed.
-        lock(&self.budget).ack(request.reader, tokio::time::Instant::now());
+        lock(&self.budget).ack(request.reader, Instant::now());
         let epoch = self.epoch();
         let mut readers = lock(&self.readers);
+        if request.leave {
+            readers.remove(&request.reader);
+            return;
+        }
         if readers.len() >= MAX_READERS && !readers.contains_key(&request.reader) {
             let oldest = readers
                 .iter()
@@ -475,17 +520,30 @@ impl Serving {
                 readers.remove(&oldest);
             }
         }
-        readers.insert(
-            request.reader,
-            ReaderSeen {
-                after: if request.epoch == Some(epoch) || request.epoch.is_none() {
-                    request.after
-                } else {
-                    None
-                },
-                at: Instant::now(),
-            },
-        );
+        let after = if request.epoch == Some(epoch) || request.epoch.is_none() {
+            request.after
+        } else {
+            None
+        };
+        let seen = readers.entry(request.reader).or_insert(ReaderSeen {
+            after,
+            at: Instant::now(),
+            pending: 0,
+            replied: None,
+            poll: Duration::ZERO,
+        });
+        seen.after = after;
+        seen.at = Instant::now();
+        seen.pending += 1;
+        seen.poll = Duration::from_millis(u64::from(request.wait_ms)).min(MAX_FETCH_WAIT);
+    }
+
+    /// One fetch of `reader` was answered (a reader that left meanwhile stays forgotten).
+    fn note_reply(&self, reader: u64) {
+        if let Some(seen) = lock(&self.readers).get_mut(&reader) {
+            seen.pending = seen.pending.saturating_sub(1);
+            seen.replied = Some(Instant::now());
+        }
     }
 
     /// Answers one fetch: at once when something is there, else when the first event
@@ -495,6 +553,13 @@ impl Serving {
     /// [`QueryError::SequenceFromTheFuture`] (see [`ReplayBuffer::read_bounded`]);
     /// [`QueryError::Busy`] beyond the budget.
     pub(crate) async fn fetch(&self, request: FetchRequest) -> Result<EventBatch, QueryError> {
+        if request.leave {
+            self.note_reader(&request);
+            return self.answer(
+                &FetchRequest::new(request.reader, None, None, 1, Duration::ZERO),
+                1,
+            );
+        }
         self.activate();
         self.note_reader(&request);
         let max = request.max.clamp(1, MAX_BATCH) as usize;
@@ -517,7 +582,9 @@ impl Serving {
             }
         }
         drop(permit);
-        self.answer(&request, max)
+        let answer = self.answer(&request, max);
+        self.note_reply(request.reader);
+        answer
     }
 
     /// Builds the reply of a fetch that waited long enough, within the budget: read (at
@@ -548,9 +615,13 @@ impl Serving {
     }
 
     /// The shutdown's part: no more events will come; waits (at most `timeout`) until every
-    /// reader seen recently has asked for more after the last event, which proves it has
-    /// all of them.
-    pub(crate) async fn close(&self, timeout: Duration) {
+    /// reader still polling has asked for more after the last event, which proves it has
+    /// all of them. A reader that left ([`FetchRequest::leave`]) or has not asked again
+    /// within its poll interval after its last reply is not waited for.
+    ///
+    /// Returns how many readers the flush found to wait for when it started (0: it
+    /// returned at once).
+    pub(crate) async fn close(&self, timeout: Duration) -> usize {
         let head = {
             let mut buffer = lock(&self.buffer);
             buffer.close();
@@ -558,18 +629,20 @@ impl Serving {
         };
         self.notify.notify_waiters();
         if !self.active.load(Ordering::Acquire) {
-            return;
+            return 0;
         }
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let all_read = lock(&self.readers).values().all(|seen| {
-                seen.at.elapsed() > READER_RECENT || seen.after.is_some_and(|after| after >= head)
-            });
-            if all_read || tokio::time::Instant::now() >= deadline {
-                return;
-            }
+        let awaited = |now| {
+            lock(&self.readers)
+                .values()
+                .filter(|seen| seen.awaited(head, now))
+                .count()
+        };
+        let waited = awaited(Instant::now());
+        let deadline = Instant::now() + timeout;
+        while awaited(Instant::now()) > 0 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+        waited
     }
 }
 

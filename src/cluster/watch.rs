@@ -23,7 +23,9 @@
 //!   delivered event is lost, uncounted.
 //! - When the supervisor shuts down gracefully, its shutdown waits (at most 500 ms) until
 //!   each recent reader has fetched its last event: the stream ends that incarnation with
-//!   every event and then [`WatchItem::Disconnected`] (`Stopped`).
+//!   every event and then [`WatchItem::Disconnected`] (`Stopped`). A stream that is
+//!   dropped says goodbye ([`FetchRequest::leave`]), and one that stopped asking (its node
+//!   died) is not waited for once its poll interval (`fetch_wait`) has passed.
 //!
 //! # Ordering
 //! Events come in stream-sequence order, each exactly once per epoch (a batch lost in
@@ -94,10 +96,12 @@ pub(crate) fn start(
     first: EventBatch,
 ) -> EventStream {
     let (items, receiver) = mpsc::channel(client.options().event_capacity);
+    let leave = Some((client.clone(), position.reader));
     let task = tokio::spawn(run(client, items, position, first));
     EventStream {
         items: receiver,
         task,
+        leave,
     }
 }
 
@@ -300,11 +304,15 @@ async fn serve(watcher: &mut Watcher) -> Result<(), Closed> {
 /// down); it does not end when the watched node dies or the supervisor stops — that is a
 /// [`WatchItem::Disconnected`], followed by [`WatchItem::Reconnected`] when it is back.
 ///
-/// Dropping the stream stops its task. The stream keeps the client's link, and so its
+/// Dropping the stream stops its task and tells the serving node that this reader left
+/// (so its shutdown does not wait for it; sent only from within a tokio runtime, best
+/// effort). The stream keeps the client's link, and so its
 /// reconnection, alive. Memory is bounded by `event_capacity` items.
 pub struct EventStream {
     items: mpsc::Receiver<WatchItem>,
     task: JoinHandle<()>,
+    /// The client and reader id the goodbye is sent with when the stream is dropped.
+    leave: Option<(RemoteSupervisor, u64)>,
 }
 
 impl std::fmt::Debug for EventStream {
@@ -338,5 +346,12 @@ impl Stream for EventStream {
 impl Drop for EventStream {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some((client, reader)) = self.leave.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = client.fetch(FetchRequest::leave(reader)).await;
+            });
+        }
     }
 }

@@ -181,7 +181,8 @@ impl SupervisorBuilder {
     /// The name must be unique among live supervisors of the process; default: a generated
     /// `"taskvisor-<n>"`.
     ///
-    /// An empty name makes [`try_build`](Self::try_build) fail with
+    /// An empty or whitespace-only name, or one longer than
+    /// [`MAX_NAME_LEN`](crate::MAX_NAME_LEN) bytes, makes [`try_build`](Self::try_build) fail with
     /// [`BuildError::InvalidName`]; a name already in use makes
     /// [`Supervisor::serve`](crate::Supervisor::serve) fail with
     /// [`RuntimeError::SupervisorNameTaken`](crate::RuntimeError::SupervisorNameTaken).
@@ -283,7 +284,10 @@ impl SupervisorBuilder {
     pub fn build(self) -> Arc<Supervisor> {
         match self.try_build() {
             Ok(supervisor) => supervisor,
-            Err(error) => panic!("invalid supervisor configuration: {error}"),
+            Err(error) => panic!(
+                "invalid supervisor configuration: {error} (use SupervisorBuilder::try_build \
+                 for configuration read at run time: it returns this as a BuildError)"
+            ),
         }
     }
 
@@ -301,19 +305,17 @@ impl SupervisorBuilder {
     ///   capacity cannot hold every subscriber;
     /// - [`BuildError::Zero`] (`"restart_intensity_period"`) for a restart intensity with a
     ///   zero period ([`SupervisorConfig::with_restart_intensity`](crate::SupervisorConfig::with_restart_intensity));
-    /// - [`BuildError::InvalidName`] for an empty name given to [`with_name`](Self::with_name).
+    /// - [`BuildError::InvalidName`] for a name given to [`with_name`](Self::with_name)
+    ///   that is empty or whitespace only, or longer than [`MAX_NAME_LEN`](crate::MAX_NAME_LEN)
+    ///   bytes (docs/semantics.md#names).
     pub fn try_build(self) -> Result<Arc<Supervisor>, BuildError> {
         self.config.validate()?;
         #[cfg(feature = "controller")]
         if let Some(controller) = &self.controller {
             controller.validate()?;
         }
-        if let Some(name) = &self.name
-            && name.is_empty()
-        {
-            return Err(BuildError::InvalidName {
-                reason: "supervisor name must not be empty",
-            });
+        if let Some(reason) = self.name.as_deref().and_then(crate::name::problem) {
+            return Err(BuildError::InvalidName { reason });
         }
         if let Some(capacity) = self.config.ownership_capacity()
             && self.subscribers.len() > capacity.get()

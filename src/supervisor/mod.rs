@@ -159,6 +159,31 @@ impl Supervisor {
         Ok(SupervisorHandle::new(runtime, self.lease.clone()))
     }
 
+    /// As [`serve`](Self::serve), and process signals stop the served supervisor: the first
+    /// SIGINT, SIGTERM or SIGQUIT (Ctrl-C off Unix) sends [`Command::Shutdown`](crate::Command)
+    /// (a requested graceful shutdown, as [`SupervisorHandle::shutdown`]), a second SIGINT or
+    /// SIGTERM during the grace period [`Command::ForceShutdown`](crate::Command) (every
+    /// remaining task force-aborted at once, as [`SupervisorHandle::force_shutdown`]). The
+    /// result of that shutdown is what [`SupervisorHandle::shutdown`] returns on any handle
+    /// (the shutdown is shared), so a program serves, waits for the end with
+    /// `handle.shutdown()` after its own work or keeps a handle and joins it.
+    ///
+    /// The listener holds no share of the owner lease: dropping every handle still stops
+    /// the supervisor (docs/semantics.md#owner-drop). As with
+    /// [`run_with_os_signals`](Self::run_with_os_signals), tokio keeps the signal handlers
+    /// for the rest of the process: once this supervisor has ended, further signals no
+    /// longer stop the process by default.
+    ///
+    /// # Errors
+    /// As [`serve`](Self::serve), plus [`RuntimeError::SignalSetupFailed`] when the
+    /// listeners cannot be installed (nothing is started then);
+    /// [`RuntimeError::TokioRuntimeUnavailable`] outside a Tokio runtime (nothing is
+    /// installed or started).
+    #[must_use = "the handle is how tasks are added; dropping the last one stops the supervisor"]
+    pub fn serve_with_os_signals(&self) -> Result<SupervisorHandle, RuntimeError> {
+        signals::serve_with_os_signals(self)
+    }
+
     /// The started runtime, starting it on first use.
     fn runtime(&self) -> Result<Arc<Runtime>, RuntimeError> {
         let mut slot = match self.lease.runtime.lock() {

@@ -1,4 +1,5 @@
-//! `run_with_os_signals`: the only entry point that installs process signal handlers.
+//! `run_with_os_signals` and `serve_with_os_signals`: the only entry points that install
+//! process signal handlers.
 //!
 //! The first SIGINT, SIGTERM or SIGQUIT (Ctrl-C off Unix) requests a graceful shutdown.
 //! Listening continues during the grace period: a second SIGINT or SIGTERM force-aborts
@@ -6,14 +7,55 @@
 //! disposition, so without this a stuck shutdown could only be ended with SIGKILL).
 
 use std::io;
+use std::sync::Arc;
 
 use super::Supervisor;
+use super::commands::{self, Options};
+use super::handle::SupervisorHandle;
 use super::run::run_static;
 use super::shutdown;
 use super::trigger::Trigger;
 use crate::error::RuntimeError;
-use crate::registry::InternalKind;
+use crate::registry::{Command, InternalKind};
 use crate::task::TaskSpec;
+
+/// Serves `supervisor` and spawns the listener task: the first signal sends
+/// [`Command::Shutdown`], a second one [`Command::ForceShutdown`], both through the
+/// handle's command door (without holding an owner lease: the listener keeps nothing
+/// alive). The task ends after the second signal or when the runtime has ended.
+pub(super) fn serve_with_os_signals(
+    supervisor: &Supervisor,
+) -> Result<SupervisorHandle, RuntimeError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(RuntimeError::TokioRuntimeUnavailable);
+    }
+    let mut listeners = Listeners::install().map_err(|source| RuntimeError::SignalSetupFailed {
+        source: source.into(),
+    })?;
+    let handle = supervisor.serve()?;
+    let runtime = Arc::downgrade(handle.runtime());
+    let ended = handle.runtime().stopping().root_token().clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = listeners.first() => {}
+            () = ended.cancelled() => return,
+        }
+        let Some(first) = runtime.upgrade() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let _ = commands::exec(&first, Command::Shutdown, Options::default()).await;
+        });
+        tokio::select! {
+            () = listeners.second() => {}
+            () = ended.cancelled() => return,
+        }
+        if let Some(second) = runtime.upgrade() {
+            let _ = commands::exec(&second, Command::ForceShutdown, Options::default()).await;
+        }
+    });
+    Ok(handle)
+}
 
 pub(super) async fn run_with_os_signals(
     supervisor: &Supervisor,

@@ -14,7 +14,8 @@
 //! | any other stop reason | abnormal exit: `TaskError::Fail` (`"actor stopped: <reason>"`, retryable) |
 //! | fails: a handler returns `Err` or panics (`ActorFailed`) | `TaskError::Fail` with the error text (retryable) |
 //! | killed by someone else | `TaskError::Fail` ("actor was killed") |
-//! | `pre_start` fails | `TaskError::Fail` ("actor failed to start: …") |
+//! | `pre_start` returns `Err` | `TaskError::Fail` ("actor failed to start: pre_start returned an error: <text>") |
+//! | `pre_start` panics | `TaskError::Fail` ("actor failed to start: pre_start panicked: <message>") |
 //!
 //! So [`RestartPolicy::Always`](crate::RestartPolicy) is OTP's *permanent* child,
 //! `OnFailure` *transient* and `Never` *temporary*.
@@ -31,6 +32,7 @@ use async_trait::async_trait;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::sync::oneshot;
 
+use super::start_guard::{self, StartFailure};
 use super::{Task, TaskContext, TaskError, TaskSpec};
 
 /// Stop-reason prefix by which an actor run with [`TaskSpec::actor`] reports a fatal
@@ -84,7 +86,7 @@ enum ChildExit {
     Stopped(Option<String>),
     Failed(String),
     Killed,
-    StartFailed(String),
+    StartFailed(StartFailure),
 }
 
 /// Kills the host (and so the hosted actor) when the attempt is dropped before it ended:
@@ -243,8 +245,8 @@ impl<A: Actor> Actor for AttemptHost<A> {
         let Some((actor, arguments, name)) = state.pending.take() else {
             return Ok(());
         };
-        match Actor::spawn_linked(name, actor, arguments, myself.get_cell()).await {
-            Ok((child, _)) => {
+        match start_guard::spawn_linked(name, actor, arguments, myself.get_cell()).await {
+            Ok(child) => {
                 let cell = child.get_cell();
                 *state
                     .last
@@ -254,7 +256,7 @@ impl<A: Actor> Actor for AttemptHost<A> {
             }
             Err(error) => {
                 if let Some(report) = state.report.take() {
-                    let _ = report.send(ChildExit::StartFailed(error.to_string()));
+                    let _ = report.send(ChildExit::StartFailed(error));
                 }
                 myself.stop(None);
             }

@@ -7,6 +7,7 @@ mod error;
 mod heartbeat;
 mod hosted_actor;
 mod spec;
+pub(crate) mod start_guard;
 // The file name `task.rs` is fixed by the crate layout; the trait lives
 // here next to its adapter.
 #[allow(clippy::module_inception)]

@@ -177,8 +177,12 @@ impl TaskSpec {
         self
     }
 
-    /// Sets an explicit retry limit (retries after the first failure of a
-    /// streak, docs/semantics.md#retries); `None` = unlimited, overriding a default limit.
+    /// Sets an explicit retry limit; **`None` is unlimited** (overriding a default limit),
+    /// and `NonZeroU32::new(0)` is `None`, so it means unlimited too, not "no retries". For
+    /// a count use [`try_with_max_retries`](Self::try_with_max_retries); for no retries use
+    /// [`RestartPolicy::Never`](crate::RestartPolicy::Never) or
+    /// [`TaskSpec::once`](Self::once). The limit counts retries after the first failure of
+    /// a streak (docs/semantics.md#retries).
     pub fn with_max_retries(mut self, max_retries: impl Into<Option<NonZeroU32>>) -> Self {
         self.max_retries = TaskSetting::Explicit(max_retries.into());
         self

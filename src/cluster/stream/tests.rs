@@ -381,3 +381,68 @@ fn the_byte_budget_drops_the_oldest_and_readers_see_the_gap() {
     assert_eq!(batch.gap, Some(Gap { from: 6, to: 6 }));
     assert!(batch.events.is_empty());
 }
+
+/// A reader that has fetched once (recording on) and holds no event of the stream.
+async fn a_served_reader(serving: &Serving, reader: u64, wait: Duration) {
+    serving
+        .fetch(FetchRequest::new(reader, None, None, 1, wait))
+        .await
+        .unwrap();
+    serving.deliver(&[Arc::new(Event::new(EventKind::TaskAdded))]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_shutdown_flush_waits_for_no_reader_that_said_goodbye() {
+    let serving = Serving::new();
+    a_served_reader(&serving, 1, Duration::from_secs(1)).await;
+    let goodbye = serving.fetch(FetchRequest::leave(1)).await.unwrap();
+    assert!(goodbye.events.is_empty());
+    assert_eq!(serving.stats().readers, 0);
+    assert_eq!(serving.close(Duration::from_millis(500)).await, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_shutdown_flush_waits_for_no_reader_silent_past_its_poll_interval() {
+    let serving = Serving::new();
+    a_served_reader(&serving, 1, Duration::from_millis(200)).await;
+    tokio::time::sleep(Duration::from_millis(200) + REPLY_SLACK * 2).await;
+    assert_eq!(serving.close(Duration::from_millis(500)).await, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_shutdown_flush_waits_for_a_polling_reader_until_it_has_the_last_event() {
+    let serving = Serving::new();
+    a_served_reader(&serving, 1, Duration::from_secs(1)).await;
+    // Within its poll interval the reader asks again: it gets the last event with the
+    // end of the stream and confirms it with its next request.
+    let reader = {
+        let serving = serving.clone();
+        tokio::spawn(async move {
+            let batch = serving
+                .fetch(FetchRequest::new(
+                    1,
+                    None,
+                    Some(0),
+                    10,
+                    Duration::from_secs(1),
+                ))
+                .await
+                .unwrap();
+            assert!(batch.closed);
+            let after = batch.last_seq(Some(0));
+            serving
+                .fetch(FetchRequest::new(
+                    1,
+                    Some(batch.epoch),
+                    Some(after),
+                    1,
+                    Duration::ZERO,
+                ))
+                .await
+                .unwrap();
+        })
+    };
+    assert_eq!(serving.close(Duration::from_secs(5)).await, 1);
+    reader.await.unwrap();
+    assert!(lock(&serving.readers)[&1].after == Some(1));
+}

@@ -1,0 +1,43 @@
+//! The one rule every name given to this crate follows: supervisor, task, group and
+//! controller slot names (docs/semantics.md#names).
+//!
+//! A name is valid when it is not empty once leading and trailing whitespace is trimmed,
+//! and at most [`MAX_NAME_LEN`] bytes long. The name is kept as given (not trimmed): the
+//! rule only refuses names a person could not tell apart from nothing, and names so long
+//! they would flood logs, metric labels and event payloads.
+
+/// The longest valid name, in bytes (UTF-8).
+pub const MAX_NAME_LEN: usize = 256;
+
+/// Reason text of an empty or whitespace-only name.
+pub(crate) const BLANK: &str = "a name must not be empty or whitespace only";
+
+/// Reason text of a name longer than [`MAX_NAME_LEN`] bytes.
+pub(crate) const TOO_LONG: &str = "a name must be at most 256 bytes long";
+
+/// Why `name` is not a valid name (see the module documentation); `None` when it is.
+pub(crate) fn problem(name: &str) -> Option<&'static str> {
+    if name.trim().is_empty() {
+        Some(BLANK)
+    } else if name.len() > MAX_NAME_LEN {
+        Some(TOO_LONG)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_and_overlong_names_are_refused_and_the_rest_kept() {
+        assert_eq!(problem(""), Some(BLANK));
+        assert_eq!(problem(" \t\n"), Some(BLANK));
+        assert_eq!(problem(&"x".repeat(MAX_NAME_LEN + 1)), Some(TOO_LONG));
+        assert_eq!(problem(&"x".repeat(MAX_NAME_LEN)), None);
+        assert_eq!(problem(" padded "), None);
+        assert_eq!(problem("é"), None);
+        assert!(TOO_LONG.contains(&MAX_NAME_LEN.to_string()));
+    }
+}
