@@ -6,14 +6,17 @@
 //! rule only refuses names a person could not tell apart from nothing, and names so long
 //! they would flood logs, metric labels and event payloads.
 
-/// The longest valid name, in bytes (UTF-8).
-pub const MAX_NAME_LEN: usize = 256;
+/// The longest valid name, in bytes (UTF-8): 16 KiB. A bound, not a style rule: it keeps a
+/// name from growing an event, a log line or a metric label without limit, and it leaves
+/// room for names that carry data (a URL, a key). Another node names a task of at most
+/// 1 KiB (the remote target cap); a longer one is reached there by its id.
+pub const MAX_NAME_LEN: usize = 16 << 10;
 
 /// Reason text of an empty or whitespace-only name.
 pub(crate) const BLANK: &str = "a name must not be empty or whitespace only";
 
 /// Reason text of a name longer than [`MAX_NAME_LEN`] bytes.
-pub(crate) const TOO_LONG: &str = "a name must be at most 256 bytes long";
+pub(crate) const TOO_LONG: &str = "a name must be at most 16384 bytes long";
 
 /// Why `name` is not a valid name (see the module documentation); `None` when it is.
 pub(crate) fn problem(name: &str) -> Option<&'static str> {

@@ -106,7 +106,8 @@ async fn events_of(recorder: &Arc<Recorder>, kind: EventKind, n: usize) -> Vec<E
             .filter(|e| e.kind == kind)
             .collect()
     };
-    let arrived = eventually(Duration::from_secs(5), || {
+    // Generous: delivery goes through a subscriber thread, slow on a loaded machine.
+    let arrived = eventually(Duration::from_secs(30), || {
         let recorder = recorder.clone();
         async move { of_kind(&recorder).len() >= n }
     })
