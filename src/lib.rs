@@ -54,7 +54,7 @@
 //! | entry points | [`Supervisor`], [`SupervisorBuilder`], [`SupervisorConfig`], [`TaskDefaults`] |
 //! | the handle and its operations | [`SupervisorHandle`], [`Command`], [`CommandReply`], [`ExecOperation`], [`AddOperation`], [`WatchedAddOperation`], [`RemoveOperation`], [`CancelOperation`], [`PauseOperation`], [`OperationFuture`], [`TaskTarget`] (the builders are `IntoFuture`: `.await` them, or call `.execute()` for a plain `Future`) |
 //! | supervision groups | [`TaskGroup`], [`GroupStrategy`] |
-//! | the task model | [`Task`], [`TaskFn`], [`TaskRef`], [`TaskSpec`], [`TaskSetting`], [`TaskContext`], [`TaskId`], [`TaskError`], [`FATAL_STOP_PREFIX`], [`SHUTDOWN_STOP_PREFIX`] |
+//! | the task model | [`Task`], [`TaskFn`], [`TaskRef`], [`TaskSpec`], [`TaskSetting`], [`TaskContext`], [`TaskId`], [`TaskError`], [`FATAL_STOP_PREFIX`], [`IGNORE_STOP_REASON`], [`SHUTDOWN_STOP_PREFIX`] |
 //! | policies | [`RestartPolicy`], [`BackoffPolicy`], [`JitterPolicy`], [`BackoffError`], [`AutoShutdown`] |
 //! | outcomes and state | [`TaskOutcome`], [`TaskOutcomeKind`], [`TaskWaiter`], [`TaskWaiterFuture`], [`TaskInfo`], [`TaskState`] |
 //! | events | [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`], [`Subscribe`], [`EventStats`], [`SubscriberStats`]; `TracingSubscriber`, `LogWriter` (features `tracing`, `logging`) |
@@ -149,8 +149,8 @@ pub use supervisor::{
 #[cfg(feature = "controller")]
 pub use supervisor::{PreparedSubmission, Submit, WatchedSubmit};
 pub use task::{
-    FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX, Task, TaskContext, TaskDefaults, TaskError, TaskFn,
-    TaskRef, TaskSetting, TaskSpec,
+    FATAL_STOP_PREFIX, IGNORE_STOP_REASON, SHUTDOWN_STOP_PREFIX, Task, TaskContext, TaskDefaults,
+    TaskError, TaskFn, TaskRef, TaskSetting, TaskSpec,
 };
 pub use umbrella::Error;
 

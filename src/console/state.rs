@@ -344,7 +344,18 @@ impl ConsoleState {
             }
         }
         let detail = match (event.kind, event.delay_ms) {
+            (EventKind::BackoffScheduled, Some(ms)) if event.retry_after => {
+                Some(Arc::from(format!("delay {ms}ms (retry_after)")))
+            }
             (EventKind::BackoffScheduled, Some(ms)) => Some(Arc::from(format!("delay {ms}ms"))),
+            // The outcome's own label first: an ignored task (no reason) reads as such.
+            (EventKind::TaskFinished, _) => match (event.outcome_kind, &event.reason) {
+                (Some(kind), Some(reason)) => {
+                    Some(Arc::from(format!("{}: {reason}", kind.as_label())))
+                }
+                (Some(kind), None) => Some(Arc::from(kind.as_label())),
+                (None, reason) => reason.clone(),
+            },
             _ => event.reason.clone(),
         };
         let ring = self.recent.entry(id).or_default();

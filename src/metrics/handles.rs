@@ -23,7 +23,7 @@ struct Inner {
     /// Set by the first panic of the recorder: nothing is recorded after it.
     broken: AtomicBool,
     attempts: AttemptSeries,
-    outcomes: [Counter; 6],
+    outcomes: [Counter; 7],
     rejections: [Counter; 9],
     registered: Gauge,
     running: Gauge,

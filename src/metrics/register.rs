@@ -13,7 +13,7 @@ use super::{METADATA, labels, names};
 
 /// The per-attempt series of one label set (unlabeled, or one opted-in task).
 pub(super) struct AttemptSeries {
-    pub(super) attempts: [Counter; 6],
+    pub(super) attempts: [Counter; 7],
     pub(super) restarts: Counter,
     pub(super) duration: Histogram,
 }

@@ -31,6 +31,11 @@ pub(crate) enum Decision {
         reason: Option<Arc<str>>,
         /// The failure streak after this decision: 0 after a success, +1 after a failure.
         next_retry_count: u32,
+        /// How many retries of that streak took the failure's own delay (they do not
+        /// advance the backoff sequence): 0 after a success.
+        next_directed: u32,
+        /// `delay` is the failure's own ([`TaskError::with_retry_after`]), not the backoff's.
+        directed: bool,
     },
     /// The registration is over with this outcome.
     Finish(Finish),
@@ -53,16 +58,28 @@ impl Finish {
     }
 }
 
+/// What the registration knows before deciding on an attempt that ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct History {
+    /// The failure streak before this attempt.
+    pub(crate) retry_count: u32,
+    /// How many retries of that streak took the failure's own delay: the backoff sequence
+    /// stands at `retry_count - directed`.
+    pub(crate) directed: u32,
+    /// The number of the attempt that ended (1: the first).
+    pub(crate) attempt: u32,
+}
+
 /// Decides what follows an attempt that ended with `verdict`, and hands back the error of
 /// a failure that is retried (or cancelled instead of retried): its destructor is user code
 /// (docs/semantics.md#panics) and, if it panics, the registration ends `Panicked` instead.
 ///
-/// `retry_count` is the failure streak before this attempt; `cancelled` tells whether the
-/// registration's token was cancelled (remove, cancel, shutdown) by the time it ended.
+/// `history` is the streak before this attempt and its number; `cancelled` tells whether
+/// the registration's token was cancelled (remove, cancel, shutdown) by the time it ended.
 pub(crate) fn decide_parts(
     policy: &ResolvedPolicy,
     verdict: AttemptVerdict,
-    retry_count: u32,
+    history: History,
     cancelled: bool,
 ) -> (Decision, Option<TaskError>) {
     let (error, elapsed) = match verdict {
@@ -80,24 +97,43 @@ pub(crate) fn decide_parts(
             return (decide_success(policy, elapsed, cancelled), None);
         }
         AttemptVerdict::TimedOut { timeout, elapsed } => (TaskError::timeout(timeout), elapsed),
+        AttemptVerdict::Failed { error, .. } if error.is_ignore() => {
+            return (decide_ignore(history.attempt, cancelled), None);
+        }
         AttemptVerdict::Failed { error, elapsed } => (error, elapsed),
     };
-    decide_failure(
-        policy,
-        error,
-        streak(policy, retry_count, elapsed),
-        cancelled,
-    )
+    decide_failure(policy, error, streak(policy, history, elapsed), cancelled)
+}
+
+/// An attempt returned `TaskError::ignore()` (OTP's `ignore`): the first declines the task
+/// (`Ignored`), a later one is too late to decline and ends `Failed`, saying so. A claim
+/// made by then wins (`Canceled`), as it does over a success.
+fn decide_ignore(attempt: u32, cancelled: bool) -> Decision {
+    let outcome = if cancelled {
+        TaskOutcome::Canceled
+    } else if attempt <= 1 {
+        TaskOutcome::Ignored
+    } else {
+        let text = format!(
+            "task declined to start (ignore) on attempt {attempt}: only the first attempt may decline"
+        );
+        TaskOutcome::failed(text, None, None)
+    };
+    Decision::Finish(Finish::plain(outcome))
 }
 
 /// The failure streak a failed attempt counts from: `retry_count`, or 0 when the attempt ran
 /// at least the task's `reset_after` before failing — a healthy run resets the streak and
 /// the backoff as a success does (Akka's `resetBackoffAfter`; systemd forgets failures
 /// older than `StartLimitIntervalSec`).
-fn streak(policy: &ResolvedPolicy, retry_count: u32, elapsed: Duration) -> u32 {
+fn streak(policy: &ResolvedPolicy, history: History, elapsed: Duration) -> History {
     match policy.reset_after {
-        Some(healthy) if elapsed >= healthy => 0,
-        _ => retry_count,
+        Some(healthy) if elapsed >= healthy => History {
+            retry_count: 0,
+            directed: 0,
+            ..history
+        },
+        _ => history,
     }
 }
 
@@ -116,12 +152,16 @@ fn decide_success(policy: &ResolvedPolicy, elapsed: Duration, cancelled: bool) -
                     announce: Some(BackoffSource::Success),
                     reason: None,
                     next_retry_count: 0,
+                    next_directed: 0,
+                    directed: false,
                 },
                 None => Decision::Again {
                     delay: floor,
                     announce: None,
                     reason: None,
                     next_retry_count: 0,
+                    next_directed: 0,
+                    directed: false,
                 },
             }
         }
@@ -132,9 +172,10 @@ fn decide_success(policy: &ResolvedPolicy, elapsed: Duration, cancelled: bool) -
 fn decide_failure(
     policy: &ResolvedPolicy,
     error: TaskError,
-    retry_count: u32,
+    history: History,
     cancelled: bool,
 ) -> (Decision, Option<TaskError>) {
+    let retry_count = history.retry_count;
     if error.is_fatal() {
         let reason: Arc<str> = error.to_string().into();
         let exit_code = error.exit_code();
@@ -152,11 +193,20 @@ fn decide_failure(
         let decision = if cancelled {
             Decision::Finish(Finish::plain(TaskOutcome::Canceled))
         } else {
+            // The failure's own delay (already clamped) replaces this one backoff: no
+            // jitter, and the backoff sequence stays where it was (Temporal's
+            // `next_retry_delay`); the retry limit counts it as any retry.
+            let directed = error.retry_after();
+            let step = retry_count.saturating_sub(history.directed);
             Decision::Again {
-                delay: policy.backoff.delay_for_retry(retry_count),
+                delay: directed.unwrap_or_else(|| policy.backoff.delay_for_retry(step)),
                 announce: Some(BackoffSource::Failure),
                 reason: Some(reason),
                 next_retry_count: retry_count.saturating_add(1),
+                next_directed: history
+                    .directed
+                    .saturating_add(u32::from(directed.is_some())),
+                directed: directed.is_some(),
             }
         };
         return (decision, Some(error));
@@ -189,7 +239,12 @@ mod tests {
         retry_count: u32,
         cancelled: bool,
     ) -> Decision {
-        decide_parts(policy, verdict, retry_count, cancelled).0
+        let history = History {
+            retry_count,
+            directed: 0,
+            attempt: retry_count.saturating_add(1),
+        };
+        decide_parts(policy, verdict, history, cancelled).0
     }
 
     fn policy(restart: RestartPolicy, max_retries: Option<u32>) -> ResolvedPolicy {
@@ -253,6 +308,7 @@ mod tests {
                 announce,
                 reason,
                 next_retry_count,
+                ..
             } => {
                 assert_eq!(delay, Duration::from_secs(1));
                 assert_eq!(announce, Some(BackoffSource::Success));
@@ -340,6 +396,7 @@ mod tests {
                     announce,
                     reason,
                     next_retry_count,
+                    ..
                 } => {
                     assert_eq!(delay, Duration::from_millis(10));
                     assert_eq!(announce, Some(BackoffSource::Failure));
@@ -496,5 +553,161 @@ mod tests {
             )),
             TaskOutcome::Failed { .. }
         ));
+    }
+
+    fn failed_with(error: TaskError) -> AttemptVerdict {
+        AttemptVerdict::Failed {
+            error,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_retry_after_replaces_one_backoff_without_advancing_the_sequence() {
+        let mut p = policy(RestartPolicy::OnFailure, Some(3));
+        p.backoff = BackoffPolicy::exponential(Duration::from_millis(100))
+            .with_jitter(crate::policy::JitterPolicy::Full);
+        let asked = TaskError::fail("busy").with_retry_after(Duration::from_secs(7));
+        let history = History {
+            retry_count: 1,
+            directed: 0,
+            attempt: 2,
+        };
+        match decide_parts(&p, failed_with(asked), history, false).0 {
+            Decision::Again {
+                delay,
+                announce,
+                next_retry_count,
+                next_directed,
+                directed,
+                ..
+            } => {
+                assert_eq!(delay, Duration::from_secs(7), "no jitter, not the backoff");
+                assert_eq!(announce, Some(BackoffSource::Failure));
+                assert_eq!(next_retry_count, 2, "the retry limit counts it");
+                assert_eq!(next_directed, 1);
+                assert!(directed);
+            }
+            other => panic!("{other:?}"),
+        }
+        // The next plain failure takes the backoff step the directed one skipped.
+        p.backoff = BackoffPolicy::exponential(Duration::from_millis(100));
+        let history = History {
+            retry_count: 2,
+            directed: 1,
+            attempt: 3,
+        };
+        match decide_parts(&p, fail(), history, false).0 {
+            Decision::Again {
+                delay,
+                directed,
+                next_directed,
+                ..
+            } => {
+                assert_eq!(delay, Duration::from_millis(200), "step 1, not step 2");
+                assert!(!directed);
+                assert_eq!(next_directed, 1);
+            }
+            other => panic!("{other:?}"),
+        }
+        // At the limit a directed failure ends the task as any failure does.
+        let history = History {
+            retry_count: 3,
+            directed: 3,
+            attempt: 4,
+        };
+        let last = TaskError::fail("busy").with_retry_after(Duration::ZERO);
+        assert!(matches!(
+            finished(decide_parts(&p, failed_with(last), history, false).0),
+            TaskOutcome::Failed { .. }
+        ));
+    }
+
+    #[test]
+    fn a_zero_or_huge_retry_after_is_immediate_or_clamped() {
+        let p = policy(RestartPolicy::OnFailure, None);
+        let zero = TaskError::fail("x").with_retry_after(Duration::ZERO);
+        match decide(&p, failed_with(zero), 0, false) {
+            Decision::Again { delay, .. } => assert_eq!(delay, Duration::ZERO),
+            other => panic!("{other:?}"),
+        }
+        let huge = TaskError::fail("x").with_retry_after(Duration::MAX);
+        match decide(&p, failed_with(huge), 0, false) {
+            Decision::Again { delay, .. } => {
+                assert_eq!(delay, crate::duration::clamp(Duration::MAX));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_healthy_run_forgets_the_directed_retries_too() {
+        let mut p = policy(RestartPolicy::OnFailure, None);
+        p.backoff = BackoffPolicy::exponential(Duration::from_millis(100));
+        p.reset_after = Some(Duration::from_secs(5));
+        let history = History {
+            retry_count: 4,
+            directed: 4,
+            attempt: 5,
+        };
+        match decide_parts(&p, failed_after(Duration::from_secs(5)), history, false).0 {
+            Decision::Again {
+                delay,
+                next_retry_count,
+                next_directed,
+                ..
+            } => {
+                assert_eq!(delay, Duration::from_millis(100));
+                assert_eq!((next_retry_count, next_directed), (1, 0));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ignore_from_the_first_attempt_ends_ignored_whatever_the_policy() {
+        for restart in [
+            RestartPolicy::Never,
+            RestartPolicy::OnFailure,
+            RestartPolicy::Always { interval: None },
+        ] {
+            let outcome = finished(decide(
+                &policy(restart, None),
+                failed_with(TaskError::ignore()),
+                0,
+                false,
+            ));
+            assert_eq!(outcome.kind(), TaskOutcomeKind::Ignored, "{restart:?}");
+        }
+    }
+
+    #[test]
+    fn ignore_from_a_later_attempt_is_a_failure_that_says_so() {
+        let outcome = finished(decide(
+            &policy(RestartPolicy::OnFailure, None),
+            failed_with(TaskError::ignore()),
+            2,
+            false,
+        ));
+        match outcome {
+            TaskOutcome::Failed { reason, .. } => {
+                assert!(
+                    reason.contains("ignore") && reason.contains("attempt 3"),
+                    "{reason}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ignore_after_a_claim_ends_canceled() {
+        let outcome = finished(decide(
+            &policy(RestartPolicy::OnFailure, None),
+            failed_with(TaskError::ignore()),
+            0,
+            true,
+        ));
+        assert!(matches!(outcome, TaskOutcome::Canceled));
     }
 }

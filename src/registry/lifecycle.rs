@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::decision::{Decision, Finish, decide_parts};
+use super::decision::{Decision, Finish, History, decide_parts};
 use super::group::Input as GroupInput;
 use super::intensity::{Meltdown, Window};
 use crate::attempt::AttemptVerdict;
@@ -69,13 +69,15 @@ pub(crate) enum Ended {
 }
 
 /// A `BackoffScheduled` event to publish: the attempt that ended, the delay (wall time)
-/// before the next one, why, and the failure text (failure retries only).
+/// before the next one, why, the failure text (failure retries only), and whether the
+/// failure asked for the delay itself (`retry_after`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Backoff {
     pub(crate) attempt: u32,
     pub(crate) delay: Duration,
     pub(crate) source: BackoffSource,
     pub(crate) reason: Option<Arc<str>>,
+    pub(crate) retry_after: bool,
 }
 
 /// The effects of one [`Life::step`], in order. Inline up to four (a step rarely has
@@ -205,6 +207,8 @@ pub(crate) struct Life {
     attempt: u32,
     /// Current failure streak (reset by a success or a healthy run).
     retry_count: u32,
+    /// Retries of the streak that took the failure's own delay (`retry_after`).
+    directed: u32,
     /// Restarts so far: after a failure of its own, or imposed by its group (`TaskInfo::restarts`).
     restarts: u32,
     last_failure: Option<Arc<str>>,
@@ -229,6 +233,7 @@ impl Life {
             paused: false,
             attempt: 0,
             retry_count: 0,
+            directed: 0,
             restarts: 0,
             last_failure: None,
             member: None,
@@ -417,8 +422,12 @@ impl Life {
             }
             Ended::Vanished => self.commit(Finish::plain(TaskOutcome::ForceAborted), fx),
             Ended::Verdict(verdict) => {
-                let (decision, error) =
-                    decide_parts(&self.policy, verdict, self.retry_count, cancelled);
+                let history = History {
+                    retry_count: self.retry_count,
+                    directed: self.directed,
+                    attempt: self.attempt,
+                };
+                let (decision, error) = decide_parts(&self.policy, verdict, history, cancelled);
                 self.pending = Some(Box::new(decision));
                 match error {
                     Some(error) => fx.push(Effect::DropError(error)),
@@ -443,7 +452,7 @@ impl Life {
             let reason = format!("task error destructor panicked: {panic}");
             return self.commit(panicked(reason), fx);
         }
-        let (delay, announce, reason, next_retry_count) = match decision {
+        let (delay, announce, reason, streak, retry_after) = match decision {
             None => return,
             Some(Decision::Finish(finish)) => return self.commit(finish, fx),
             Some(Decision::Again {
@@ -451,7 +460,15 @@ impl Life {
                 announce,
                 reason,
                 next_retry_count,
-            }) => (delay, announce, reason, next_retry_count),
+                next_directed,
+                directed,
+            }) => (
+                delay,
+                announce,
+                reason,
+                (next_retry_count, next_directed),
+                directed,
+            ),
         };
         let failed = announce == Some(BackoffSource::Failure);
         if failed
@@ -477,7 +494,7 @@ impl Life {
             fx.push(Effect::Meltdown);
             return self.commit(Finish::plain(TaskOutcome::failed(text, None, None)), fx);
         }
-        self.retry_count = next_retry_count;
+        (self.retry_count, self.directed) = streak;
         if failed {
             self.restarts = self.restarts.saturating_add(1);
             self.last_failure = reason.clone();
@@ -488,6 +505,7 @@ impl Life {
             delay,
             source,
             reason,
+            retry_after,
         });
         // A member's restart is its group's decision; its backoff is announced once the
         // group has decided (never, when the group's intensity is exceeded).

@@ -124,6 +124,11 @@ async fn carry_out(
                     let event = entry.shared.event(EventKind::BackoffScheduled);
                     let event = event.with_attempt(b.attempt).with_delay(b.delay);
                     let event = event.with_backoff_source(b.source);
+                    let event = if b.retry_after {
+                        event.with_retry_after()
+                    } else {
+                        event
+                    };
                     match b.reason {
                         Some(reason) => event.with_reason(reason),
                         None => event,

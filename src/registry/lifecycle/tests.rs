@@ -12,6 +12,7 @@ use super::*;
 use crate::policy::{BackoffPolicy, RestartPolicy};
 use crate::registry::TaskState;
 
+mod operator;
 mod orderings;
 
 const D: Duration = Duration::from_millis(10);
@@ -110,7 +111,10 @@ fn tag(effect: &Effect) -> String {
         Effect::Spawn { attempt } => format!("spawn {attempt}"),
         Effect::RetryTimer(delay) => format!("retry timer {delay:?}"),
         Effect::CancelRetryTimer => "cancel retry timer".into(),
-        Effect::AnnounceBackoff(b) => format!("backoff {} {:?} {:?}", b.attempt, b.delay, b.source),
+        Effect::AnnounceBackoff(b) => {
+            let asked = if b.retry_after { " retry_after" } else { "" };
+            format!("backoff {} {:?} {:?}{asked}", b.attempt, b.delay, b.source)
+        }
         Effect::ObserveRestart => "observe restart".into(),
         Effect::Meltdown => "meltdown".into(),
         Effect::CancelRegistration => "cancel token".into(),
