@@ -138,8 +138,12 @@ pub use events::{
 pub use group::{GroupStrategy, TaskGroup};
 pub use identity::{TaskId, TaskTarget};
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
-pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
-pub use registry::{Answer, Command, CommandReply, Query, RegistryMessage, TaskInfo, TaskState};
+pub use policy::{
+    AutoShutdown, BackoffError, BackoffPolicy, Exhausted, JitterPolicy, RestartPolicy,
+};
+pub use registry::{
+    Answer, Command, CommandReply, PauseReason, Query, RegistryMessage, TaskInfo, TaskState,
+};
 pub use rejection::RejectionKind;
 pub use supervisor::{
     AddOperation, CancelOperation, ExecOperation, OperationFuture, PauseOperation, RemoveOperation,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use ractor_taskvisor::prelude::*;
-use ractor_taskvisor::{IGNORE_STOP_REASON, TaskState};
+use ractor_taskvisor::{IGNORE_STOP_REASON, PauseReason, TaskState};
 use tokio::time::Instant;
 
 /// A task whose attempt `n` (0-based) returns `script[n]` (the last one past the end),
@@ -196,4 +196,76 @@ async fn an_actor_that_stops_with_the_ignore_reason_ends_ignored() {
         .unwrap();
     assert!(matches!(outcome, TaskOutcome::Ignored), "{outcome:?}");
     handle.shutdown().await.unwrap();
+}
+
+/// Whether task `id` is paused by exhaustion now.
+async fn paused_by_exhaustion(handle: &SupervisorHandle, id: TaskId) -> bool {
+    handle.task_info(id).await.is_some_and(|info| {
+        info.state == TaskState::Paused
+            && matches!(info.pause_reason, Some(PauseReason::Exhausted { .. }))
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_out_of_retries_pauses_frees_its_permit_and_resumes_with_a_fresh_budget() {
+    let config = SupervisorConfig::default().with_max_concurrent(Some(nzu(1)));
+    let (_sup, handle, recorder) = serve_recorded(config);
+    let attempts = Arc::new(AtomicU32::new(0));
+    let spec = TaskSpec::restartable("dead-letter", failing(attempts.clone()))
+        .with_backoff(BackoffPolicy::constant(ms(10)))
+        .with_max_retries(nz32(1))
+        .on_exhausted(Exhausted::Pause);
+    let (id, waiter) = handle.add_and_watch(spec).await.unwrap();
+    assert!(eventually(ms(1_000), || paused_by_exhaustion(&handle, id)).await);
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    let info = handle.task_info(id).await.unwrap();
+    match &info.pause_reason {
+        Some(PauseReason::Exhausted { last_error }) => assert_eq!(
+            last_error,
+            "retry limit reached after 1 of 1 retries: execution failed: boom"
+        ),
+        other => panic!("{other:?}"),
+    }
+
+    // The only `max_concurrent` permit is free while it is paused.
+    let (_, other) = handle
+        .add_and_watch(TaskSpec::once("next-in-line", instant_ok()))
+        .await
+        .unwrap();
+    assert!(matches!(
+        other.wait().await.unwrap(),
+        TaskOutcome::Completed
+    ));
+
+    // Resume: a fresh budget of one retry, the next attempt at once; out of it again.
+    assert!(handle.resume(id).await.unwrap());
+    assert!(
+        eventually(ms(1_000), || async {
+            attempts.load(Ordering::SeqCst) == 4 && paused_by_exhaustion(&handle, id).await
+        })
+        .await
+    );
+    // Its watcher kept waiting through both pauses: the one outcome is the cancel's.
+    assert!(handle.cancel(id).await.unwrap());
+    assert!(matches!(
+        waiter.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+    assert!(!handle.resume(id).await.unwrap_or(false));
+    handle.shutdown().await.unwrap();
+
+    let paused: Vec<Event> = recorder
+        .for_task("dead-letter")
+        .into_iter()
+        .filter(|e| e.kind == EventKind::TaskPaused)
+        .collect();
+    assert_eq!(paused.len(), 2);
+    assert!(
+        paused[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("exhausted: retry limit reached")),
+        "{paused:?}"
+    );
+    assert_eq!(recorder.count("dead-letter", EventKind::TaskFinished), 1);
 }

@@ -97,7 +97,8 @@ pub struct RecentEvent {
     pub kind: EventKind,
     /// The attempt number, on attempt and backoff events.
     pub attempt: Option<u32>,
-    /// The event's reason, or for a backoff its delay (`"delay 250ms"`).
+    /// The event's reason; for a backoff its delay (`"delay 250ms"`, with ` (retry_after)`
+    /// when the failure chose it); for `TaskFinished` the outcome label, then its reason.
     pub detail: Option<Arc<str>>,
 }
 

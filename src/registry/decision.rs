@@ -39,6 +39,10 @@ pub(crate) enum Decision {
     },
     /// The registration is over with this outcome.
     Finish(Finish),
+    /// The retry limit stopped a failure that would otherwise be retried: this `Failed`
+    /// outcome, unless the task pauses on exhaustion (`Exhausted::Pause`, decided by the
+    /// life cycle).
+    Exhausted(Finish),
 }
 
 /// A terminal outcome plus the diagnostic text for its `TaskFinished` event.
@@ -212,16 +216,20 @@ fn decide_failure(
         return (decision, Some(error));
     }
     let text = error.to_string();
-    let reason: Arc<str> = match policy.max_retries {
-        Some(limit) if policy_retries && error.is_retryable() && limit_reached => {
-            format!("retry limit reached after {retry_count} of {limit} retries: {text}").into()
-        }
-        _ => text.into(),
+    let (reason, exhausted): (Arc<str>, bool) = match policy.max_retries {
+        Some(limit) if policy_retries && error.is_retryable() && limit_reached => (
+            format!("retry limit reached after {retry_count} of {limit} retries: {text}").into(),
+            true,
+        ),
+        _ => (text.into(), false),
     };
     let exit_code = error.exit_code();
     let source = error.into_source().map(Arc::from);
-    let outcome = TaskOutcome::failed(reason, exit_code, source);
-    (Decision::Finish(Finish::plain(outcome)), None)
+    let finish = Finish::plain(TaskOutcome::failed(reason, exit_code, source));
+    match exhausted {
+        true => (Decision::Exhausted(finish), None),
+        false => (Decision::Finish(finish), None),
+    }
 }
 
 #[cfg(test)]
@@ -257,6 +265,7 @@ mod tests {
             restart_intensity: None,
             reset_after: None,
             significant: false,
+            on_exhausted: crate::policy::Exhausted::Fail,
         }
     }
 
@@ -279,7 +288,7 @@ mod tests {
 
     fn finished(decision: Decision) -> TaskOutcome {
         match decision {
-            Decision::Finish(finish) => finish.outcome,
+            Decision::Finish(finish) | Decision::Exhausted(finish) => finish.outcome,
             other => panic!("expected a terminal decision, got {other:?}"),
         }
     }
@@ -709,5 +718,24 @@ mod tests {
             true,
         ));
         assert!(matches!(outcome, TaskOutcome::Canceled));
+    }
+
+    #[test]
+    fn only_the_retry_limit_exhausts() {
+        let limited = policy(RestartPolicy::OnFailure, Some(1));
+        assert!(matches!(
+            decide(&limited, fail(), 1, false),
+            Decision::Exhausted(_)
+        ));
+        let never = policy(RestartPolicy::Never, Some(1));
+        assert!(matches!(
+            decide(&never, fail(), 1, false),
+            Decision::Finish(_)
+        ));
+        let fatal = failed_with(TaskError::fatal("bad"));
+        assert!(matches!(
+            decide(&limited, fatal, 1, false),
+            Decision::Finish(_)
+        ));
     }
 }

@@ -24,6 +24,8 @@
 //! at `ForceAbort` (`ForceAborted`, `reap`). 4. The restart decision is [`decide_parts`],
 //! then the task's own intensity, then the supervisor-wide [`Meltdown`]; a member hands its
 //! restart to its group. 5. A pause parks the next due attempt; a claimed one never pauses.
+//! 6. Out of retries (limit or own intensity) under `Exhausted::Pause` it pauses instead of
+//! committing (`pause.rs`); its `Resume` grants a fresh budget and window.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -163,6 +165,8 @@ pub(crate) enum Effect {
     KillForGroup { window: Duration, attempt: u32 },
     /// Publish this event with the current attempt number (`TaskPaused`, `TaskResumed`).
     Announce(EventKind),
+    /// Publish `TaskPaused` for a task out of retries, with its last error.
+    AnnounceExhausted(Arc<str>),
     /// Feed this input to the machine of group `group`.
     Group { group: u64, input: GroupInput },
     /// Drop this user value under the panic guard.
@@ -203,6 +207,9 @@ pub(crate) struct Life {
     /// group: its end is not one "of its own" for auto-shutdown (OTP `terminate_child`).
     requested: bool,
     paused: bool,
+    /// Paused because it ran out of retries (`Exhausted::Pause`): the `Failed` reason it
+    /// would have ended with. `Resume` clears it and grants a fresh budget.
+    exhausted: Option<Arc<str>>,
     /// Number of the latest attempt started (0 before the first).
     attempt: u32,
     /// Current failure streak (reset by a success or a healthy run).
@@ -231,6 +238,7 @@ impl Life {
             claimed: false,
             requested: false,
             paused: false,
+            exhausted: None,
             attempt: 0,
             retry_count: 0,
             directed: 0,
@@ -337,6 +345,7 @@ impl Life {
             }
             Input::Resume if free && self.paused => {
                 self.paused = false;
+                self.refresh_if_exhausted();
                 fx.push(Effect::Announce(EventKind::TaskResumed));
                 if phase == Phase::Paused {
                     self.due(&mut fx);
@@ -455,6 +464,7 @@ impl Life {
         let (delay, announce, reason, streak, retry_after) = match decision {
             None => return,
             Some(Decision::Finish(finish)) => return self.commit(finish, fx),
+            Some(Decision::Exhausted(finish)) => return self.exhaust(finish, fx),
             Some(Decision::Again {
                 delay,
                 announce,
@@ -480,7 +490,7 @@ impl Life {
             let text = format!(
                 "restart intensity exceeded: more than {max_restarts} restarts in {period:?}; last failure: {last}"
             );
-            return self.commit(Finish::plain(TaskOutcome::failed(text, None, None)), fx);
+            return self.exhaust(Finish::plain(TaskOutcome::failed(text, None, None)), fx);
         }
         if failed && meltdown.record(now) {
             // This failure tripped the supervisor's intensity: as OTP names the child that
@@ -609,6 +619,7 @@ fn panicked(reason: String) -> Finish {
     }
 }
 
+mod pause;
 #[cfg(test)]
 mod tests;
 mod view;

@@ -155,6 +155,14 @@ async fn carry_out(
                     let attempt = entry.life.attempt();
                     events.publish(|| entry.shared.event(kind).with_attempt(attempt));
                 }
+                Effect::AnnounceExhausted(last_error) => {
+                    let attempt = entry.life.attempt();
+                    events.publish(|| {
+                        let event = entry.shared.event(EventKind::TaskPaused);
+                        let reason = format!("exhausted: {last_error}");
+                        event.with_attempt(attempt).with_reason(reason)
+                    });
+                }
                 _ => {}
             }
         }

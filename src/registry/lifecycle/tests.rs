@@ -27,6 +27,7 @@ fn policy(restart: RestartPolicy) -> ResolvedPolicy {
         restart_intensity: None,
         reset_after: None,
         significant: false,
+        on_exhausted: crate::policy::Exhausted::Fail,
     }
 }
 
@@ -124,6 +125,7 @@ fn tag(effect: &Effect) -> String {
         Effect::StopTimer { window, attempt } => format!("stop timer {window:?} {attempt}"),
         Effect::KillForGroup { attempt, .. } => format!("group kill {attempt}"),
         Effect::Announce(kind) => format!("announce {kind:?}"),
+        Effect::AnnounceExhausted(last) => format!("announce exhausted: {last}"),
         Effect::Group { group, input } => format!("group {group} {input:?}"),
         Effect::Discard(_) => "discard".into(),
         Effect::DropError(_) => "drop error".into(),
