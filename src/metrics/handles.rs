@@ -256,4 +256,12 @@ impl TaskMetrics {
             .inner
             .guarded(|| series.restarts.increment(1));
     }
+
+    /// The task ran out of retries and paused (`Exhausted::Pause`).
+    pub(crate) fn exhausted(&self) {
+        let series = self.series();
+        self.supervisor
+            .inner
+            .guarded(|| series.exhausted.increment(1));
+    }
 }

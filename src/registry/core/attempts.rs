@@ -156,6 +156,7 @@ async fn carry_out(
                     events.publish(|| entry.shared.event(kind).with_attempt(attempt));
                 }
                 Effect::AnnounceExhausted(last_error) => {
+                    entry.shared.observe.exhausted();
                     let attempt = entry.life.attempt();
                     events.publish(|| {
                         let event = entry.shared.event(EventKind::TaskPaused);
