@@ -39,6 +39,7 @@ use crate::attempt::AttemptVerdict;
 use crate::events::{BackoffSource, EventKind};
 use crate::outcome::TaskOutcome;
 use crate::task::{ResolvedPolicy, TaskError};
+use member::Member;
 
 /// Where a registration's current incarnation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,24 +176,6 @@ pub(crate) enum Effect {
     DropError(TaskError),
     /// The terminal commit; `reap`: the killed attempt actor still exists (held until exit).
     Commit { finish: Finish, reap: bool },
-}
-
-/// A registration's place in its group.
-#[derive(Debug, Default)]
-struct Member {
-    group: u64,
-    index: usize,
-    /// True while the group waits for this member's attempt to stop.
-    stopping: bool,
-    /// Stopped by its group (not by an end of its own) since its latest start: its next
-    /// `GroupStart` counts one restart (OTP counts a sibling's restart as a restart).
-    stopped: bool,
-    /// The delay (wall time) its own policy asked after its latest attempt.
-    delay: Duration,
-    /// Its `BackoffScheduled`, held until the group decides on the restart.
-    backoff: Option<Backoff>,
-    /// Set by the group's intensity failure: it ends `Failed` with this reason.
-    failed: Option<Arc<str>>,
 }
 
 /// The life-cycle state of one registration (private: read through the methods, changed
@@ -551,40 +534,6 @@ impl Life {
         }
     }
 
-    /// The group stops this member: its attempt is cancelled (killed after `window`);
-    /// without an actor it is stopped at once.
-    fn group_stop(&mut self, window: Duration, fx: &mut Effects) {
-        let Some(member) = self.member.as_mut() else {
-            return;
-        };
-        let attempt = self.attempt;
-        member.stopped = true;
-        match self.phase {
-            Phase::Attempt => {
-                member.stopping = true;
-                fx.push(Effect::CancelAttempt);
-                fx.push(if window.is_zero() {
-                    Effect::KillForGroup { window, attempt }
-                } else {
-                    Effect::StopTimer { window, attempt }
-                });
-                return;
-            }
-            Phase::Backoff => fx.push(Effect::CancelRetryTimer),
-            // No actor: stopped already (a paused member goes back to its pause when the
-            // group starts it again).
-            Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused | Phase::Done => {}
-        }
-        self.phase = Phase::Held;
-        fx.push(member.tell(|member| GroupInput::Stopped { member }));
-    }
-
-    /// Publishes the `BackoffScheduled` a member's end left pending, if any.
-    fn announce_pending(&mut self, fx: &mut Effects) {
-        let pending = self.member.as_mut().and_then(|m| m.backoff.take());
-        fx.extend(pending.map(Effect::AnnounceBackoff));
-    }
-
     /// The terminal commit: a group's intensity failure replaces the outcome; the group
     /// hears that the member left.
     fn commit(&mut self, finish: Finish, fx: &mut Effects) {
@@ -603,14 +552,6 @@ impl Life {
     }
 }
 
-impl Member {
-    /// The effect feeding `input(index)` to this member's group.
-    fn tell(&self, input: impl FnOnce(usize) -> GroupInput) -> Effect {
-        let (group, input) = (self.group, input(self.index));
-        Effect::Group { group, input }
-    }
-}
-
 /// A `Panicked` outcome with this event reason.
 fn panicked(reason: String) -> Finish {
     Finish {
@@ -619,6 +560,7 @@ fn panicked(reason: String) -> Finish {
     }
 }
 
+mod member;
 mod pause;
 #[cfg(test)]
 mod tests;
