@@ -9,6 +9,7 @@
 //! | `keeps-failing` | returns a retryable error; 2 retries allowed | `Failed` (retry limit) |
 //! | `body-panics` | panics inside its body (caught, a retryable failure) | `Failed` |
 //! | `bad-config` | returns `TaskError::fatal(..)` | `Fatal` |
+//! | `nothing-to-do` | declines its first attempt with `TaskError::ignore()` | `Ignored` |
 //! | `cooperative` | waits for cancellation, then is cancelled by id | `Canceled` |
 //! | `stubborn` | ignores cancellation; the grace runs out | `ForceAborted` |
 //! | `drop-panics` | its future panics when dropped after a 50 ms timeout | `Panicked` |
@@ -83,6 +84,14 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         .watch()
         .await?;
     waiters.push(("bad-config", waiter));
+
+    // OTP's `ignore`: the first attempt declines to start; never retried, not a failure.
+    let nothing_to_do = TaskFn::arc(|_ctx: TaskContext| async { Err(TaskError::ignore()) });
+    let waiter = handle
+        .add(TaskSpec::restartable("nothing-to-do", nothing_to_do))
+        .watch()
+        .await?;
+    waiters.push(("nothing-to-do", waiter));
 
     let cooperative = TaskFn::arc(|ctx: TaskContext| async move {
         ctx.cancelled().await;
@@ -200,6 +209,7 @@ async fn controller_rejection(
 fn expected_label(name: &str) -> &'static str {
     match name {
         "completes" => "outcome_completed",
+        "nothing-to-do" => "outcome_ignored",
         "keeps-failing" | "body-panics" => "outcome_failed",
         "bad-config" => "outcome_fatal",
         "cooperative" => "outcome_canceled",

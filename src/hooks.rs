@@ -206,4 +206,13 @@ impl TaskObserver {
             metrics.restart();
         }
     }
+
+    /// The registry paused the task because it ran out of retries (`Exhausted::Pause`).
+    #[inline]
+    pub(crate) fn exhausted(&self) {
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = &self.metrics {
+            metrics.exhausted();
+        }
+    }
 }

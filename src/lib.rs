@@ -54,7 +54,7 @@
 //! | entry points | [`Supervisor`], [`SupervisorBuilder`], [`SupervisorConfig`], [`TaskDefaults`] |
 //! | the handle and its operations | [`SupervisorHandle`], [`Command`], [`CommandReply`], [`ExecOperation`], [`AddOperation`], [`WatchedAddOperation`], [`RemoveOperation`], [`CancelOperation`], [`PauseOperation`], [`OperationFuture`], [`TaskTarget`] (the builders are `IntoFuture`: `.await` them, or call `.execute()` for a plain `Future`) |
 //! | supervision groups | [`TaskGroup`], [`GroupStrategy`] |
-//! | the task model | [`Task`], [`TaskFn`], [`TaskRef`], [`TaskSpec`], [`TaskSetting`], [`TaskContext`], [`TaskId`], [`TaskError`], [`FATAL_STOP_PREFIX`], [`SHUTDOWN_STOP_PREFIX`] |
+//! | the task model | [`Task`], [`TaskFn`], [`TaskRef`], [`TaskSpec`], [`TaskSetting`], [`TaskContext`], [`TaskId`], [`TaskError`], [`FATAL_STOP_PREFIX`], [`IGNORE_STOP_REASON`], [`SHUTDOWN_STOP_PREFIX`] |
 //! | policies | [`RestartPolicy`], [`BackoffPolicy`], [`JitterPolicy`], [`BackoffError`], [`AutoShutdown`] |
 //! | outcomes and state | [`TaskOutcome`], [`TaskOutcomeKind`], [`TaskWaiter`], [`TaskWaiterFuture`], [`TaskInfo`], [`TaskState`] |
 //! | events | [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`], [`Subscribe`], [`EventStats`], [`SubscriberStats`]; `TracingSubscriber`, `LogWriter` (features `tracing`, `logging`) |
@@ -143,9 +143,12 @@ pub use group::{GroupStrategy, TaskGroup};
 pub use identity::{TaskId, TaskTarget};
 pub use name::MAX_NAME_LEN;
 pub use outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter, TaskWaiterFuture};
-pub use policy::{AutoShutdown, BackoffError, BackoffPolicy, JitterPolicy, RestartPolicy};
+pub use policy::{
+    AutoShutdown, BackoffError, BackoffPolicy, Exhausted, JitterPolicy, RestartPolicy,
+};
 pub use registry::{
-    Answer, Command, CommandReply, GroupChange, Query, RegistryMessage, TaskInfo, TaskState,
+    Answer, Command, CommandReply, GroupChange, PauseReason, Query, RegistryMessage, TaskInfo,
+    TaskState,
 };
 pub use rejection::RejectionKind;
 pub use supervisor::{
@@ -156,8 +159,8 @@ pub use supervisor::{
 #[cfg(feature = "controller")]
 pub use supervisor::{PreparedSubmission, Submit, WatchedSubmit};
 pub use task::{
-    FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX, Task, TaskContext, TaskDefaults, TaskError, TaskFn,
-    TaskRef, TaskSetting, TaskSpec,
+    FATAL_STOP_PREFIX, IGNORE_STOP_REASON, SHUTDOWN_STOP_PREFIX, Task, TaskContext, TaskDefaults,
+    TaskError, TaskFn, TaskRef, TaskSetting, TaskSpec,
 };
 pub use umbrella::Error;
 

@@ -49,6 +49,9 @@ impl TaskObserver {
                         Some(V::NotStarted) => return,
                         Some(V::Succeeded { .. }) => AttemptResult::Success,
                         Some(V::Canceled) => AttemptResult::Canceled,
+                        Some(V::Failed { error, .. }) if error.is_ignore() => {
+                            AttemptResult::Ignored
+                        }
                         Some(V::Failed { .. }) => AttemptResult::Failure,
                         Some(V::TimedOut { .. }) => AttemptResult::Timeout,
                         Some(V::CleanupPanicked { .. }) => AttemptResult::Panic,

@@ -72,6 +72,14 @@ pub enum TaskOutcome {
     /// the body is a `Failed` attempt), e.g. dropping the task's future panicked.
     Panicked,
 
+    /// The task declined to start: its first attempt returned
+    /// [`TaskError::ignore`](crate::TaskError::ignore) (an actor task: stopped with
+    /// [`IGNORE_STOP_REASON`](crate::IGNORE_STOP_REASON)), as OTP's `ignore` from a child's
+    /// start function. Not retried, not a failure (metrics, restart intensity, group
+    /// restarts, auto-shutdown do not count it). A deviation from the reference's outcome
+    /// set (docs/semantics.md#outcomes). An `ignore` from a later attempt ends `Failed`.
+    Ignored,
+
     /// The task was never started: admission was refused (name conflict, limits, slot
     /// policy, removed from a controller queue, shutdown).
     #[non_exhaustive]
@@ -151,6 +159,7 @@ impl TaskOutcome {
             Self::Failed { .. } => TaskOutcomeKind::Failed,
             Self::Fatal { .. } => TaskOutcomeKind::Fatal,
             Self::Canceled => TaskOutcomeKind::Canceled,
+            Self::Ignored => TaskOutcomeKind::Ignored,
             Self::ForceAborted => TaskOutcomeKind::ForceAborted,
             Self::Panicked => TaskOutcomeKind::Panicked,
             Self::Rejected { .. } => TaskOutcomeKind::Rejected,
@@ -224,11 +233,14 @@ pub enum TaskOutcomeKind {
     Panicked,
     /// See [`TaskOutcome::Rejected`].
     Rejected,
+    /// See [`TaskOutcome::Ignored`]. Label `outcome_ignored`.
+    Ignored,
 }
 
 impl TaskOutcomeKind {
     /// The stable label: `outcome_completed`, `outcome_failed`, `outcome_fatal`,
-    /// `outcome_canceled`, `outcome_force_aborted`, `outcome_panicked`, `outcome_rejected`.
+    /// `outcome_canceled`, `outcome_force_aborted`, `outcome_panicked`, `outcome_rejected`,
+    /// `outcome_ignored`.
     pub const fn as_label(&self) -> &'static str {
         match self {
             Self::Completed => "outcome_completed",
@@ -238,6 +250,7 @@ impl TaskOutcomeKind {
             Self::ForceAborted => "outcome_force_aborted",
             Self::Panicked => "outcome_panicked",
             Self::Rejected => "outcome_rejected",
+            Self::Ignored => "outcome_ignored",
         }
     }
 }

@@ -15,8 +15,8 @@ pub use crate::events::{BackoffSource, Event, EventKind, RejectionKind, Subscrib
 pub use crate::group::{GroupStrategy, TaskGroup};
 pub use crate::identity::{TaskId, TaskTarget};
 pub use crate::outcome::{TaskOutcome, TaskOutcomeKind, TaskWaiter};
-pub use crate::policy::{AutoShutdown, BackoffPolicy, JitterPolicy, RestartPolicy};
-pub use crate::registry::{Command, CommandReply, GroupChange, TaskInfo, TaskState};
+pub use crate::policy::{AutoShutdown, BackoffPolicy, Exhausted, JitterPolicy, RestartPolicy};
+pub use crate::registry::{Command, CommandReply, GroupChange, PauseReason, TaskInfo, TaskState};
 #[cfg(feature = "controller")]
 pub use crate::supervisor::PreparedSubmission;
 pub use crate::supervisor::{Supervisor, SupervisorBuilder, SupervisorHandle};

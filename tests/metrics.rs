@@ -226,6 +226,48 @@ async fn a_scripted_workload_gives_exact_counts() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_ignored_task_and_an_exhausted_pause_have_their_own_series() {
+    let (handle, snapshotter) = serve_metered("operator", MetricsConfig::default());
+    let ignoring = TaskSpec::restartable(
+        "ignoring",
+        TaskFn::arc(|_ctx| async { Err(TaskError::ignore()) }),
+    );
+    let (_, ignored) = handle.add_and_watch(ignoring).await.expect("add");
+    assert_eq!(
+        ignored.wait().await.expect("outcome").kind(),
+        TaskOutcomeKind::Ignored
+    );
+    let dead = TaskSpec::restartable("dead", flaky(u32::MAX))
+        .with_backoff(BackoffPolicy::constant(ms(10)))
+        .with_max_retries(nz32(1))
+        .on_exhausted(Exhausted::Pause);
+    let (id, waiter) = handle.add_and_watch(dead).await.expect("add");
+    let paused = || async {
+        handle
+            .task_info(id)
+            .await
+            .is_some_and(|info| info.pause_reason.is_some())
+    };
+    assert!(common::eventually(ms(1_000), paused).await);
+    assert!(handle.cancel(id).await.expect("cancel"));
+    assert_eq!(
+        waiter.wait().await.expect("outcome").kind(),
+        TaskOutcomeKind::Canceled
+    );
+    handle.clone().shutdown().await.expect("shutdown");
+
+    let m = Metrics::take(&snapshotter, "operator");
+    let attempts = names::ATTEMPTS_TOTAL;
+    assert_eq!(m.counter(&format!("{attempts}{{result=ignored}}")), 1);
+    assert_eq!(m.counter(&format!("{attempts}{{result=failure}}")), 2);
+    let outcomes = names::OUTCOMES_TOTAL;
+    assert_eq!(m.counter(&format!("{outcomes}{{kind=ignored}}")), 1);
+    assert_eq!(m.counter(&format!("{outcomes}{{kind=failed}}")), 0);
+    assert_eq!(m.counter(&format!("{}{{}}", names::EXHAUSTED_TOTAL)), 1);
+    assert_eq!(m.counter(&format!("{}{{}}", names::RESTARTS_TOTAL)), 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn gauges_follow_the_registry_after_each_message() {
     let (handle, snapshotter) = serve_metered("gauged", MetricsConfig::default());
     for name in ["a", "b", "c"] {

@@ -233,6 +233,7 @@ mod tests {
             last_failure: Some(Arc::from("boom")),
             group: Some(Arc::from("pipeline")),
             next_run_in: Some(Duration::from_millis(250)),
+            pause_reason: None,
         };
         assert_eq!(TaskInfo::from_bytes(info.clone().into_bytes()), info);
         let scheduled = TaskInfo {
@@ -248,6 +249,23 @@ mod tests {
         value.as_object_mut().unwrap().remove("next_run_in");
         let older: TaskInfo = decode(&encode(&value)).unwrap();
         assert_eq!(older.next_run_in, None);
+        // A paused record keeps its reason; one from a peer without `pause_reason` decodes
+        // as `None`.
+        let exhausted = TaskInfo {
+            state: TaskState::Paused,
+            pause_reason: Some(crate::PauseReason::Exhausted {
+                last_error: "retry limit reached".into(),
+            }),
+            ..info.clone()
+        };
+        assert_eq!(
+            TaskInfo::from_bytes(exhausted.clone().into_bytes()),
+            exhausted
+        );
+        let mut value = serde_json::to_value(&exhausted).unwrap();
+        value.as_object_mut().unwrap().remove("pause_reason");
+        let older_paused: TaskInfo = decode(&encode(&value)).unwrap();
+        assert_eq!(older_paused.pause_reason, None);
         assert_eq!(older.state, TaskState::Backoff);
         let stats = EventStats {
             published: 10,

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Sparkline, Table, TableState
 use super::state::{ConsoleState, HISTORY_SECS};
 use super::view::ViewState;
 use crate::events::BackoffSource;
-use crate::registry::TaskState;
+use crate::registry::{PauseReason, TaskInfo, TaskState};
 
 /// The smallest terminal, in columns, the console lays out; narrower shows a message.
 pub const MIN_WIDTH: u16 = 90;
@@ -155,6 +155,16 @@ pub(crate) fn state_label(state: TaskState, backoff: Option<BackoffSource>) -> &
     }
 }
 
+/// The state column of a task row: [`state_label`], except that a task paused because it
+/// ran out of retries reads `exhausted` (a dead-set entry waiting for an operator), not
+/// `paused`.
+pub(crate) fn row_state_label(info: &TaskInfo, backoff: Option<BackoffSource>) -> &'static str {
+    match (&info.state, &info.pause_reason) {
+        (TaskState::Paused, Some(PauseReason::Exhausted { .. })) => "exhausted",
+        _ => state_label(info.state, backoff),
+    }
+}
+
 fn state_style(state: TaskState) -> Style {
     let color = match state {
         TaskState::Running => Color::Green,
@@ -214,7 +224,7 @@ fn render_table(frame: &mut Frame, area: Rect, state: &ConsoleState, view: &View
                 Cell::from(info.name.to_string()),
                 Cell::from(info.id.to_string()),
                 Cell::from(info.group.as_deref().unwrap_or("-").to_owned()),
-                Cell::from(state_label(info.state, state.backoff_source(info.id)))
+                Cell::from(row_state_label(info, state.backoff_source(info.id)))
                     .style(state_style(info.state)),
                 Cell::from(info.attempt.to_string()),
                 Cell::from(info.restarts.to_string()),

@@ -97,7 +97,8 @@ pub struct RecentEvent {
     pub kind: EventKind,
     /// The attempt number, on attempt and backoff events.
     pub attempt: Option<u32>,
-    /// The event's reason, or for a backoff its delay (`"delay 250ms"`).
+    /// The event's reason; for a backoff its delay (`"delay 250ms"`, with ` (retry_after)`
+    /// when the failure chose it); for `TaskFinished` the outcome label, then its reason.
     pub detail: Option<Arc<str>>,
 }
 
@@ -344,7 +345,18 @@ impl ConsoleState {
             }
         }
         let detail = match (event.kind, event.delay_ms) {
+            (EventKind::BackoffScheduled, Some(ms)) if event.retry_after => {
+                Some(Arc::from(format!("delay {ms}ms (retry_after)")))
+            }
             (EventKind::BackoffScheduled, Some(ms)) => Some(Arc::from(format!("delay {ms}ms"))),
+            // The outcome's own label first: an ignored task (no reason) reads as such.
+            (EventKind::TaskFinished, _) => match (event.outcome_kind, &event.reason) {
+                (Some(kind), Some(reason)) => {
+                    Some(Arc::from(format!("{}: {reason}", kind.as_label())))
+                }
+                (Some(kind), None) => Some(Arc::from(kind.as_label())),
+                (None, reason) => reason.clone(),
+            },
             _ => event.reason.clone(),
         };
         let ring = self.recent.entry(id).or_default();

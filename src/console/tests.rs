@@ -32,6 +32,7 @@ pub(super) fn info(id: u64, name: &str, state: TaskState, attempt: u32, restarts
         last_failure: None,
         group: None,
         next_run_in: None,
+        pause_reason: None,
     }
 }
 

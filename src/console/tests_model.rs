@@ -276,3 +276,41 @@ fn keys_move_the_cursor_within_the_rows_and_quit() {
     view.on_key(KeyCode::Char('q'), &ids(3));
     assert!(view.quit);
 }
+
+#[test]
+fn a_task_paused_by_exhaustion_reads_exhausted_and_an_ignored_end_its_own_label() {
+    let mut state = ConsoleState::new("t");
+    let mut dead = info(1, "dead", TaskState::Paused, 3, 2);
+    dead.pause_reason = Some(crate::registry::PauseReason::Exhausted {
+        last_error: "retry limit reached".into(),
+    });
+    let mut held = info(2, "held", TaskState::Paused, 1, 0);
+    held.pause_reason = Some(crate::registry::PauseReason::Requested);
+    state.apply_snapshot(secs(1.0), vec![dead, held]);
+    let lines = screen(&state, &ViewState::default(), 100, 28);
+    assert!(line_with(&lines, "dead").contains("exhausted"), "{lines:?}");
+    assert!(line_with(&lines, "held").contains("paused"), "{lines:?}");
+
+    state.record_event(
+        secs(2.0),
+        &event(EventKind::TaskFinished, 2, "held")
+            .with_outcome_kind(crate::outcome::TaskOutcomeKind::Ignored),
+    );
+    state.record_event(
+        secs(2.0),
+        &event(EventKind::BackoffScheduled, 1, "dead")
+            .with_backoff_source(BackoffSource::Failure)
+            .with_delay(std::time::Duration::from_secs(3))
+            .with_retry_after(),
+    );
+    let ignored = state.recent_events(TaskId::fixed(2));
+    assert_eq!(
+        ignored.last().and_then(|e| e.detail.as_deref()),
+        Some("outcome_ignored")
+    );
+    let directed = state.recent_events(TaskId::fixed(1));
+    assert_eq!(
+        directed.last().and_then(|e| e.detail.as_deref()),
+        Some("delay 3000ms (retry_after)")
+    );
+}

@@ -96,6 +96,12 @@ pub struct Event {
     pub kind: EventKind,
     /// Whether a `BackoffScheduled` delay follows a success or a failure.
     pub backoff_source: Option<BackoffSource>,
+    /// `true` on a `BackoffScheduled` whose delay the failure itself asked for
+    /// ([`TaskError::with_retry_after`](crate::TaskError::with_retry_after)) instead of the
+    /// backoff policy (`backoff_source` stays `Failure`); `false` otherwise. Absent from
+    /// older records and from the wire when `false` (it decodes as `false`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retry_after: bool,
 }
 
 impl Event {
@@ -124,6 +130,7 @@ impl Event {
             exit_code: None,
             kind,
             backoff_source: None,
+            retry_after: false,
         }
     }
 
@@ -264,6 +271,14 @@ impl Event {
         self.with_backoff_source(BackoffSource::Failure)
     }
 
+    /// Sets `retry_after = true`: the `BackoffScheduled` delay came from the failure's
+    /// [`TaskError::with_retry_after`](crate::TaskError::with_retry_after).
+    #[must_use]
+    pub fn with_retry_after(mut self) -> Self {
+        self.retry_after = true;
+        self
+    }
+
     /// True for `SubscriberOverflow`, `SubscriberPanicked` and `RuntimeFailure`: events about
     /// the event machinery itself, whose loss is never counted or re-reported
     /// (docs/semantics.md#event-loss). See [`EventKind::is_internal_diagnostic`].
@@ -302,6 +317,9 @@ impl fmt::Debug for Event {
             exit_code,
             reason
         );
+        if self.retry_after {
+            s.field("retry_after", &true);
+        }
         s.finish()
     }
 }
@@ -422,6 +440,7 @@ pub(crate) mod tests {
             .with_id(TaskId::next())
             .with_exit_code(-2)
             .with_backoff_failure()
+            .with_retry_after()
     }
 
     #[test]
@@ -444,6 +463,7 @@ pub(crate) mod tests {
             "dropped",
             "exit_code",
             "reason",
+            "retry_after",
         ] {
             assert!(
                 text.contains(&format!("{name}: ")),
@@ -463,6 +483,8 @@ pub(crate) mod tests {
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(value["kind"], "backoff_scheduled");
         assert_eq!(value["backoff_source"], "failure");
+        assert_eq!(value["retry_after"], true);
+        assert!(back.retry_after);
         assert_eq!(value["rejection_kind"], "queue_full");
         assert_eq!(value["id"], e.id.unwrap().get());
     }
@@ -475,5 +497,6 @@ pub(crate) mod tests {
         obj.retain(|k, _| matches!(k.as_str(), "seq" | "at" | "kind"));
         let back: Event = serde_json::from_value(value).unwrap();
         assert_eq!(format!("{back:?}"), format!("{e:?}"));
+        assert!(!back.retry_after);
     }
 }

@@ -81,7 +81,10 @@ pub enum EventKind {
     /// just ended), `delay_ms`, `backoff_source`; `reason` only for failures.
     BackoffScheduled,
     /// A task was paused (`handle.pause`): no new attempt starts until it is resumed.
-    /// `id`, `task`, `attempt` (the latest started, 0 before the first).
+    /// `id`, `task`, `attempt` (the latest started, 0 before the first). A task paused
+    /// because it ran out of retries (`Exhausted::Pause`) also carries `reason =
+    /// "exhausted: <the Failed reason it would have ended with>"`; a requested pause has
+    /// no `reason`.
     TaskPaused,
     /// A paused task was resumed (`handle.resume`). `id`, `task`, `attempt`.
     TaskResumed,

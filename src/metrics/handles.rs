@@ -23,7 +23,7 @@ struct Inner {
     /// Set by the first panic of the recorder: nothing is recorded after it.
     broken: AtomicBool,
     attempts: AttemptSeries,
-    outcomes: [Counter; 6],
+    outcomes: [Counter; 7],
     rejections: [Counter; 9],
     registered: Gauge,
     running: Gauge,
@@ -255,5 +255,13 @@ impl TaskMetrics {
         self.supervisor
             .inner
             .guarded(|| series.restarts.increment(1));
+    }
+
+    /// The task ran out of retries and paused (`Exhausted::Pause`).
+    pub(crate) fn exhausted(&self) {
+        let series = self.series();
+        self.supervisor
+            .inner
+            .guarded(|| series.exhausted.increment(1));
     }
 }

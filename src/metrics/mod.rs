@@ -39,9 +39,10 @@
 //!
 //! | name | type | labels | what |
 //! |---|---|---|---|
-//! | `taskvisor_attempts_total` | counter | `result`, `task`¹ | attempts that ended, by how: `success`, `failure` (an error or a body panic), `timeout`, `canceled`, `panic` (the runtime's cleanup of the attempt panicked), `aborted` (force-aborted or killed) |
+//! | `taskvisor_attempts_total` | counter | `result`, `task`¹ | attempts that ended, by how: `success`, `failure` (an error or a body panic), `timeout`, `canceled`, `panic` (the runtime's cleanup of the attempt panicked), `aborted` (force-aborted or killed), `ignored` (the attempt returned `TaskError::ignore()`) |
 //! | `taskvisor_restarts_total` | counter | `task`¹ | restarts after a failed or timed-out attempt (what `TaskInfo::restarts` counts) |
-//! | `taskvisor_outcomes_total` | counter | `kind` | terminal outcomes committed by the registry: `completed`, `failed`, `fatal`, `canceled`, `force_aborted`, `panicked` (refused work never registered: see `rejections_total`) |
+//! | `taskvisor_exhausted_total` | counter | `task`¹ | tasks paused because they ran out of retries ([`Exhausted::Pause`](crate::Exhausted::Pause); `TaskInfo::pause_reason` `Exhausted`), once per exhaustion |
+//! | `taskvisor_outcomes_total` | counter | `kind` | terminal outcomes committed by the registry: `completed`, `failed`, `fatal`, `canceled`, `force_aborted`, `panicked`, `ignored` (refused work never registered: see `rejections_total`) |
 //! | `taskvisor_rejections_total` | counter | `kind` | refused registrations and submissions, registry and controller alike, by [`RejectionKind::as_label`](crate::RejectionKind::as_label) (`already_exists`, `slot_busy`, …) |
 //! | `taskvisor_events_dropped_total` | counter | `subscriber` | lifecycle events lost: per subscriber (its [`Subscribe::name`](crate::Subscribe::name); lane full, closed, or not drained at shutdown), and `subscriber="_bus"` for events dropped from the bus ring before anyone saw them; the counts of [`EventStats`](crate::EventStats), exact after every message the relay handled |
 //! | `taskvisor_tasks_registered` | gauge | | registrations currently registered |
@@ -112,6 +113,9 @@ pub mod names {
     pub const ATTEMPTS_TOTAL: &str = "taskvisor_attempts_total";
     /// Counter: restarts after a failed or timed-out attempt (and `task` for opted-in tasks).
     pub const RESTARTS_TOTAL: &str = "taskvisor_restarts_total";
+    /// Counter: tasks paused because they ran out of retries (`Exhausted::Pause`), and
+    /// `task` for opted-in tasks.
+    pub const EXHAUSTED_TOTAL: &str = "taskvisor_exhausted_total";
     /// Counter: terminal outcomes, by `kind`.
     pub const OUTCOMES_TOTAL: &str = "taskvisor_outcomes_total";
     /// Counter: refused registrations and submissions, by `kind`.

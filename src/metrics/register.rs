@@ -13,8 +13,9 @@ use super::{METADATA, labels, names};
 
 /// The per-attempt series of one label set (unlabeled, or one opted-in task).
 pub(super) struct AttemptSeries {
-    pub(super) attempts: [Counter; 6],
+    pub(super) attempts: [Counter; 7],
     pub(super) restarts: Counter,
+    pub(super) exhausted: Counter,
     pub(super) duration: Histogram,
 }
 
@@ -107,6 +108,7 @@ impl Registrar<'_> {
         AttemptSeries {
             attempts,
             restarts: self.counter(names::RESTARTS_TOTAL, &task),
+            exhausted: self.counter(names::EXHAUSTED_TOTAL, &task),
             duration: self.histogram(names::ATTEMPT_DURATION_SECONDS, &task),
         }
     }
@@ -134,6 +136,12 @@ pub(super) fn describe(recorder: &dyn Recorder) {
         names::RESTARTS_TOTAL,
         None,
         "Restarts after a failed attempt.",
+    );
+    describe(
+        Counter,
+        names::EXHAUSTED_TOTAL,
+        None,
+        "Tasks paused because they ran out of retries.",
     );
     describe(
         Counter,

@@ -12,7 +12,8 @@ fn outcome_labels_drop_the_prefix() {
             "fatal",
             "canceled",
             "force_aborted",
-            "panicked"
+            "panicked",
+            "ignored"
         ]
     );
 }

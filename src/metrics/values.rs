@@ -13,20 +13,23 @@ pub(crate) enum AttemptResult {
     Canceled = 3,
     Panic = 4,
     Aborted = 5,
+    /// The attempt declined the task (`TaskError::ignore`): not a failure.
+    Ignored = 6,
 }
 
-pub(super) const RESULTS: [&str; 6] = [
-    "success", "failure", "timeout", "canceled", "panic", "aborted",
+pub(super) const RESULTS: [&str; 7] = [
+    "success", "failure", "timeout", "canceled", "panic", "aborted", "ignored",
 ];
 
 /// The kinds a terminal commit can have (refused work is counted in `rejections_total`).
-pub(super) const OUTCOMES: [TaskOutcomeKind; 6] = [
+pub(super) const OUTCOMES: [TaskOutcomeKind; 7] = [
     TaskOutcomeKind::Completed,
     TaskOutcomeKind::Failed,
     TaskOutcomeKind::Fatal,
     TaskOutcomeKind::Canceled,
     TaskOutcomeKind::ForceAborted,
     TaskOutcomeKind::Panicked,
+    TaskOutcomeKind::Ignored,
 ];
 
 pub(super) const REJECTIONS: [RejectionKind; 9] = [

@@ -7,10 +7,12 @@
 
 mod auto_shutdown;
 mod backoff;
+mod exhausted;
 mod jitter;
 mod restart;
 
 pub use auto_shutdown::AutoShutdown;
 pub use backoff::{BackoffError, BackoffPolicy};
+pub use exhausted::Exhausted;
 pub use jitter::JitterPolicy;
 pub use restart::RestartPolicy;

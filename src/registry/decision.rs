@@ -31,9 +31,18 @@ pub(crate) enum Decision {
         reason: Option<Arc<str>>,
         /// The failure streak after this decision: 0 after a success, +1 after a failure.
         next_retry_count: u32,
+        /// How many retries of that streak took the failure's own delay (they do not
+        /// advance the backoff sequence): 0 after a success.
+        next_directed: u32,
+        /// `delay` is the failure's own ([`TaskError::with_retry_after`]), not the backoff's.
+        directed: bool,
     },
     /// The registration is over with this outcome.
     Finish(Finish),
+    /// The retry limit stopped a failure that would otherwise be retried: this `Failed`
+    /// outcome, unless the task pauses on exhaustion (`Exhausted::Pause`, decided by the
+    /// life cycle).
+    Exhausted(Finish),
 }
 
 /// A terminal outcome plus the diagnostic text for its `TaskFinished` event.
@@ -53,16 +62,28 @@ impl Finish {
     }
 }
 
+/// What the registration knows before deciding on an attempt that ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct History {
+    /// The failure streak before this attempt.
+    pub(crate) retry_count: u32,
+    /// How many retries of that streak took the failure's own delay: the backoff sequence
+    /// stands at `retry_count - directed`.
+    pub(crate) directed: u32,
+    /// The number of the attempt that ended (1: the first).
+    pub(crate) attempt: u32,
+}
+
 /// Decides what follows an attempt that ended with `verdict`, and hands back the error of
 /// a failure that is retried (or cancelled instead of retried): its destructor is user code
 /// (docs/semantics.md#panics) and, if it panics, the registration ends `Panicked` instead.
 ///
-/// `retry_count` is the failure streak before this attempt; `cancelled` tells whether the
-/// registration's token was cancelled (remove, cancel, shutdown) by the time it ended.
+/// `history` is the streak before this attempt and its number; `cancelled` tells whether
+/// the registration's token was cancelled (remove, cancel, shutdown) by the time it ended.
 pub(crate) fn decide_parts(
     policy: &ResolvedPolicy,
     verdict: AttemptVerdict,
-    retry_count: u32,
+    history: History,
     cancelled: bool,
 ) -> (Decision, Option<TaskError>) {
     let (error, elapsed) = match verdict {
@@ -80,24 +101,43 @@ pub(crate) fn decide_parts(
             return (decide_success(policy, elapsed, cancelled), None);
         }
         AttemptVerdict::TimedOut { timeout, elapsed } => (TaskError::timeout(timeout), elapsed),
+        AttemptVerdict::Failed { error, .. } if error.is_ignore() => {
+            return (decide_ignore(history.attempt, cancelled), None);
+        }
         AttemptVerdict::Failed { error, elapsed } => (error, elapsed),
     };
-    decide_failure(
-        policy,
-        error,
-        streak(policy, retry_count, elapsed),
-        cancelled,
-    )
+    decide_failure(policy, error, streak(policy, history, elapsed), cancelled)
+}
+
+/// An attempt returned `TaskError::ignore()` (OTP's `ignore`): the first declines the task
+/// (`Ignored`), a later one is too late to decline and ends `Failed`, saying so. A claim
+/// made by then wins (`Canceled`), as it does over a success.
+fn decide_ignore(attempt: u32, cancelled: bool) -> Decision {
+    let outcome = if cancelled {
+        TaskOutcome::Canceled
+    } else if attempt <= 1 {
+        TaskOutcome::Ignored
+    } else {
+        let text = format!(
+            "task declined to start (ignore) on attempt {attempt}: only the first attempt may decline"
+        );
+        TaskOutcome::failed(text, None, None)
+    };
+    Decision::Finish(Finish::plain(outcome))
 }
 
 /// The failure streak a failed attempt counts from: `retry_count`, or 0 when the attempt ran
 /// at least the task's `reset_after` before failing — a healthy run resets the streak and
 /// the backoff as a success does (Akka's `resetBackoffAfter`; systemd forgets failures
 /// older than `StartLimitIntervalSec`).
-fn streak(policy: &ResolvedPolicy, retry_count: u32, elapsed: Duration) -> u32 {
+fn streak(policy: &ResolvedPolicy, history: History, elapsed: Duration) -> History {
     match policy.reset_after {
-        Some(healthy) if elapsed >= healthy => 0,
-        _ => retry_count,
+        Some(healthy) if elapsed >= healthy => History {
+            retry_count: 0,
+            directed: 0,
+            ..history
+        },
+        _ => history,
     }
 }
 
@@ -116,12 +156,16 @@ fn decide_success(policy: &ResolvedPolicy, elapsed: Duration, cancelled: bool) -
                     announce: Some(BackoffSource::Success),
                     reason: None,
                     next_retry_count: 0,
+                    next_directed: 0,
+                    directed: false,
                 },
                 None => Decision::Again {
                     delay: floor,
                     announce: None,
                     reason: None,
                     next_retry_count: 0,
+                    next_directed: 0,
+                    directed: false,
                 },
             }
         }
@@ -132,9 +176,10 @@ fn decide_success(policy: &ResolvedPolicy, elapsed: Duration, cancelled: bool) -
 fn decide_failure(
     policy: &ResolvedPolicy,
     error: TaskError,
-    retry_count: u32,
+    history: History,
     cancelled: bool,
 ) -> (Decision, Option<TaskError>) {
+    let retry_count = history.retry_count;
     if error.is_fatal() {
         let reason: Arc<str> = error.to_string().into();
         let exit_code = error.exit_code();
@@ -152,349 +197,40 @@ fn decide_failure(
         let decision = if cancelled {
             Decision::Finish(Finish::plain(TaskOutcome::Canceled))
         } else {
+            // The failure's own delay (already clamped) replaces this one backoff: no
+            // jitter, and the backoff sequence stays where it was (Temporal's
+            // `next_retry_delay`); the retry limit counts it as any retry.
+            let directed = error.retry_after();
+            let step = retry_count.saturating_sub(history.directed);
             Decision::Again {
-                delay: policy.backoff.delay_for_retry(retry_count),
+                delay: directed.unwrap_or_else(|| policy.backoff.delay_for_retry(step)),
                 announce: Some(BackoffSource::Failure),
                 reason: Some(reason),
                 next_retry_count: retry_count.saturating_add(1),
+                next_directed: history
+                    .directed
+                    .saturating_add(u32::from(directed.is_some())),
+                directed: directed.is_some(),
             }
         };
         return (decision, Some(error));
     }
     let text = error.to_string();
-    let reason: Arc<str> = match policy.max_retries {
-        Some(limit) if policy_retries && error.is_retryable() && limit_reached => {
-            format!("retry limit reached after {retry_count} of {limit} retries: {text}").into()
-        }
-        _ => text.into(),
+    let (reason, exhausted): (Arc<str>, bool) = match policy.max_retries {
+        Some(limit) if policy_retries && error.is_retryable() && limit_reached => (
+            format!("retry limit reached after {retry_count} of {limit} retries: {text}").into(),
+            true,
+        ),
+        _ => (text.into(), false),
     };
     let exit_code = error.exit_code();
     let source = error.into_source().map(Arc::from);
-    let outcome = TaskOutcome::failed(reason, exit_code, source);
-    (Decision::Finish(Finish::plain(outcome)), None)
+    let finish = Finish::plain(TaskOutcome::failed(reason, exit_code, source));
+    match exhausted {
+        true => (Decision::Exhausted(finish), None),
+        false => (Decision::Finish(finish), None),
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use std::num::NonZeroU32;
-
-    use super::*;
-    use crate::outcome::TaskOutcomeKind;
-    use crate::policy::BackoffPolicy;
-
-    /// [`decide_parts`] with the retried error dropped here.
-    fn decide(
-        policy: &ResolvedPolicy,
-        verdict: AttemptVerdict,
-        retry_count: u32,
-        cancelled: bool,
-    ) -> Decision {
-        decide_parts(policy, verdict, retry_count, cancelled).0
-    }
-
-    fn policy(restart: RestartPolicy, max_retries: Option<u32>) -> ResolvedPolicy {
-        ResolvedPolicy {
-            restart,
-            backoff: BackoffPolicy::constant(Duration::from_millis(10)),
-            timeout: None,
-            max_retries: max_retries.and_then(NonZeroU32::new),
-            shutdown_timeout: None,
-            restart_intensity: None,
-            reset_after: None,
-            significant: false,
-        }
-    }
-
-    fn ok(elapsed_ms: u64) -> AttemptVerdict {
-        AttemptVerdict::Succeeded {
-            elapsed: Duration::from_millis(elapsed_ms),
-        }
-    }
-
-    fn fail() -> AttemptVerdict {
-        failed_after(Duration::ZERO)
-    }
-
-    fn failed_after(elapsed: Duration) -> AttemptVerdict {
-        AttemptVerdict::Failed {
-            error: TaskError::fail("boom").with_exit_code(7),
-            elapsed,
-        }
-    }
-
-    fn finished(decision: Decision) -> TaskOutcome {
-        match decision {
-            Decision::Finish(finish) => finish.outcome,
-            other => panic!("expected a terminal decision, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn policy_table_after_success() {
-        let never = policy(RestartPolicy::Never, None);
-        let on_failure = policy(RestartPolicy::OnFailure, None);
-        assert!(matches!(
-            finished(decide(&never, ok(5), 0, false)),
-            TaskOutcome::Completed
-        ));
-        assert!(matches!(
-            finished(decide(&on_failure, ok(5), 0, false)),
-            TaskOutcome::Completed
-        ));
-        let always = policy(
-            RestartPolicy::Always {
-                interval: Some(Duration::from_secs(1)),
-            },
-            None,
-        );
-        match decide(&always, ok(5), 3, false) {
-            Decision::Again {
-                delay,
-                announce,
-                reason,
-                next_retry_count,
-            } => {
-                assert_eq!(delay, Duration::from_secs(1));
-                assert_eq!(announce, Some(BackoffSource::Success));
-                assert!(reason.is_none());
-                assert_eq!(next_retry_count, 0, "a success resets the failure streak");
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn always_without_interval_keeps_a_one_millisecond_floor_and_no_event() {
-        let always = policy(RestartPolicy::Always { interval: None }, None);
-        match decide(
-            &always,
-            AttemptVerdict::Succeeded {
-                elapsed: Duration::from_micros(300),
-            },
-            0,
-            false,
-        ) {
-            Decision::Again {
-                delay, announce, ..
-            } => {
-                assert_eq!(delay, Duration::from_micros(700));
-                assert_eq!(announce, None);
-            }
-            other => panic!("{other:?}"),
-        }
-        match decide(&always, ok(5), 0, false) {
-            Decision::Again { delay, .. } => assert_eq!(delay, Duration::ZERO),
-            other => panic!("{other:?}"),
-        }
-        let tiny = policy(
-            RestartPolicy::Always {
-                interval: Some(Duration::from_micros(10)),
-            },
-            None,
-        );
-        match decide(
-            &tiny,
-            AttemptVerdict::Succeeded {
-                elapsed: Duration::ZERO,
-            },
-            0,
-            false,
-        ) {
-            Decision::Again { delay, .. } => assert_eq!(delay, Duration::from_millis(1)),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn ok_after_cancellation_is_canceled_under_every_policy() {
-        for restart in [
-            RestartPolicy::Never,
-            RestartPolicy::OnFailure,
-            RestartPolicy::Always { interval: None },
-        ] {
-            let outcome = finished(decide(&policy(restart, None), ok(1), 0, true));
-            assert!(matches!(outcome, TaskOutcome::Canceled), "{restart:?}");
-        }
-    }
-
-    #[test]
-    fn returned_canceled_and_not_started_end_canceled_even_under_always() {
-        let always = policy(RestartPolicy::Always { interval: None }, None);
-        assert!(matches!(
-            finished(decide(&always, AttemptVerdict::Canceled, 0, false)),
-            TaskOutcome::Canceled
-        ));
-        assert!(matches!(
-            finished(decide(&always, AttemptVerdict::NotStarted, 0, false)),
-            TaskOutcome::Canceled
-        ));
-    }
-
-    #[test]
-    fn failures_retry_with_backoff_until_the_limit() {
-        let limited = policy(RestartPolicy::OnFailure, Some(2));
-        for streak in 0..2 {
-            match decide(&limited, fail(), streak, false) {
-                Decision::Again {
-                    delay,
-                    announce,
-                    reason,
-                    next_retry_count,
-                } => {
-                    assert_eq!(delay, Duration::from_millis(10));
-                    assert_eq!(announce, Some(BackoffSource::Failure));
-                    assert_eq!(reason.as_deref(), Some("execution failed: boom"));
-                    assert_eq!(next_retry_count, streak + 1);
-                }
-                other => panic!("{other:?}"),
-            }
-        }
-        match finished(decide(&limited, fail(), 2, false)) {
-            TaskOutcome::Failed {
-                reason, exit_code, ..
-            } => {
-                assert_eq!(
-                    &*reason,
-                    "retry limit reached after 2 of 2 retries: execution failed: boom"
-                );
-                assert_eq!(exit_code, Some(7));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn never_policy_fails_without_the_limit_prefix() {
-        match finished(decide(
-            &policy(RestartPolicy::Never, Some(3)),
-            fail(),
-            0,
-            false,
-        )) {
-            TaskOutcome::Failed { reason, .. } => assert_eq!(&*reason, "execution failed: boom"),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn fatal_is_never_retried() {
-        let verdict = AttemptVerdict::Failed {
-            error: TaskError::fatal("bad config").with_exit_code(2),
-            elapsed: Duration::ZERO,
-        };
-        match finished(decide(
-            &policy(RestartPolicy::Always { interval: None }, None),
-            verdict,
-            0,
-            false,
-        )) {
-            TaskOutcome::Fatal {
-                reason, exit_code, ..
-            } => {
-                assert_eq!(&*reason, "fatal error (no retry): bad config");
-                assert_eq!(exit_code, Some(2));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn configured_timeout_is_retryable_and_names_the_limit() {
-        let verdict = AttemptVerdict::TimedOut {
-            timeout: Duration::from_millis(50),
-            elapsed: Duration::from_millis(50),
-        };
-        match finished(decide(
-            &policy(RestartPolicy::Never, None),
-            verdict,
-            0,
-            false,
-        )) {
-            TaskOutcome::Failed { reason, .. } => assert_eq!(&*reason, "timed out after 50ms"),
-            other => panic!("{other:?}"),
-        }
-        let verdict = AttemptVerdict::TimedOut {
-            timeout: Duration::from_millis(50),
-            elapsed: Duration::from_millis(50),
-        };
-        assert!(matches!(
-            decide(&policy(RestartPolicy::OnFailure, None), verdict, 0, false),
-            Decision::Again { .. }
-        ));
-    }
-
-    #[test]
-    fn a_retry_due_after_cancellation_ends_canceled() {
-        let outcome = finished(decide(
-            &policy(RestartPolicy::OnFailure, None),
-            fail(),
-            0,
-            true,
-        ));
-        assert!(matches!(outcome, TaskOutcome::Canceled));
-    }
-
-    #[test]
-    fn cleanup_panic_ends_panicked_with_a_reason() {
-        let verdict = AttemptVerdict::CleanupPanicked {
-            reason: "task cleanup panicked: bomb".into(),
-        };
-        match decide(&policy(RestartPolicy::OnFailure, None), verdict, 0, false) {
-            Decision::Finish(finish) => {
-                assert_eq!(finish.outcome.kind(), TaskOutcomeKind::Panicked);
-                assert_eq!(
-                    finish.event_reason.as_deref(),
-                    Some("task cleanup panicked: bomb")
-                );
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_failure_after_a_healthy_run_starts_a_new_streak() {
-        let mut p = policy(RestartPolicy::OnFailure, Some(2));
-        p.reset_after = Some(Duration::from_secs(5));
-        // At the limit (2 retries used), a short attempt exhausts the budget...
-        assert!(matches!(
-            finished(decide(&p, failed_after(Duration::from_secs(1)), 2, false)),
-            TaskOutcome::Failed { .. }
-        ));
-        // ...but one that ran at least `reset_after` is the first failure of a new streak:
-        // retried after the first backoff step, streak 1.
-        match decide(&p, failed_after(Duration::from_secs(5)), 2, false) {
-            Decision::Again {
-                delay,
-                next_retry_count,
-                ..
-            } => {
-                assert_eq!(next_retry_count, 1);
-                assert_eq!(delay, p.backoff.delay_for_retry(0));
-            }
-            other => panic!("{other:?}"),
-        }
-        // A timeout counts its elapsed time the same way.
-        let timed_out = AttemptVerdict::TimedOut {
-            timeout: Duration::from_secs(9),
-            elapsed: Duration::from_secs(9),
-        };
-        assert!(matches!(
-            decide(&p, timed_out, 2, false),
-            Decision::Again {
-                next_retry_count: 1,
-                ..
-            }
-        ));
-        // Without `reset_after` nothing changes.
-        let plain = policy(RestartPolicy::OnFailure, Some(2));
-        assert!(matches!(
-            finished(decide(
-                &plain,
-                failed_after(Duration::from_secs(3600)),
-                2,
-                false
-            )),
-            TaskOutcome::Failed { .. }
-        ));
-    }
-}
+mod tests;

@@ -33,7 +33,9 @@ pub enum TaskState {
     /// [`TaskInfo::next_run_in`] says how long is left; while members are still being
     /// stopped it is `None`.
     GroupRestarting,
-    /// Paused (`handle.pause`): its next attempt was due and waits, with no actor and no
+    /// Paused (`handle.pause`, or out of retries under
+    /// [`Exhausted::Pause`](crate::Exhausted::Pause): [`TaskInfo::pause_reason`] says which):
+    /// its next attempt was due and waits, with no actor and no
     /// permit, for `handle.resume`. (A paused task whose attempt is still running shows
     /// `Running`, one in a backoff `Backoff` (or `Scheduled`), until that attempt or
     /// backoff ends.)
@@ -42,6 +44,22 @@ pub enum TaskState {
     /// its next run ([`TaskInfo::next_run_in`] says for how long). Not a failure: `restarts`
     /// is unchanged. (A group member restarted alone after a success shows it as well.)
     Scheduled,
+}
+
+/// Why a task is paused, as [`TaskInfo::pause_reason`] reports it (docs/semantics.md#pause).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PauseReason {
+    /// A caller paused it (`handle.pause`, `Command::Pause`).
+    Requested,
+    /// It ran out of retries (its retry limit, or its own restart intensity) under
+    /// [`Exhausted::Pause`](crate::Exhausted::Pause).
+    Exhausted {
+        /// The outcome text it would have ended `Failed` with (e.g. `"retry limit reached
+        /// after 2 of 2 retries: execution failed: boom"`).
+        last_error: String,
+    },
 }
 
 impl TaskState {
@@ -94,4 +112,10 @@ pub struct TaskInfo {
     /// as old as its transit.
     #[serde(default)]
     pub next_run_in: Option<Duration>,
+    /// Why it is paused: `Some` while a pause holds it (requested, or out of retries under
+    /// [`Exhausted::Pause`](crate::Exhausted::Pause)), also while the attempt or backoff a
+    /// requested pause waits for is still under way; `None` otherwise. Absent from older
+    /// records (it decodes as `None`).
+    #[serde(default)]
+    pub pause_reason: Option<PauseReason>,
 }

@@ -24,19 +24,22 @@
 //! at `ForceAbort` (`ForceAborted`, `reap`). 4. The restart decision is [`decide_parts`],
 //! then the task's own intensity, then the supervisor-wide [`Meltdown`]; a member hands its
 //! restart to its group. 5. A pause parks the next due attempt; a claimed one never pauses.
+//! 6. Out of retries (limit or own intensity) under `Exhausted::Pause` it pauses instead of
+//! committing (`pause.rs`); its `Resume` grants a fresh budget and window.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::decision::{Decision, Finish, decide_parts};
+use super::decision::{Decision, Finish, History, decide_parts};
 use super::group::Input as GroupInput;
 use super::intensity::{Meltdown, Window};
 use crate::attempt::AttemptVerdict;
 use crate::events::{BackoffSource, EventKind};
 use crate::outcome::TaskOutcome;
 use crate::task::{ResolvedPolicy, TaskError};
+use member::Member;
 
 /// Where a registration's current incarnation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,13 +72,15 @@ pub(crate) enum Ended {
 }
 
 /// A `BackoffScheduled` event to publish: the attempt that ended, the delay (wall time)
-/// before the next one, why, and the failure text (failure retries only).
+/// before the next one, why, the failure text (failure retries only), and whether the
+/// failure asked for the delay itself (`retry_after`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Backoff {
     pub(crate) attempt: u32,
     pub(crate) delay: Duration,
     pub(crate) source: BackoffSource,
     pub(crate) reason: Option<Arc<str>>,
+    pub(crate) retry_after: bool,
 }
 
 /// The effects of one [`Life::step`], in order. Inline up to four (a step rarely has
@@ -164,6 +169,8 @@ pub(crate) enum Effect {
     KillForGroup { window: Duration, attempt: u32 },
     /// Publish this event with the current attempt number (`TaskPaused`, `TaskResumed`).
     Announce(EventKind),
+    /// Publish `TaskPaused` for a task out of retries, with its last error.
+    AnnounceExhausted(Arc<str>),
     /// Feed this input to the machine of group `group`.
     Group { group: u64, input: GroupInput },
     /// Drop this user value under the panic guard.
@@ -172,24 +179,6 @@ pub(crate) enum Effect {
     DropError(TaskError),
     /// The terminal commit; `reap`: the killed attempt actor still exists (held until exit).
     Commit { finish: Finish, reap: bool },
-}
-
-/// A registration's place in its group.
-#[derive(Debug, Default)]
-struct Member {
-    group: u64,
-    index: usize,
-    /// True while the group waits for this member's attempt to stop.
-    stopping: bool,
-    /// Stopped by its group (not by an end of its own) since its latest start: its next
-    /// `GroupStart` counts one restart (OTP counts a sibling's restart as a restart).
-    stopped: bool,
-    /// The delay (wall time) its own policy asked after its latest attempt.
-    delay: Duration,
-    /// Its `BackoffScheduled`, held until the group decides on the restart.
-    backoff: Option<Backoff>,
-    /// Set by the group's intensity failure: it ends `Failed` with this reason.
-    failed: Option<Arc<str>>,
 }
 
 /// The life-cycle state of one registration (private: read through the methods, changed
@@ -204,10 +193,15 @@ pub(crate) struct Life {
     /// group: its end is not one "of its own" for auto-shutdown (OTP `terminate_child`).
     requested: bool,
     paused: bool,
+    /// Paused because it ran out of retries (`Exhausted::Pause`): the `Failed` reason it
+    /// would have ended with. `Resume` clears it and grants a fresh budget.
+    exhausted: Option<Arc<str>>,
     /// Number of the latest attempt started (0 before the first).
     attempt: u32,
     /// Current failure streak (reset by a success or a healthy run).
     retry_count: u32,
+    /// Retries of the streak that took the failure's own delay (`retry_after`).
+    directed: u32,
     /// Restarts so far: after a failure of its own, or imposed by its group (`TaskInfo::restarts`).
     restarts: u32,
     last_failure: Option<Arc<str>>,
@@ -230,8 +224,10 @@ impl Life {
             claimed: false,
             requested: false,
             paused: false,
+            exhausted: None,
             attempt: 0,
             retry_count: 0,
+            directed: 0,
             restarts: 0,
             last_failure: None,
             member: None,
@@ -339,6 +335,7 @@ impl Life {
             }
             Input::Resume if free && self.paused => {
                 self.paused = false;
+                self.refresh_if_exhausted();
                 fx.push(Effect::Announce(EventKind::TaskResumed));
                 if phase == Phase::Paused {
                     self.due(&mut fx);
@@ -424,8 +421,12 @@ impl Life {
             }
             Ended::Vanished => self.commit(Finish::plain(TaskOutcome::ForceAborted), fx),
             Ended::Verdict(verdict) => {
-                let (decision, error) =
-                    decide_parts(&self.policy, verdict, self.retry_count, cancelled);
+                let history = History {
+                    retry_count: self.retry_count,
+                    directed: self.directed,
+                    attempt: self.attempt,
+                };
+                let (decision, error) = decide_parts(&self.policy, verdict, history, cancelled);
                 self.pending = Some(Box::new(decision));
                 match error {
                     Some(error) => fx.push(Effect::DropError(error)),
@@ -450,15 +451,24 @@ impl Life {
             let reason = format!("task error destructor panicked: {panic}");
             return self.commit(panicked(reason), fx);
         }
-        let (delay, announce, reason, next_retry_count) = match decision {
+        let (delay, announce, reason, streak, retry_after) = match decision {
             None => return,
             Some(Decision::Finish(finish)) => return self.commit(finish, fx),
+            Some(Decision::Exhausted(finish)) => return self.exhaust(finish, fx),
             Some(Decision::Again {
                 delay,
                 announce,
                 reason,
                 next_retry_count,
-            }) => (delay, announce, reason, next_retry_count),
+                next_directed,
+                directed,
+            }) => (
+                delay,
+                announce,
+                reason,
+                (next_retry_count, next_directed),
+                directed,
+            ),
         };
         let failed = announce == Some(BackoffSource::Failure);
         if failed
@@ -470,7 +480,7 @@ impl Life {
             let text = format!(
                 "restart intensity exceeded: more than {max_restarts} restarts in {period:?}; last failure: {last}"
             );
-            return self.commit(Finish::plain(TaskOutcome::failed(text, None, None)), fx);
+            return self.exhaust(Finish::plain(TaskOutcome::failed(text, None, None)), fx);
         }
         if failed && meltdown.record(now) {
             // This failure tripped the supervisor's intensity: as OTP names the child that
@@ -484,7 +494,7 @@ impl Life {
             fx.push(Effect::Meltdown);
             return self.commit(Finish::plain(TaskOutcome::failed(text, None, None)), fx);
         }
-        self.retry_count = next_retry_count;
+        (self.retry_count, self.directed) = streak;
         if failed {
             self.restarts = self.restarts.saturating_add(1);
             self.last_failure = reason.clone();
@@ -495,6 +505,7 @@ impl Life {
             delay,
             source,
             reason,
+            retry_after,
         });
         // A member's restart is its group's decision; its backoff is announced once the
         // group has decided (never, when the group's intensity is exceeded).
@@ -530,40 +541,6 @@ impl Life {
         }
     }
 
-    /// The group stops this member: its attempt is cancelled (killed after `window`);
-    /// without an actor it is stopped at once.
-    fn group_stop(&mut self, window: Duration, fx: &mut Effects) {
-        let Some(member) = self.member.as_mut() else {
-            return;
-        };
-        let attempt = self.attempt;
-        member.stopped = true;
-        match self.phase {
-            Phase::Attempt => {
-                member.stopping = true;
-                fx.push(Effect::CancelAttempt);
-                fx.push(if window.is_zero() {
-                    Effect::KillForGroup { window, attempt }
-                } else {
-                    Effect::StopTimer { window, attempt }
-                });
-                return;
-            }
-            Phase::Backoff => fx.push(Effect::CancelRetryTimer),
-            // No actor: stopped already (a paused member goes back to its pause when the
-            // group starts it again).
-            Phase::Waiting | Phase::Pending | Phase::Held | Phase::Paused | Phase::Done => {}
-        }
-        self.phase = Phase::Held;
-        fx.push(member.tell(|member| GroupInput::Stopped { member }));
-    }
-
-    /// Publishes the `BackoffScheduled` a member's end left pending, if any.
-    fn announce_pending(&mut self, fx: &mut Effects) {
-        let pending = self.member.as_mut().and_then(|m| m.backoff.take());
-        fx.extend(pending.map(Effect::AnnounceBackoff));
-    }
-
     /// The terminal commit: a group's intensity failure replaces the outcome; the group
     /// hears that the member left.
     fn commit(&mut self, finish: Finish, fx: &mut Effects) {
@@ -582,14 +559,6 @@ impl Life {
     }
 }
 
-impl Member {
-    /// The effect feeding `input(index)` to this member's group.
-    fn tell(&self, input: impl FnOnce(usize) -> GroupInput) -> Effect {
-        let (group, input) = (self.group, input(self.index));
-        Effect::Group { group, input }
-    }
-}
-
 /// A `Panicked` outcome with this event reason.
 fn panicked(reason: String) -> Finish {
     Finish {
@@ -598,6 +567,8 @@ fn panicked(reason: String) -> Finish {
     }
 }
 
+mod member;
+mod pause;
 #[cfg(test)]
 mod tests;
 mod view;

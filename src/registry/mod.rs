@@ -45,7 +45,7 @@ pub(crate) use above::Above;
 pub(crate) use actor::RegistryActor;
 pub use command::{Command, CommandReply, GroupChange};
 pub(crate) use core::RegistrySettings;
-pub use info::{TaskInfo, TaskState};
+pub use info::{PauseReason, TaskInfo, TaskState};
 pub(crate) use intake::{Gate, Mode};
 pub(crate) use life::{LifeGuard, RegistryLife};
 pub use messages::RegistryMessage;

@@ -4,7 +4,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use crate::error::ConfigError;
-use crate::policy::{BackoffPolicy, RestartPolicy};
+use crate::policy::{BackoffPolicy, Exhausted, RestartPolicy};
 
 /// Values used for every [`TaskSetting::Inherit`](crate::task::TaskSetting::Inherit)
 /// of a [`TaskSpec`](crate::task::TaskSpec), applied once when the registry
@@ -17,6 +17,7 @@ use crate::policy::{BackoffPolicy, RestartPolicy};
 /// | [`timeout`](Self::timeout) | `None`: attempts have no timeout |
 /// | [`max_retries`](Self::max_retries) | `None`: unlimited retries |
 /// | [`stall_timeout`](Self::stall_timeout) | `None`: no stall watchdog |
+/// | [`on_exhausted`](Self::on_exhausted) | [`Exhausted::Fail`]: a task out of retries ends `Failed` |
 #[derive(Clone, Debug, Default, PartialEq)]
 #[must_use]
 pub struct TaskDefaults {
@@ -25,6 +26,7 @@ pub struct TaskDefaults {
     timeout: Option<Duration>,
     max_retries: Option<NonZeroU32>,
     stall_timeout: Option<Duration>,
+    on_exhausted: Exhausted,
 }
 
 impl TaskDefaults {
@@ -80,6 +82,20 @@ impl TaskDefaults {
     /// [`ConfigError::Zero`] with `field: "stall_timeout"` when `stall_timeout` is zero.
     pub fn try_with_stall_timeout(self, stall_timeout: Duration) -> Result<Self, ConfigError> {
         checked_stall_timeout(stall_timeout).map(|d| self.with_stall_timeout(d))
+    }
+
+    /// What a task out of retries does, for specs that do not set it
+    /// ([`TaskSpec::on_exhausted`](crate::task::TaskSpec::on_exhausted)).
+    #[must_use]
+    pub fn on_exhausted(&self) -> Exhausted {
+        self.on_exhausted
+    }
+
+    /// Sets what a task out of retries does, for specs that do not set it: [`Exhausted::Fail`]
+    /// (the default) or [`Exhausted::Pause`] (docs/semantics.md#pause).
+    pub fn with_on_exhausted(mut self, on_exhausted: Exhausted) -> Self {
+        self.on_exhausted = on_exhausted;
+        self
     }
 
     /// Sets the inherited restart policy.

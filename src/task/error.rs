@@ -14,6 +14,11 @@ use crate::error::BoxError;
 /// | [`Timeout`](Self::Timeout) | yes | `task_timeout` | `timed out after {timeout:?}` |
 /// | [`Fatal`](Self::Fatal) | no, the task stops | `task_fatal` | `fatal error (no retry): {reason}` |
 /// | [`Canceled`](Self::Canceled) | no, the task stops | `task_canceled` | `context canceled` |
+/// | [`Ignored`](Self::Ignored) | no: from the first attempt the task ends `Ignored`, from a later one `Failed` | `task_ignored` | `task declined to start (ignore)` |
+///
+/// A `Fail` may carry the delay before its retry ([`with_retry_after`](Self::with_retry_after),
+/// Temporal's `next_retry_delay`, HTTP `Retry-After`); it replaces the computed backoff of that
+/// one retry (docs/semantics.md#retries).
 ///
 /// Data variants are `#[non_exhaustive]`: build them with [`fail`](Self::fail),
 /// [`fatal`](Self::fatal), [`fail_from`](Self::fail_from),
@@ -54,11 +59,21 @@ pub enum TaskError {
         exit_code: Option<i32>,
         /// Optional underlying error.
         source: Option<BoxError>,
+        /// The delay (wall time) before the retry this failure asks for, replacing the
+        /// computed backoff of that one retry; `None`: the backoff policy decides. Set with
+        /// [`TaskError::with_retry_after`].
+        retry_after: Option<Duration>,
     },
     /// The attempt observed cancellation. Never retried, even under
     /// [`RestartPolicy::Always`](crate::policy::RestartPolicy::Always) (docs/semantics.md#retries).
     #[error("context canceled")]
     Canceled,
+    /// The task declines to start (OTP's `ignore` from a child's start function). Returned
+    /// by the first attempt, the task ends [`TaskOutcome::Ignored`](crate::TaskOutcome::Ignored):
+    /// not retried, not a failure. Returned by a later attempt, the task ends `Failed` with a
+    /// reason that says so (docs/semantics.md#outcomes). Build it with [`TaskError::ignore`].
+    #[error("task declined to start (ignore)")]
+    Ignored,
 }
 
 impl TaskError {
@@ -69,6 +84,7 @@ impl TaskError {
             reason: reason.into(),
             exit_code: None,
             source: None,
+            retry_after: None,
         }
     }
 
@@ -91,6 +107,7 @@ impl TaskError {
             reason: source.to_string(),
             exit_code: None,
             source: Some(source),
+            retry_after: None,
         }
     }
 
@@ -104,6 +121,45 @@ impl TaskError {
             exit_code: None,
             source: Some(source),
         }
+    }
+
+    /// The task declines to start: [`TaskError::Ignored`]. From the first attempt the task
+    /// ends [`TaskOutcome::Ignored`](crate::TaskOutcome::Ignored) (not retried, not a failure
+    /// in metrics, restart intensity, group restarts or auto-shutdown); from a later attempt
+    /// it ends `Failed`, its reason naming the late `ignore`.
+    #[must_use]
+    pub const fn ignore() -> Self {
+        Self::Ignored
+    }
+
+    /// Sets the delay before the retry this `Fail` asks for (Temporal's `next_retry_delay`,
+    /// HTTP `Retry-After`): it replaces the computed backoff of that one retry, without
+    /// jitter and without advancing the backoff sequence; the retry limit counts it as
+    /// usual. Clamped as every duration is (`Duration::MAX` becomes the crate's longest
+    /// delay); zero retries at once. Other variants are returned unchanged: a `Fatal` is
+    /// never retried, a `Timeout` carries no delay.
+    #[must_use]
+    pub fn with_retry_after(mut self, delay: Duration) -> Self {
+        if let Self::Fail { retry_after, .. } = &mut self {
+            *retry_after = Some(crate::duration::clamp(delay));
+        }
+        self
+    }
+
+    /// The delay a `Fail` asked for with [`with_retry_after`](Self::with_retry_after)
+    /// (already clamped); `None` for every other variant or when unset.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Fail { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// `true` only for [`Ignored`](Self::Ignored).
+    #[must_use]
+    pub fn is_ignore(&self) -> bool {
+        matches!(self, Self::Ignored)
     }
 
     /// A retryable timeout after `timeout`.
@@ -137,12 +193,12 @@ impl TaskError {
     pub fn into_source(self) -> Option<BoxError> {
         match self {
             Self::Fail { source, .. } | Self::Fatal { source, .. } => source,
-            Self::Timeout { .. } | Self::Canceled => None,
+            Self::Timeout { .. } | Self::Canceled | Self::Ignored => None,
         }
     }
 
     /// `true` for `Fail` and `Timeout`: the restart policy and retry limit
-    /// decide whether another attempt follows. `Fatal` and `Canceled` stop.
+    /// decide whether another attempt follows. `Fatal`, `Canceled` and `Ignored` stop.
     #[must_use]
     pub fn is_retryable(&self) -> bool {
         matches!(self, Self::Fail { .. } | Self::Timeout { .. })
@@ -159,12 +215,12 @@ impl TaskError {
     pub fn exit_code(&self) -> Option<i32> {
         match self {
             Self::Fail { exit_code, .. } | Self::Fatal { exit_code, .. } => *exit_code,
-            Self::Timeout { .. } | Self::Canceled => None,
+            Self::Timeout { .. } | Self::Canceled | Self::Ignored => None,
         }
     }
 
     /// A stable `snake_case` label for metrics and logs: `task_failed`,
-    /// `task_fatal`, `task_timeout` or `task_canceled`.
+    /// `task_fatal`, `task_timeout`, `task_canceled` or `task_ignored`.
     #[must_use]
     pub fn as_label(&self) -> &'static str {
         match self {
@@ -172,6 +228,7 @@ impl TaskError {
             Self::Fatal { .. } => "task_fatal",
             Self::Timeout { .. } => "task_timeout",
             Self::Canceled => "task_canceled",
+            Self::Ignored => "task_ignored",
         }
     }
 }
@@ -212,6 +269,7 @@ mod tests {
                 "task_timeout",
             ),
             (TaskError::Canceled, false, false, "task_canceled"),
+            (TaskError::ignore(), false, false, "task_ignored"),
         ];
         for (err, retryable, fatal, label) in cases {
             assert_eq!(err.is_retryable(), retryable, "{err}");
@@ -270,6 +328,46 @@ mod tests {
         );
         assert!(TaskError::timeout(Duration::ZERO).into_source().is_none());
         assert!(TaskError::fail("x").source().is_none());
+    }
+
+    #[test]
+    fn retry_after_only_on_fail_and_clamped() {
+        let err = TaskError::fail("busy").with_retry_after(Duration::from_secs(3));
+        assert_eq!(err.retry_after(), Some(Duration::from_secs(3)));
+        assert_eq!(err.to_string(), "execution failed: busy");
+        let max = TaskError::fail("x").with_retry_after(Duration::MAX);
+        assert_eq!(
+            max.retry_after(),
+            Some(crate::duration::clamp(Duration::MAX))
+        );
+        assert!(max.retry_after() < Some(Duration::MAX));
+        assert_eq!(
+            TaskError::fail("x")
+                .with_retry_after(Duration::ZERO)
+                .retry_after(),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(TaskError::fail("x").retry_after(), None);
+        let fatal = TaskError::fatal("x").with_retry_after(Duration::from_secs(1));
+        assert_eq!(fatal.retry_after(), None);
+        assert_eq!(
+            TaskError::ignore().with_retry_after(ms1()).retry_after(),
+            None
+        );
+    }
+
+    fn ms1() -> Duration {
+        Duration::from_millis(1)
+    }
+
+    #[test]
+    fn ignore_is_its_own_variant() {
+        let err = TaskError::ignore();
+        assert!(err.is_ignore());
+        assert!(!err.is_retryable());
+        assert_eq!(err.to_string(), "task declined to start (ignore)");
+        assert_eq!(err.exit_code(), None);
+        assert!(err.into_source().is_none());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! |---|---|
 //! | `stop(None)`, `stop(Some("normal"))`, `stop(Some("shutdown"))`, a reason starting with [`SHUTDOWN_STOP_PREFIX`] (`"shutdown:"`), or ractor's own `drain()` (`"Drained"`) | normal exit: `Ok(())` |
 //! | a reason starting with [`FATAL_STOP_PREFIX`] (`"fatal:"`) | `TaskError::Fatal` (never retried) |
+//! | exactly [`IGNORE_STOP_REASON`] (`"ignore"`) | `TaskError::Ignored`: the first incarnation declines the task (`TaskOutcome::Ignored`), a later one ends it `Failed` |
 //! | any other stop reason | abnormal exit: `TaskError::Fail` (`"actor stopped: <reason>"`, retryable) |
 //! | fails: a handler returns `Err` or panics (`ActorFailed`) | `TaskError::Fail` with the error text (retryable) |
 //! | killed by someone else | `TaskError::Fail` ("actor was killed") |
@@ -40,6 +41,13 @@ use super::{Task, TaskContext, TaskError, TaskSpec};
 /// with the reason `"bad configuration"`, without retries.
 pub const FATAL_STOP_PREFIX: &str = "fatal:";
 
+/// Stop reason by which an actor run with [`TaskSpec::actor`] declines to start, as OTP's
+/// `ignore` from a child's start function: `myself.stop(Some(IGNORE_STOP_REASON.into()))`
+/// in its first incarnation ends the task [`TaskOutcome::Ignored`](crate::TaskOutcome::Ignored)
+/// (not retried, not a failure). From a later incarnation the task ends `Failed`, its
+/// reason saying the `ignore` came too late. Only the exact string counts.
+pub const IGNORE_STOP_REASON: &str = "ignore";
+
 /// Stop-reason prefix of a normal exit with a note, as OTP's `{shutdown, Term}`:
 /// `myself.stop(Some("shutdown: upstream closed".into()))` is a success like
 /// `stop(None)`. Exactly `"normal"` and `"shutdown"` are normal too.
@@ -59,6 +67,9 @@ fn stop_result(reason: Option<&str>) -> Result<(), TaskError> {
     };
     if let Some(fatal) = reason.strip_prefix(FATAL_STOP_PREFIX) {
         return Err(TaskError::fatal(fatal.trim_start()));
+    }
+    if reason == IGNORE_STOP_REASON {
+        return Err(TaskError::ignore());
     }
     let normal = matches!(reason, "normal" | SHUTDOWN_REASON | "Drained")
         || reason.starts_with(SHUTDOWN_STOP_PREFIX);

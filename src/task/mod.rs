@@ -19,7 +19,7 @@ pub use defaults::TaskDefaults;
 pub use error::TaskError;
 pub(crate) use heartbeat::Heartbeat;
 pub(crate) use hosted_actor::hosted_actor;
-pub use hosted_actor::{FATAL_STOP_PREFIX, SHUTDOWN_STOP_PREFIX};
+pub use hosted_actor::{FATAL_STOP_PREFIX, IGNORE_STOP_REASON, SHUTDOWN_STOP_PREFIX};
 pub(crate) use spec::{Resolved, ResolvedPolicy};
 pub use spec::{TaskSetting, TaskSpec};
 pub use task::{Task, TaskFn, TaskRef};

@@ -9,7 +9,7 @@ use super::defaults::TaskDefaults;
 use super::task::TaskRef;
 use crate::duration::clamp;
 use crate::error::ConfigError;
-use crate::policy::{BackoffPolicy, RestartPolicy};
+use crate::policy::{BackoffPolicy, Exhausted, RestartPolicy};
 
 /// A per-task setting that either inherits the supervisor's
 /// [`TaskDefaults`] or overrides them.
@@ -75,6 +75,8 @@ pub struct TaskSpec {
     restart_intensity: Option<(u32, Duration)>,
     reset_after: Option<Duration>,
     significant: bool,
+    /// `on_exhausted`: `None` inherits [`TaskDefaults::on_exhausted`].
+    on_exhausted: Option<Exhausted>,
     /// Set by [`TaskSpec::actor`]: each attempt hosts a ractor actor.
     hosts_actor: bool,
     actor_name: Option<Arc<str>>,
@@ -98,6 +100,7 @@ impl TaskSpec {
             restart_intensity: None,
             reset_after: None,
             significant: false,
+            on_exhausted: None,
             hosts_actor: false,
             actor_name: None,
             stall_timeout: TaskSetting::Inherit,
@@ -318,6 +321,24 @@ impl TaskSpec {
         self
     }
 
+    /// What this task does when it runs out of retries (its retry limit, or its own
+    /// restart intensity): [`Exhausted::Fail`] ends it `Failed` (the default, inherited from
+    /// [`TaskDefaults::on_exhausted`]), [`Exhausted::Pause`] pauses it instead, with
+    /// [`PauseReason::Exhausted`](crate::PauseReason::Exhausted), until `resume` (a fresh
+    /// retry budget and intensity window) or `cancel`/`remove` (docs/semantics.md#pause).
+    /// A paused task stays registered: its name, its watchers and a controller slot stay
+    /// held.
+    pub fn on_exhausted(mut self, on_exhausted: Exhausted) -> Self {
+        self.on_exhausted = Some(on_exhausted);
+        self
+    }
+
+    /// The explicit [`on_exhausted`](Self::on_exhausted) setting, or `None` when inherited.
+    #[must_use]
+    pub fn on_exhausted_override(&self) -> Option<Exhausted> {
+        self.on_exhausted
+    }
+
     /// Gives this task its own metric series, labelled `task="<name>"` (feature `metrics`):
     /// `taskvisor_attempts_total`, `taskvisor_restarts_total` and
     /// `taskvisor_attempt_duration_seconds` (see [`crate::metrics`]). Tasks without it
@@ -426,6 +447,7 @@ impl TaskSpec {
             restart_intensity: self.restart_intensity,
             reset_after: self.reset_after,
             significant: self.significant,
+            on_exhausted: self.on_exhausted.unwrap_or(defaults.on_exhausted()),
         }
     }
 
@@ -458,6 +480,7 @@ impl fmt::Debug for TaskSpec {
             .field("restart_intensity", &self.restart_intensity)
             .field("reset_after", &self.reset_after)
             .field("significant", &self.significant)
+            .field("on_exhausted", &self.on_exhausted)
             .field("hosts_actor", &self.hosts_actor)
             .field("actor_name", &self.actor_name)
             .field("stall_timeout", &self.stall_timeout)
@@ -485,6 +508,8 @@ pub(crate) struct ResolvedPolicy {
     pub reset_after: Option<Duration>,
     /// Its end counts for the supervisor's `AutoShutdown`.
     pub significant: bool,
+    /// Out of retries: end `Failed` or pause.
+    pub on_exhausted: Exhausted,
 }
 
 /// A spec resolved at admission ([`TaskSpec::resolved`]).

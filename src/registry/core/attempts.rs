@@ -124,6 +124,11 @@ async fn carry_out(
                     let event = entry.shared.event(EventKind::BackoffScheduled);
                     let event = event.with_attempt(b.attempt).with_delay(b.delay);
                     let event = event.with_backoff_source(b.source);
+                    let event = if b.retry_after {
+                        event.with_retry_after()
+                    } else {
+                        event
+                    };
                     match b.reason {
                         Some(reason) => event.with_reason(reason),
                         None => event,
@@ -149,6 +154,15 @@ async fn carry_out(
                 Effect::Announce(kind) => {
                     let attempt = entry.life.attempt();
                     events.publish(|| entry.shared.event(kind).with_attempt(attempt));
+                }
+                Effect::AnnounceExhausted(last_error) => {
+                    entry.shared.observe.exhausted();
+                    let attempt = entry.life.attempt();
+                    events.publish(|| {
+                        let event = entry.shared.event(EventKind::TaskPaused);
+                        let reason = format!("exhausted: {last_error}");
+                        event.with_attempt(attempt).with_reason(reason)
+                    });
                 }
                 _ => {}
             }

@@ -48,7 +48,10 @@ pub(super) fn finish(
     };
     let name = entry.shared.name.clone();
     let significant = entry.life.policy().significant;
-    let on_request = entry.life.ended_on_request();
+    // An ignored task declined to start (OTP `ignore`): like an end on request, it is no
+    // longer active but never fires the auto-shutdown rule.
+    let on_request =
+        entry.life.ended_on_request() || matches!(finish.outcome, TaskOutcome::Ignored);
     state.names.release(&name, id);
     if entry.removal_timer {
         shell.cancel(&Timer::ForceAbort(id));

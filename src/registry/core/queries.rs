@@ -94,5 +94,6 @@ fn info_at(state: &State, id: TaskId, now: Instant) -> Option<TaskInfo> {
             .life
             .next_run_in(now)
             .or_else(|| state.group_restart_in(&entry.life, now)),
+        pause_reason: entry.life.pause_reason(),
     })
 }

@@ -12,6 +12,7 @@ use super::*;
 use crate::policy::{BackoffPolicy, RestartPolicy};
 use crate::registry::TaskState;
 
+mod operator;
 mod orderings;
 
 const D: Duration = Duration::from_millis(10);
@@ -26,6 +27,7 @@ fn policy(restart: RestartPolicy) -> ResolvedPolicy {
         restart_intensity: None,
         reset_after: None,
         significant: false,
+        on_exhausted: crate::policy::Exhausted::Fail,
     }
 }
 
@@ -110,7 +112,10 @@ fn tag(effect: &Effect) -> String {
         Effect::Spawn { attempt } => format!("spawn {attempt}"),
         Effect::RetryTimer(delay) => format!("retry timer {delay:?}"),
         Effect::CancelRetryTimer => "cancel retry timer".into(),
-        Effect::AnnounceBackoff(b) => format!("backoff {} {:?} {:?}", b.attempt, b.delay, b.source),
+        Effect::AnnounceBackoff(b) => {
+            let asked = if b.retry_after { " retry_after" } else { "" };
+            format!("backoff {} {:?} {:?}{asked}", b.attempt, b.delay, b.source)
+        }
         Effect::ObserveRestart => "observe restart".into(),
         Effect::Meltdown => "meltdown".into(),
         Effect::CancelRegistration => "cancel token".into(),
@@ -120,6 +125,7 @@ fn tag(effect: &Effect) -> String {
         Effect::StopTimer { window, attempt } => format!("stop timer {window:?} {attempt}"),
         Effect::KillForGroup { attempt, .. } => format!("group kill {attempt}"),
         Effect::Announce(kind) => format!("announce {kind:?}"),
+        Effect::AnnounceExhausted(last) => format!("announce exhausted: {last}"),
         Effect::Group { group, input } => format!("group {group} {input:?}"),
         Effect::Discard(_) => "discard".into(),
         Effect::DropError(_) => "drop error".into(),

@@ -34,7 +34,12 @@ impl SupervisorHandle {
     /// Resumes a paused task: if its next attempt was waiting it starts now (or waits for a
     /// `max_concurrent` permit again: at its old place in the FIFO if the queue has not
     /// reached it yet, else at the back); if its attempt or backoff is still under way,
-    /// that simply goes on. Publishes `TaskResumed`.
+    /// that simply goes on. Publishes `TaskResumed`. A task paused because it ran out of
+    /// retries ([`Exhausted::Pause`](crate::Exhausted::Pause)) gets a fresh retry budget and
+    /// a fresh restart-intensity window, and its next attempt is due at once. A resume racing
+    /// a `cancel` or `remove` of the task: whichever the registry handles first wins, and
+    /// the task ends exactly once, `Canceled` (a resume after the cancel answers `Ok(false)`
+    /// or `TaskNotFound`).
     ///
     /// Awaits to `Ok(true)` when this call resumed the task, `Ok(false)` when it was not
     /// paused (or is being removed).

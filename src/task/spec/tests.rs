@@ -174,3 +174,23 @@ fn any_name_is_accepted() {
     let shared: Arc<str> = Arc::from("arc");
     assert_eq!(TaskSpec::once(shared, noop()).name(), "arc");
 }
+
+#[test]
+fn on_exhausted_inherits_the_default_and_an_explicit_setting_wins() {
+    use crate::policy::Exhausted;
+    let spec = TaskSpec::restartable("t", noop());
+    assert_eq!(spec.on_exhausted_override(), None);
+    let plain = TaskDefaults::default();
+    assert_eq!(plain.on_exhausted(), Exhausted::Fail);
+    assert_eq!(spec.resolved_policy(&plain).on_exhausted, Exhausted::Fail);
+    let pausing = TaskDefaults::default().with_on_exhausted(Exhausted::Pause);
+    assert_eq!(
+        spec.resolved_policy(&pausing).on_exhausted,
+        Exhausted::Pause
+    );
+    let failing = spec.on_exhausted(Exhausted::Fail);
+    assert_eq!(
+        failing.resolved_policy(&pausing).on_exhausted,
+        Exhausted::Fail
+    );
+}
