@@ -249,6 +249,7 @@ fn plausible(body: Body, started: bool) -> &'static [TaskOutcomeKind] {
         // A body that ignores cancellation only ends by force, once it has started.
         Body::IgnoresCancel if started => &[ForceAborted],
         Body::IgnoresCancel | Body::Cooperative => &[Canceled, ForceAborted],
+        Body::Ignore => &[Ignored, Canceled, ForceAborted],
     }
 }
 
@@ -289,7 +290,9 @@ fn outcome(case: &Case<'_>, work: &Work) -> Option<String> {
     }
     let expected_attempts = match (kind, body) {
         (TaskOutcomeKind::Completed, Body::Flaky { failures }) => Some(failures + 1),
-        (TaskOutcomeKind::Completed | TaskOutcomeKind::Fatal, _) => Some(1),
+        (TaskOutcomeKind::Completed | TaskOutcomeKind::Fatal | TaskOutcomeKind::Ignored, _) => {
+            Some(1)
+        }
         _ => None,
     };
     if let Some(expected) = expected_attempts

@@ -82,6 +82,8 @@ pub enum Body {
     Block(Duration),
     /// Runs until cancelled.
     Cooperative,
+    /// Declines to start (`TaskError::ignore()` on its first attempt): ends `Ignored`.
+    Ignore,
 }
 
 impl Body {
@@ -101,6 +103,7 @@ impl Body {
             Body::IgnoresCancel => "IgnoresCancel",
             Body::Block(_) => "Block",
             Body::Cooperative => "Cooperative",
+            Body::Ignore => "Ignore",
         }
     }
 
@@ -313,6 +316,7 @@ fn body(rng: &mut fastrand::Rng) -> Body {
             (9, 7),
             (6, 8),
             (14, 9),
+            (4, 10),
         ],
     ) {
         0 => Body::Instant,
@@ -333,6 +337,7 @@ fn body(rng: &mut fastrand::Rng) -> Body {
         },
         7 => Body::IgnoresCancel,
         8 => Body::Block(ms(rng.u64(1..=5))),
+        10 => Body::Ignore,
         _ => Body::Cooperative,
     }
 }

@@ -274,11 +274,17 @@ pub fn task_ref(probe: &Arc<Probe>, work: &Arc<Work>) -> TaskRef {
                 }
                 Body::Flaky { failures } => {
                     if attempt <= failures {
-                        Err(TaskError::fail("flaky"))
+                        // Its second failure names its own retry delay (error-directed).
+                        let error = TaskError::fail("flaky");
+                        Err(match attempt {
+                            2 => error.with_retry_after(Duration::from_millis(1)),
+                            _ => error,
+                        })
                     } else {
                         Ok(())
                     }
                 }
+                Body::Ignore => Err(TaskError::ignore()),
                 Body::AlwaysFail { .. } => Err(TaskError::fail("always")),
                 Body::Panic { .. } => panic!("body panics {EXPECTED_PANIC}"),
                 Body::Fatal => Err(TaskError::fatal("fatal")),
