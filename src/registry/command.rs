@@ -206,8 +206,8 @@ pub struct GroupChange {
 
 impl CommandReply {
     /// The `bool` of a task or slot command (`Remove`, `Cancel`, `Pause`, `Resume`,
-    /// `PauseSlot`, `ResumeSlot`): whether this command made the change. `None` for the
-    /// others.
+    /// `RestartNow`, `PauseSlot`, `ResumeSlot`): whether this command made the change.
+    /// `None` for the others.
     pub const fn changed(&self) -> Option<bool> {
         match *self {
             CommandReply::Remove(changed)

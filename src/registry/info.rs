@@ -97,7 +97,8 @@ pub struct TaskInfo {
     /// member's first start, and a stop its group never followed with a start.
     /// docs/semantics.md#groups.
     pub restarts: u32,
-    /// The failure text of the latest failed attempt, if any attempt failed.
+    /// The failure text of the latest failed attempt, if any attempt failed (for a task
+    /// paused by exhaustion, the final reason, the same as its `pause_reason`'s).
     pub last_failure: Option<Arc<str>>,
     /// The name of its [`TaskGroup`](crate::TaskGroup), when it is a group member.
     #[serde(default)]

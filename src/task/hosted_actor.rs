@@ -15,8 +15,8 @@
 //! | any other stop reason | abnormal exit: `TaskError::Fail` (`"actor stopped: <reason>"`, retryable) |
 //! | fails: a handler returns `Err` or panics (`ActorFailed`) | `TaskError::Fail` with the error text (retryable) |
 //! | killed by someone else | `TaskError::Fail` ("actor was killed") |
-//! | `pre_start` returns `Err` | `TaskError::Fail` ("actor failed to start: pre_start returned an error: <text>") |
-//! | `pre_start` panics | `TaskError::Fail` ("actor failed to start: pre_start panicked: <message>") |
+//! | `pre_start` returns `Err` | `TaskError::Fail` (`"actor failed to start: pre_start returned an error: <text>"`) |
+//! | `pre_start` panics | `TaskError::Fail` (`"actor failed to start: pre_start panicked: <message>"`) |
 //!
 //! So [`RestartPolicy::Always`](crate::RestartPolicy) is OTP's *permanent* child,
 //! `OnFailure` *transient* and `Never` *temporary*.

@@ -25,6 +25,8 @@ impl Life {
         };
         fx.push(Effect::Discard(Box::new(finish)));
         self.paused = true;
+        // The record stays visible while paused: its latest failure is the final one.
+        self.last_failure = Some(last_error.clone());
         self.exhausted = Some(last_error.clone());
         self.phase = Phase::Paused;
         fx.push(Effect::AnnounceExhausted(last_error));

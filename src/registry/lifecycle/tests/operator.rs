@@ -135,6 +135,8 @@ fn out_of_retries_under_pause_it_pauses_instead_of_failing() {
             last_error: LIMIT_TEXT.into()
         })
     );
+    // `TaskInfo::last_failure` tells the same latest failure, not the one before it.
+    assert_eq!(sim.life.restarts().1.as_deref(), Some(LIMIT_TEXT));
 }
 
 #[test]
