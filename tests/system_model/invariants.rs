@@ -250,6 +250,9 @@ fn plausible(body: Body, started: bool) -> &'static [TaskOutcomeKind] {
         Body::IgnoresCancel if started => &[ForceAborted],
         Body::IgnoresCancel | Body::Cooperative => &[Canceled, ForceAborted],
         Body::Ignore => &[Ignored, Canceled, ForceAborted],
+        // Paused by exhaustion, it never ends by itself; a claim made while its last attempt
+        // ran ends it with that attempt's failure (a claimed task never pauses).
+        Body::Exhausts => &[Failed, Canceled, ForceAborted],
     }
 }
 

@@ -84,6 +84,9 @@ pub enum Body {
     Cooperative,
     /// Declines to start (`TaskError::ignore()` on its first attempt): ends `Ignored`.
     Ignore,
+    /// Fails every attempt under `on_exhausted(Exhausted::Pause)` with one retry: paused by
+    /// exhaustion once out of retries, until a removal or the shutdown ends it.
+    Exhausts,
 }
 
 impl Body {
@@ -104,6 +107,7 @@ impl Body {
             Body::Block(_) => "Block",
             Body::Cooperative => "Cooperative",
             Body::Ignore => "Ignore",
+            Body::Exhausts => "Exhausts",
         }
     }
 
@@ -317,6 +321,7 @@ fn body(rng: &mut fastrand::Rng) -> Body {
             (6, 8),
             (14, 9),
             (4, 10),
+            (3, 11),
         ],
     ) {
         0 => Body::Instant,
@@ -338,6 +343,7 @@ fn body(rng: &mut fastrand::Rng) -> Body {
         7 => Body::IgnoresCancel,
         8 => Body::Block(ms(rng.u64(1..=5))),
         10 => Body::Ignore,
+        11 => Body::Exhausts,
         _ => Body::Cooperative,
     }
 }

@@ -285,6 +285,7 @@ pub fn task_ref(probe: &Arc<Probe>, work: &Arc<Work>) -> TaskRef {
                     }
                 }
                 Body::Ignore => Err(TaskError::ignore()),
+                Body::Exhausts => Err(TaskError::fail("exhausts")),
                 Body::AlwaysFail { .. } => Err(TaskError::fail("always")),
                 Body::Panic { .. } => panic!("body panics {EXPECTED_PANIC}"),
                 Body::Fatal => Err(TaskError::fatal("fatal")),
@@ -334,6 +335,10 @@ pub fn task_spec(probe: &Arc<Probe>, work: &Arc<Work>) -> TaskSpec {
         Body::AlwaysFail { max_retries } | Body::Panic { max_retries } => {
             spec.with_max_retries(std::num::NonZeroU32::new(max_retries))
         }
+        Body::Exhausts => spec
+            .with_restart(RestartPolicy::OnFailure)
+            .with_max_retries(std::num::NonZeroU32::new(1))
+            .on_exhausted(Exhausted::Pause),
         Body::Timeout { limit, .. } => spec
             .with_timeout(limit)
             .with_max_retries(std::num::NonZeroU32::new(1)),
@@ -351,6 +356,8 @@ pub fn exhausted_attempts(task: &Task) -> Option<u32> {
     let retries = match task.body {
         Body::AlwaysFail { max_retries } | Body::Panic { max_retries } => max_retries,
         Body::Timeout { .. } => 1,
+        // Always restartable, one retry.
+        Body::Exhausts => return Some(2),
         _ => return None,
     };
     Some(if task.restartable { retries + 1 } else { 1 })
