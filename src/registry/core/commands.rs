@@ -30,7 +30,10 @@ pub(super) async fn command(state: &mut State, shell: &mut impl Shell, command: 
             let result = admit(state, Admission::Group(request));
             start(state, shell, result, reply).await;
         }
-        InternalKind::Exec(command) => exec::exec(state, shell, *command).await,
+        // Boxed: a command's decision nests several decisions' futures, and every input's
+        // future is as large as its largest arm, so the hot adds, exits and timers would
+        // carry (and move) it too (45 % of a retry's CPU in memmove, BENCHMARKS.md).
+        InternalKind::Exec(command) => Box::pin(exec::exec(state, shell, *command)).await,
         #[cfg(feature = "controller")]
         InternalKind::Retire(id) => {
             super::removal::claim_with_grace(state, shell, id, None).await;

@@ -117,7 +117,7 @@ pub(super) async fn exec(state: &mut State, shell: &mut impl Shell, exec: Exec) 
             | Command::RemoveGroup(_)
             | Command::RestartGroupNow(_)),
             _,
-        ) => return group_ops::exec(state, shell, command, reply).await,
+        ) => return Box::pin(group_ops::exec(state, shell, command, reply)).await,
         (Command::RestartNow(_), None) => Ok(CommandReply::RestartNow(false)),
         (Command::RestartNow(_), Some(id)) => Ok(CommandReply::RestartNow(
             step(state, shell, id, Input::RestartNow).await,
