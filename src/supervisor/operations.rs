@@ -83,8 +83,12 @@ impl ExecOperation {
         Ok(reply)
     }
 
-    /// Runs it and takes the shorthand's value out of the reply.
-    async fn pick<T>(self, pick: fn(CommandReply) -> Option<T>) -> Result<T, RuntimeError> {
+    /// Runs it and takes the shorthand's value out of the reply (every typed shorthand of
+    /// the handle is this with its reply's accessor).
+    pub(crate) async fn pick<T>(
+        self,
+        pick: fn(CommandReply) -> Option<T>,
+    ) -> Result<T, RuntimeError> {
         pick(self.execute().await?).ok_or(RuntimeError::ShuttingDown)
     }
 }

@@ -86,8 +86,7 @@ impl PauseOperation {
     /// # Errors
     /// See [`SupervisorHandle::pause`](crate::SupervisorHandle::pause).
     pub async fn execute(self) -> Result<bool, RuntimeError> {
-        let reply = self.inner.execute().await?;
-        reply.changed().ok_or(RuntimeError::ShuttingDown)
+        self.inner.pick(|reply| reply.changed()).await
     }
 }
 

@@ -13,7 +13,7 @@ use crate::controller::{ControllerMessage, ControllerSnapshot, ControllerSpec};
 use crate::error::{ControllerError, RuntimeError};
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
-use crate::registry::{Command, GroupChange};
+use crate::registry::{Command, CommandReply, GroupChange};
 use crate::supervisor::pause::pre_pause_slot;
 use crate::supervisor::prepared::{PreparedSubmission, Submit};
 use crate::supervisor::submit;
@@ -131,7 +131,7 @@ impl SupervisorHandle {
         &self,
         slot: impl Into<Arc<str>>,
     ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
-        self.slot_exec(Command::PauseSlot(slot.into()))
+        self.slot_exec(Command::PauseSlot(slot.into()), |reply| reply.changed())
     }
 
     /// Pauses controller slot `slot` as [`pause_slot`](Self::pause_slot) does, and creates
@@ -165,7 +165,7 @@ impl SupervisorHandle {
         &self,
         slot: impl Into<Arc<str>>,
     ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
-        self.slot_exec(Command::ResumeSlot(slot.into()))
+        self.slot_exec(Command::ResumeSlot(slot.into()), |reply| reply.changed())
     }
 
     /// Cancels controller slot `slot`: its owner (withdrawn while the controller still holds
@@ -184,26 +184,22 @@ impl SupervisorHandle {
         &self,
         slot: impl Into<Arc<str>>,
     ) -> impl Future<Output = Result<GroupChange, ControllerError>> + Send + 'static {
-        let operation = self.exec(Command::CancelSlot(slot.into()));
-        async move {
-            match operation.execute().await {
-                Ok(reply) => reply.group_change().ok_or(ControllerError::Closed),
-                Err(RuntimeError::Controller(error)) => Err(error),
-                Err(_) => Err(ControllerError::Closed),
-            }
-        }
+        self.slot_exec(Command::CancelSlot(slot.into()), |reply| {
+            reply.group_change()
+        })
     }
 
-    /// A slot command through [`exec`](Self::exec), with the controller's own error: a
-    /// closed supervisor is [`ControllerError::Closed`].
-    fn slot_exec(
+    /// A slot command through [`exec`](Self::exec), its value taken out by `pick`, with the
+    /// controller's own error: a closed supervisor is [`ControllerError::Closed`].
+    fn slot_exec<T: Send + 'static>(
         &self,
         command: Command,
-    ) -> impl Future<Output = Result<bool, ControllerError>> + Send + 'static {
-        let operation = self.exec(command);
+        pick: fn(CommandReply) -> Option<T>,
+    ) -> impl Future<Output = Result<T, ControllerError>> + Send + 'static {
+        let picked = self.exec(command).pick(pick);
         async move {
-            match operation.execute().await {
-                Ok(reply) => Ok(reply.changed().unwrap_or(false)),
+            match picked.await {
+                Ok(value) => Ok(value),
                 Err(RuntimeError::Controller(error)) => Err(error),
                 Err(_) => Err(ControllerError::Closed),
             }

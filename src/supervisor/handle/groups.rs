@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::SupervisorHandle;
 use crate::error::RuntimeError;
 use crate::identity::TaskTarget;
-use crate::registry::{Command, CommandReply, GroupChange};
+use crate::registry::{Command, GroupChange};
 
 impl SupervisorHandle {
     /// Pauses every member of group `name` (start order), as [`pause`](Self::pause) each.
@@ -99,11 +99,8 @@ impl SupervisorHandle {
         &self,
         target: impl Into<TaskTarget>,
     ) -> impl Future<Output = Result<bool, RuntimeError>> + Send + 'static {
-        let operation = self.exec(Command::RestartNow(target.into()));
-        async move {
-            let reply = operation.execute().await?;
-            reply.changed().ok_or(RuntimeError::ShuttingDown)
-        }
+        self.exec(Command::RestartNow(target.into()))
+            .pick(|reply| reply.changed())
     }
 
     /// A group command through [`exec`](Self::exec), its counts taken out of the reply.
@@ -111,10 +108,6 @@ impl SupervisorHandle {
         &self,
         command: Command,
     ) -> impl Future<Output = Result<GroupChange, RuntimeError>> + Send + 'static {
-        let operation = self.exec(command);
-        async move {
-            let reply: CommandReply = operation.execute().await?;
-            reply.group_change().ok_or(RuntimeError::ShuttingDown)
-        }
+        self.exec(command).pick(|reply| reply.group_change())
     }
 }
