@@ -139,7 +139,19 @@ impl Command {
             | Command::Pause(target)
             | Command::Resume(target)
             | Command::RestartNow(target) => Some(target),
-            _ => None,
+            // Every arm listed: a new command must say whether it names a task (the remote
+            // door caps the name it returns, and `exec.rs` looks it up).
+            Command::Add(_)
+            | Command::Shutdown
+            | Command::ForceShutdown
+            | Command::PauseSlot(_)
+            | Command::ResumeSlot(_)
+            | Command::CancelSlot(_)
+            | Command::PauseGroup(_)
+            | Command::ResumeGroup(_)
+            | Command::CancelGroup(_)
+            | Command::RemoveGroup(_)
+            | Command::RestartGroupNow(_) => None,
         }
     }
 
@@ -217,7 +229,15 @@ impl CommandReply {
             | CommandReply::PauseSlot(changed)
             | CommandReply::ResumeSlot(changed)
             | CommandReply::RestartNow(changed) => Some(changed),
-            _ => None,
+            CommandReply::Add(_)
+            | CommandReply::Shutdown
+            | CommandReply::ForceShutdown
+            | CommandReply::CancelSlot(_)
+            | CommandReply::PauseGroup(_)
+            | CommandReply::ResumeGroup(_)
+            | CommandReply::CancelGroup(_)
+            | CommandReply::RemoveGroup(_)
+            | CommandReply::RestartGroupNow(_) => None,
         }
     }
 
@@ -231,7 +251,16 @@ impl CommandReply {
             | CommandReply::RemoveGroup(change)
             | CommandReply::RestartGroupNow(change)
             | CommandReply::CancelSlot(change) => Some(change),
-            _ => None,
+            CommandReply::Add(_)
+            | CommandReply::Remove(_)
+            | CommandReply::Cancel(_)
+            | CommandReply::Pause(_)
+            | CommandReply::Resume(_)
+            | CommandReply::Shutdown
+            | CommandReply::ForceShutdown
+            | CommandReply::PauseSlot(_)
+            | CommandReply::ResumeSlot(_)
+            | CommandReply::RestartNow(_) => None,
         }
     }
 
@@ -244,7 +273,16 @@ impl CommandReply {
             Command::RemoveGroup(_) => CommandReply::RemoveGroup(change),
             Command::RestartGroupNow(_) => CommandReply::RestartGroupNow(change),
             Command::CancelSlot(_) => CommandReply::CancelSlot(change),
-            _ => return None,
+            Command::Add(_)
+            | Command::Remove(_)
+            | Command::Cancel(_)
+            | Command::Pause(_)
+            | Command::Resume(_)
+            | Command::Shutdown
+            | Command::ForceShutdown
+            | Command::PauseSlot(_)
+            | Command::ResumeSlot(_)
+            | Command::RestartNow(_) => return None,
         })
     }
 
@@ -266,7 +304,15 @@ impl CommandReply {
             Command::PauseSlot(_) => CommandReply::PauseSlot(changed),
             Command::ResumeSlot(_) => CommandReply::ResumeSlot(changed),
             Command::RestartNow(_) => CommandReply::RestartNow(changed),
-            _ => return None,
+            Command::Add(_)
+            | Command::Shutdown
+            | Command::ForceShutdown
+            | Command::CancelSlot(_)
+            | Command::PauseGroup(_)
+            | Command::ResumeGroup(_)
+            | Command::CancelGroup(_)
+            | Command::RemoveGroup(_)
+            | Command::RestartGroupNow(_) => return None,
         })
     }
 }
