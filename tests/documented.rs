@@ -1,4 +1,4 @@
-//! The figures the documentation states, pinned (issue 33 item 7): each test names
+//! The figures the documentation states, pinned (issue 33 items 7 and 10): each test names
 //! the page and the sentence it keeps true. A change here is a change of documented
 //! behaviour: change the page with it.
 
@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ractor_taskvisor::prelude::*;
-use ractor_taskvisor::ConfigError;
+use ractor_taskvisor::{ConfigError, JitterPolicy};
 use tokio::time::Instant;
 
 fn ms(n: u64) -> Duration {
@@ -123,4 +123,142 @@ fn the_documentation_and_examples_teach_try_with_max_retries() {
         .map(|path| path.display().to_string())
         .collect();
     assert!(offenders.is_empty(), "{offenders:?}");
+}
+
+// ---- backoff (docs/semantics.md#retries) ------------------------------------------------
+
+/// docs/semantics.md#retries: "a zero delay stays zero (the retry follows at once); a
+/// non-zero one is never below 1 ms".
+#[test]
+fn a_zero_backoff_stays_zero_and_a_non_zero_one_is_floored_at_one_millisecond() {
+    assert_eq!(
+        BackoffPolicy::constant(Duration::ZERO).delay_for_retry(0),
+        Duration::ZERO
+    );
+    assert_eq!(
+        BackoffPolicy::exponential(Duration::ZERO).delay_for_retry(5),
+        Duration::ZERO
+    );
+    assert_eq!(
+        BackoffPolicy::constant(Duration::from_micros(100)).delay_for_retry(0),
+        ms(1)
+    );
+    assert_eq!(
+        BackoffPolicy::constant(Duration::from_nanos(1)).delay_for_retry(3),
+        ms(1)
+    );
+}
+
+/// The same at run time: a zero backoff retries in the same instant (paused clock), a
+/// 100 µs one waits 1 ms.
+#[tokio::test(start_paused = true)]
+async fn at_run_time_a_zero_backoff_retries_at_once_and_a_tiny_one_waits_one_millisecond() {
+    let handle = serve(SupervisorConfig::default());
+    for (name, backoff, gap) in [
+        ("zero", Duration::ZERO, Duration::ZERO),
+        ("tiny", Duration::from_micros(100), ms(1)),
+    ] {
+        let starts = Arc::new(Mutex::new(Vec::new()));
+        let spec = TaskSpec::restartable(name, failing(starts.clone()))
+            .with_backoff(BackoffPolicy::constant(backoff))
+            .try_with_max_retries(3)
+            .unwrap();
+        let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
+        waiter.wait().await.unwrap();
+        let starts = starts.lock().unwrap();
+        assert_eq!(starts.len(), 4, "{name}");
+        for pair in starts.windows(2) {
+            assert_eq!(pair[1] - pair[0], gap, "{name}");
+        }
+    }
+    handle.shutdown().await.unwrap();
+}
+
+/// `BackoffPolicy`'s rustdoc and docs/guide/tasks.md: "The default backoff is 200 ms
+/// doubling up to 30 s with equal jitter", "the first retry waits between 100 ms and 200
+/// ms".
+#[test]
+fn the_default_backoff_is_200_ms_doubling_to_30_s_with_equal_jitter() {
+    let policy = BackoffPolicy::default();
+    assert_eq!(policy.first(), ms(200));
+    assert_eq!(policy.max(), Duration::from_secs(30));
+    assert!((policy.factor() - 2.0).abs() < f64::EPSILON);
+    assert_eq!(policy.jitter(), JitterPolicy::Equal);
+    for _ in 0..200 {
+        let first = policy.delay_for_retry(0);
+        assert!((ms(100)..=ms(200)).contains(&first), "{first:?}");
+    }
+}
+
+/// docs/semantics.md#retries: "Successful `Always` repeats wait `interval` (at least 1 ms
+/// after the attempt started)".
+#[tokio::test(start_paused = true)]
+async fn an_instant_always_repeat_waits_at_least_one_millisecond() {
+    let handle = serve(SupervisorConfig::default());
+    let runs = Arc::new(AtomicU32::new(0));
+    let spec = TaskSpec::restartable("spinner", counting_ok(runs.clone()))
+        .with_restart(RestartPolicy::Always { interval: None });
+    handle.add(spec).await.unwrap();
+    tokio::time::sleep(ms(100)).await;
+    let n = runs.load(Ordering::SeqCst);
+    assert!((50..=101).contains(&n), "{n} runs in 100 ms");
+    handle.shutdown().await.unwrap();
+}
+
+// ---- restart intensity (docs/semantics.md#retries, SupervisorConfig::restart_intensity) --
+
+/// `SupervisorConfig::restart_intensity` and docs/semantics.md#retries: only failure
+/// restarts count, so with `max_restarts = 0` a permanent task that returns `Ok` at once
+/// keeps running and the supervisor stays up (OTP would shut down: there every restart
+/// counts).
+#[tokio::test(start_paused = true)]
+async fn with_max_restarts_zero_successful_repeats_do_not_count() {
+    let handle = serve(SupervisorConfig::default().with_restart_intensity(0, Duration::from_secs(5)));
+    let runs = Arc::new(AtomicU32::new(0));
+    let spec = TaskSpec::restartable("permanent", counting_ok(runs.clone()))
+        .with_restart(RestartPolicy::Always { interval: None });
+    let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
+    tokio::time::sleep(ms(300)).await;
+    assert!(runs.load(Ordering::SeqCst) > 100);
+    assert_eq!(handle.list().await.len(), 1, "the supervisor is still up");
+    handle.shutdown().await.unwrap();
+    assert!(matches!(
+        waiter.wait().await.unwrap(),
+        TaskOutcome::Canceled
+    ));
+}
+
+/// The other half of the same rule: with `max_restarts = 0` the first failure restart
+/// exceeds the limit (OTP's "more than 0 restarts"), and the supervisor shuts down.
+#[tokio::test(start_paused = true)]
+async fn with_max_restarts_zero_the_first_failure_restart_shuts_the_supervisor_down() {
+    let handle = serve(SupervisorConfig::default().with_restart_intensity(0, Duration::from_secs(5)));
+    let starts = Arc::new(Mutex::new(Vec::new()));
+    let spec = TaskSpec::restartable("flaky", failing(starts.clone()))
+        .with_backoff(BackoffPolicy::constant(ms(1)));
+    let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
+    assert!(matches!(
+        waiter.wait().await.unwrap(),
+        TaskOutcome::Failed { .. }
+    ));
+    assert_eq!(starts.lock().unwrap().len(), 1, "not restarted once");
+    assert!(matches!(
+        handle.shutdown().await,
+        Err(RuntimeError::RestartIntensityExceeded {
+            max_restarts: 0,
+            ..
+        })
+    ));
+}
+
+// ---- other documented defaults -----------------------------------------------------------
+
+/// docs/guide/tasks.md#shutdown: "the grace period (default 60 s)"; the zero and clamp
+/// table: every `Duration` setter clamps to 30 years.
+#[test]
+fn the_default_grace_is_60_s_and_durations_clamp_to_30_years() {
+    assert_eq!(SupervisorConfig::default().grace(), Duration::from_secs(60));
+    let thirty_years = Duration::from_secs(30 * 365 * 24 * 60 * 60);
+    let clamped = SupervisorConfig::default().with_grace(Duration::MAX).grace();
+    assert_eq!(clamped, thirty_years, "30 years of 365 days");
 }
