@@ -568,3 +568,67 @@ async fn a_clean_shutdown_reports_ok_without_a_parent() {
     assert!(reports[0].force_aborted.is_empty());
     audit.stop(None);
 }
+
+/// The root of docs/guide/ractor.md#a-root-that-stops-itself: it stops itself, and its
+/// `post_stop` reads the verdict with `handle.shutdown()`.
+struct StoppingRoot;
+
+impl Actor for StoppingRoot {
+    type Msg = ();
+    type State = (SupervisorHandle, mpsc::UnboundedSender<Result<(), RuntimeError>>);
+    type Arguments = mpsc::UnboundedSender<Result<(), RuntimeError>>;
+
+    async fn pre_start(
+        &self,
+        me: ActorRef<()>,
+        verdicts: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let handle = Supervisor::builder(SupervisorConfig::default())
+            .with_name("tree-stopping-root")
+            .with_parent(me.get_cell())
+            .try_build()?
+            .serve()?;
+        handle.add(TaskSpec::once("polite", cooperative())).await?;
+        let deaf = TaskSpec::once("deaf", stubborn(Duration::from_secs(3600)))
+            .with_shutdown_timeout(Duration::from_millis(100));
+        handle.add(deaf).await?;
+        Ok((handle, verdicts))
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<()>,
+        (): (),
+        _state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        me.stop(Some("work done".into()));
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _me: ActorRef<()>,
+        (handle, verdicts): &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let _ = verdicts.send(handle.clone().shutdown().await);
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_root_that_stops_itself_reads_the_verdict_with_shutdown_in_post_stop() {
+    let (verdicts, mut verdict) = mpsc::unbounded_channel();
+    let (root, join) = Actor::spawn(None, StoppingRoot, verdicts).await.unwrap();
+    root.cast(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), join)
+        .await
+        .expect("the root stops")
+        .unwrap();
+    let verdict = verdict.recv().await.expect("post_stop sent the verdict");
+    match verdict {
+        Err(RuntimeError::GraceExceeded { stuck, .. }) => {
+            assert_eq!(stuck, vec![Arc::<str>::from("deaf")]);
+        }
+        other => panic!("expected GraceExceeded naming deaf, got {other:?}"),
+    }
+}
