@@ -51,10 +51,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ractor::{Actor, ActorRef};
 use ractor_cluster::{NodeServer, NodeServerMessage};
+use ractor_taskvisor::ConfigError;
 use ractor_taskvisor::cluster::{
     ClusterView, RemoteControl, RemoteOptions, RemoteSupervisor, WatchItem,
 };
-use ractor_taskvisor::ConfigError;
 use ractor_taskvisor::prelude::*;
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);

@@ -69,7 +69,11 @@ async fn a_configured_zero_retry_limit_is_unlimited_and_try_with_max_retries_ref
     let (_, waiter) = handle.add_and_watch(spec).await.unwrap();
     tokio::time::sleep(ms(300)).await;
     // Far past any small limit: the task is still being retried, not Failed.
-    assert!(starts.lock().unwrap().len() > 20, "{:?}", starts.lock().unwrap().len());
+    assert!(
+        starts.lock().unwrap().len() > 20,
+        "{:?}",
+        starts.lock().unwrap().len()
+    );
     handle.shutdown().await.unwrap();
     assert!(matches!(
         waiter.wait().await.unwrap(),
@@ -105,10 +109,7 @@ fn the_documentation_and_examples_teach_try_with_max_retries() {
     for dir in ["docs/guide", "examples"] {
         for entry in std::fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
-            if matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("md" | "rs")
-            ) {
+            if matches!(path.extension().and_then(|e| e.to_str()), Some("md" | "rs")) {
                 files.push(path);
             }
         }
@@ -213,7 +214,8 @@ async fn an_instant_always_repeat_waits_at_least_one_millisecond() {
 /// counts).
 #[tokio::test(start_paused = true)]
 async fn with_max_restarts_zero_successful_repeats_do_not_count() {
-    let handle = serve(SupervisorConfig::default().with_restart_intensity(0, Duration::from_secs(5)));
+    let handle =
+        serve(SupervisorConfig::default().with_restart_intensity(0, Duration::from_secs(5)));
     let runs = Arc::new(AtomicU32::new(0));
     let spec = TaskSpec::restartable("permanent", counting_ok(runs.clone()))
         .with_restart(RestartPolicy::Always { interval: None });
@@ -232,7 +234,8 @@ async fn with_max_restarts_zero_successful_repeats_do_not_count() {
 /// exceeds the limit (OTP's "more than 0 restarts"), and the supervisor shuts down.
 #[tokio::test(start_paused = true)]
 async fn with_max_restarts_zero_the_first_failure_restart_shuts_the_supervisor_down() {
-    let handle = serve(SupervisorConfig::default().with_restart_intensity(0, Duration::from_secs(5)));
+    let handle =
+        serve(SupervisorConfig::default().with_restart_intensity(0, Duration::from_secs(5)));
     let starts = Arc::new(Mutex::new(Vec::new()));
     let spec = TaskSpec::restartable("flaky", failing(starts.clone()))
         .with_backoff(BackoffPolicy::constant(ms(1)));
@@ -259,6 +262,8 @@ async fn with_max_restarts_zero_the_first_failure_restart_shuts_the_supervisor_d
 fn the_default_grace_is_60_s_and_durations_clamp_to_30_years() {
     assert_eq!(SupervisorConfig::default().grace(), Duration::from_secs(60));
     let thirty_years = Duration::from_secs(30 * 365 * 24 * 60 * 60);
-    let clamped = SupervisorConfig::default().with_grace(Duration::MAX).grace();
+    let clamped = SupervisorConfig::default()
+        .with_grace(Duration::MAX)
+        .grace();
     assert_eq!(clamped, thirty_years, "30 years of 365 days");
 }

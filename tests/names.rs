@@ -183,7 +183,10 @@ mod controller {
                 "{spec:?}: {submitted:?}"
             );
             let fail_fast = handle.submit(spec.clone()).try_intake();
-            assert!(fail_fast.as_ref().is_err_and(invalid(what)), "{fail_fast:?}");
+            assert!(
+                fail_fast.as_ref().is_err_and(invalid(what)),
+                "{fail_fast:?}"
+            );
             let watched = handle.submit_and_watch(spec).await;
             assert!(watched.as_ref().is_err_and(invalid(what)));
         }
@@ -199,10 +202,30 @@ mod controller {
         use ractor_taskvisor::RegistryMessage;
         let handle = serve();
         let slot_is_invalid = invalid("slot");
-        assert!(handle.pre_pause_slot(" ").await.is_err_and(|e| slot_is_invalid(&e)));
-        assert!(handle.pause_slot("").await.is_err_and(|e| slot_is_invalid(&e)));
-        assert!(handle.resume_slot("\n").await.is_err_and(|e| slot_is_invalid(&e)));
-        assert!(handle.cancel_slot(" ").await.is_err_and(|e| slot_is_invalid(&e)));
+        assert!(
+            handle
+                .pre_pause_slot(" ")
+                .await
+                .is_err_and(|e| slot_is_invalid(&e))
+        );
+        assert!(
+            handle
+                .pause_slot("")
+                .await
+                .is_err_and(|e| slot_is_invalid(&e))
+        );
+        assert!(
+            handle
+                .resume_slot("\n")
+                .await
+                .is_err_and(|e| slot_is_invalid(&e))
+        );
+        assert!(
+            handle
+                .cancel_slot(" ")
+                .await
+                .is_err_and(|e| slot_is_invalid(&e))
+        );
         let registry = handle.registry_actor();
         let by_message = ractor::call!(
             registry,

@@ -575,7 +575,10 @@ struct StoppingRoot;
 
 impl Actor for StoppingRoot {
     type Msg = ();
-    type State = (SupervisorHandle, mpsc::UnboundedSender<Result<(), RuntimeError>>);
+    type State = (
+        SupervisorHandle,
+        mpsc::UnboundedSender<Result<(), RuntimeError>>,
+    );
     type Arguments = mpsc::UnboundedSender<Result<(), RuntimeError>>;
 
     async fn pre_start(

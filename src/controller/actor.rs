@@ -193,7 +193,8 @@ impl Actor for ControllerActor {
                     intake,
                 } => {
                     drop(intake);
-                    let paused = check_slot_name(&slot).and_then(|()| state.pause_slot(&slot, true));
+                    let paused =
+                        check_slot_name(&slot).and_then(|()| state.pause_slot(&slot, true));
                     let _ = reply.send(paused);
                 }
             },

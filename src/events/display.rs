@@ -127,7 +127,11 @@ mod tests {
     fn long_text_is_cut_and_marked() {
         let name = "n".repeat(MAX_TEXT + 10);
         let line = Event::new(EventKind::TaskAdded).with_task(name).to_string();
-        assert!(line.ends_with("…[truncated]\""), "{}", &line[line.len() - 40..]);
+        assert!(
+            line.ends_with("…[truncated]\""),
+            "{}",
+            &line[line.len() - 40..]
+        );
         assert!(line.len() < MAX_TEXT + 64);
     }
 }

@@ -81,7 +81,10 @@ mod tests {
             .with_delay(Duration::from_secs(1));
         assert_eq!(
             LogWriter::format(&event),
-            format!(r#"[{}] scheduled task="tick" attempt=4 delay_ms=1000"#, event.seq)
+            format!(
+                r#"[{}] scheduled task="tick" attempt=4 delay_ms=1000"#,
+                event.seq
+            )
         );
     }
 
