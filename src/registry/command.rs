@@ -35,14 +35,14 @@ use crate::task::TaskSpec;
 ///
 /// | command | reply | errors (besides the intake's, below) |
 /// |---|---|---|
-/// | `Add(spec)` | `Add(id)` once the registry accepted it | `TaskAlreadyExists`, `ResourceLimitReached`, `InvalidTaskSpec`, `ActorNameTaken` |
+/// | `Add(spec)` | `Add(id)` once the registry accepted it | `TaskAlreadyExists`, `ResourceLimitReached`, `InvalidTaskSpec` (a name that breaks the one name rule, docs/semantics.md#names, is refused at the intake), `ActorNameTaken` |
 /// | `Remove(target)` | `Remove(true)` when this command claimed the task (before its cleanup); `false` for an unknown, finished or already claimed target | none |
 /// | `Cancel(target)` | `Cancel(true)` when this command claimed it, once its outcome is committed; `false` when it joined another removal (after the same wait) or the target is unknown (at once) | none |
 /// | `Pause(target)` / `Resume(target)` | `true` when this command changed the state, `false` when there was nothing to change | `TaskNotFound` |
 /// | `Shutdown` | `Shutdown` once the supervisor's one shared shutdown finished | the shutdown's own error (`GraceExceeded`, …) |
 /// | `ForceShutdown` | `ForceShutdown` once the shutdown finished | as `Shutdown` |
-/// | `PauseSlot(slot)` / `ResumeSlot(slot)` | `true` when this command changed the slot | `Controller(UnknownSlot)` (pause), `Controller(NotConfigured)` |
-/// | `CancelSlot(slot)` | `CancelSlot(GroupChange)`: the owner cancelled and each queued submission withdrawn | `Controller(UnknownSlot)`, `Controller(NotConfigured)` |
+/// | `PauseSlot(slot)` / `ResumeSlot(slot)` | `true` when this command changed the slot | `Controller(UnknownSlot)` (pause), `Controller(InvalidName)`, `Controller(NotConfigured)` |
+/// | `CancelSlot(slot)` | `CancelSlot(GroupChange)`: the owner cancelled and each queued submission withdrawn | `Controller(UnknownSlot)`, `Controller(InvalidName)`, `Controller(NotConfigured)` |
 /// | `PauseGroup(name)` / `ResumeGroup(name)` | the [`GroupChange`] over its members | `GroupNotFound` |
 /// | `CancelGroup(name)` / `RemoveGroup(name)` | the [`GroupChange`]; a cancel's once every claimed member ended | `GroupNotFound` |
 /// | `RestartNow(target)` | `true` when it ended a backoff or scheduled wait; `false` for a running, waiting-for-permit, paused, claimed or unregistered (finished) task | none |
