@@ -148,8 +148,8 @@ pub use policy::{
     AutoShutdown, BackoffError, BackoffPolicy, Exhausted, JitterPolicy, RestartPolicy,
 };
 pub use registry::{
-    Answer, Command, CommandReply, GroupChange, PauseReason, Query, RegistryMessage, TaskInfo,
-    TaskState,
+    Answer, Command, CommandReply, GroupChange, PauseReason, Query, RegistryMessage, StableCell,
+    TaskInfo, TaskState,
 };
 pub use rejection::RejectionKind;
 pub use supervisor::{

@@ -52,6 +52,9 @@ pub(crate) struct TaskShared {
     pub(crate) stall: Option<StallWatch>,
     /// The ractor name for each incarnation of a hosted actor (`with_actor_name`).
     pub(crate) actor_name: Option<Arc<str>>,
+    /// The registration's stable reference (`with_stable_ref`), stopped at its terminal
+    /// commit.
+    pub(crate) stable: Option<crate::task::StableLink>,
     /// The registration's token: cancelled by remove, cancel, shutdown and owner drop.
     pub(crate) token: CancellationToken,
     pub(crate) events: EventSink,
@@ -151,6 +154,7 @@ pub(crate) async fn run_attempt(
             actor,
             actor_name: shared.actor_name.clone(),
             heartbeat: heartbeat.clone(),
+            stable: shared.stable.as_ref().map(crate::task::StableLink::hook),
         },
     );
     let started = Instant::now();

@@ -8,7 +8,8 @@
 //!   fresh allocation (a truncated `String` would keep its capacity).
 //! - `ring.rs`: [`ByteRing`], a buffer bounded by both an item count and a byte total.
 //! - `coalesce.rs`: [`Coalescer`], one report per key per interval with a count of the
-//!   rest, over a bounded table (the keys beyond it share one overflow window).
+//!   rest, over a bounded table (the keys beyond it share one overflow window); also the
+//!   burst reports of a stable reference's dropped messages (`task/stable_ref.rs`).
 //! - `rate.rs`: [`CallBudget`], calls in flight and started per second, refused beyond.
 //!
 //! Every type here is a pure machine with private state: time comes in as an argument.

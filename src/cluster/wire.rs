@@ -234,6 +234,7 @@ mod tests {
             group: Some(Arc::from("pipeline")),
             next_run_in: Some(Duration::from_millis(250)),
             pause_reason: None,
+            undelivered: 0,
         };
         assert_eq!(TaskInfo::from_bytes(info.clone().into_bytes()), info);
         let scheduled = TaskInfo {

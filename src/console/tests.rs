@@ -33,6 +33,7 @@ pub(super) fn info(id: u64, name: &str, state: TaskState, attempt: u32, restarts
         group: None,
         next_run_in: None,
         pause_reason: None,
+        undelivered: 0,
     }
 }
 

@@ -249,6 +249,32 @@ pub enum RuntimeError {
         /// The contested name.
         name: Arc<str>,
     },
+
+    /// [`SupervisorHandle::stable_ref`](crate::SupervisorHandle::stable_ref) (and
+    /// `Query::StableRef`): the task is registered but has no stable reference, because
+    /// its spec did not ask for one with `TaskSpec::with_stable_ref`
+    /// (docs/semantics.md#unknown-targets).
+    #[error("task {target} has no stable reference (TaskSpec::with_stable_ref)")]
+    #[non_exhaustive]
+    NoStableRef {
+        /// The target, as given.
+        target: TaskTarget,
+    },
+
+    /// [`SupervisorHandle::stable_ref`](crate::SupervisorHandle::stable_ref) (and
+    /// `StableCell::typed`) was asked for an `ActorRef<M>` whose `M` is not the message
+    /// type of the task's hosted actor. `requested` and `actual` are
+    /// `std::any::type_name`s (for humans: their text is not stable across compilers).
+    #[error("the stable reference of {target} takes {actual}, not {requested}")]
+    #[non_exhaustive]
+    StableRefType {
+        /// The target, as given.
+        target: TaskTarget,
+        /// The message type asked for.
+        requested: &'static str,
+        /// The message type the reference takes.
+        actual: &'static str,
+    },
 }
 
 impl RuntimeError {
@@ -276,6 +302,8 @@ impl RuntimeError {
             Self::InvalidGroup { .. } => "runtime_invalid_group",
             Self::Controller(error) => error.as_label(),
             Self::GroupNotFound { .. } => "runtime_group_not_found",
+            Self::NoStableRef { .. } => "runtime_no_stable_ref",
+            Self::StableRefType { .. } => "runtime_stable_ref_type",
         }
     }
 }
@@ -454,6 +482,22 @@ mod tests {
                 },
                 "runtime_invalid_group",
                 "task group 'g' is invalid: bad".into(),
+            ),
+            (
+                RuntimeError::NoStableRef {
+                    target: "db".into(),
+                },
+                "runtime_no_stable_ref",
+                "task 'db' has no stable reference (TaskSpec::with_stable_ref)".into(),
+            ),
+            (
+                RuntimeError::StableRefType {
+                    target: "db".into(),
+                    requested: "u8",
+                    actual: "u32",
+                },
+                "runtime_stable_ref_type",
+                "the stable reference of 'db' takes u32, not u8".into(),
             ),
         ]
     }

@@ -104,6 +104,14 @@ pub enum EventKind {
     /// A task reached its terminal outcome. `id`, `task`, `outcome_kind`; `reason` for
     /// Failed/Fatal/ForceAborted/Panicked; `exit_code` for Failed/Fatal when present.
     TaskFinished,
+    /// Messages sent to a task's stable reference
+    /// ([`TaskSpec::with_stable_ref`](crate::TaskSpec::with_stable_ref)) were dropped:
+    /// `id`, `task`, `dropped` = how many this report counts, `reason` = `stash_full` (no
+    /// incarnation ran and the stash was full), `task_ended` (still stashed at the end) or
+    /// `after_end` (reached the reference after the end). One report per reason per burst:
+    /// the first drop at once, the others of the next second in one report at its end
+    /// (docs/semantics.md#stable-references). The exact total is `TaskInfo::undelivered`.
+    MessagesUndelivered,
     /// The controller refused a submission. `id`, `rejection_kind`, `outcome_kind =
     /// Rejected`, `reason`, `task` = slot when known.
     #[cfg(feature = "controller")]
@@ -168,6 +176,7 @@ impl EventKind {
             Self::TaskRemoveRequested => "task_remove_requested",
             Self::TaskRemoved => "task_removed",
             Self::TaskFinished => "task_finished",
+            Self::MessagesUndelivered => "messages_undelivered",
             #[cfg(feature = "controller")]
             Self::ControllerRejected => "controller_rejected",
             #[cfg(feature = "controller")]
@@ -256,6 +265,7 @@ mod tests {
         (EventKind::TaskRemoveRequested, "task_remove_requested"),
         (EventKind::TaskRemoved, "task_removed"),
         (EventKind::TaskFinished, "task_finished"),
+        (EventKind::MessagesUndelivered, "messages_undelivered"),
         #[cfg(feature = "controller")]
         (EventKind::ControllerRejected, "controller_rejected"),
         #[cfg(feature = "controller")]

@@ -119,4 +119,11 @@ pub struct TaskInfo {
     /// records (it decodes as `None`).
     #[serde(default)]
     pub pause_reason: Option<PauseReason>,
+    /// Messages its stable reference
+    /// ([`TaskSpec::with_stable_ref`](crate::TaskSpec::with_stable_ref)) dropped so far:
+    /// beyond the stash, still stashed at the end, or reaching it after the end
+    /// (docs/semantics.md#stable-references). 0 without a stable reference, and in
+    /// records from older peers.
+    #[serde(default)]
+    pub undelivered: u64,
 }

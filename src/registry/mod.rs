@@ -23,6 +23,7 @@
 //! - `messages`: the public message enum and the internal work.
 //! - `info`: the query records, [`TaskInfo`] and [`TaskState`].
 //! - `query`: [`Query`] and [`Answer`], what can be asked of the registry and its answer.
+//! - `stable`: opening a registration's stable reference at admission.
 
 mod above;
 pub(crate) mod actor;
@@ -40,6 +41,7 @@ mod names;
 pub(crate) mod permits;
 mod query;
 mod shell;
+mod stable;
 
 pub(crate) use above::Above;
 pub(crate) use actor::RegistryActor;
@@ -56,4 +58,4 @@ pub(crate) use messages::{
 #[cfg(feature = "controller")]
 pub(crate) use messages::{ReleaseHook, Stage};
 pub(crate) use query::Pick;
-pub use query::{Answer, Query};
+pub use query::{Answer, Query, StableCell};

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::info::TaskInfo;
+use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
 
 /// A read-only question to a supervisor's registry.
@@ -48,6 +49,11 @@ pub enum Query {
     /// an actor cell does not cross nodes, so the query actor refuses it
     /// (`QueryError::Unsupported`).
     ActorOf(TaskTarget),
+    /// The stable reference of a task added with
+    /// [`TaskSpec::with_stable_ref`](crate::TaskSpec::with_stable_ref): [`Answer::StableRef`].
+    /// Local only, like `ActorOf` (its answer is an actor cell; another node finds the
+    /// reference through its `pg` group, docs/semantics.md#stable-references).
+    StableRef(TaskTarget),
 }
 
 impl Query {
@@ -61,19 +67,21 @@ impl Query {
             Query::IsAlive(_) => "is_alive",
             Query::TaskInfo(_) => "task_info",
             Query::ActorOf(_) => "actor_of",
+            Query::StableRef(_) => "stable_ref",
         }
     }
 
-    /// Whether another node may ask it: `false` for [`Query::ActorOf`], whose answer is a
-    /// local actor cell.
+    /// Whether another node may ask it: `false` for [`Query::ActorOf`] and
+    /// [`Query::StableRef`], whose answers are local actor cells.
     pub const fn remote(&self) -> bool {
-        !matches!(self, Query::ActorOf(_))
+        !matches!(self, Query::ActorOf(_) | Query::StableRef(_))
     }
 }
 
 /// The registry's answer to a [`Query`]: the variant of the same name.
 ///
-/// Serializable except [`Answer::ActorOf`], which is never sent to another node.
+/// Serializable except [`Answer::ActorOf`] and [`Answer::StableRef`], which are never sent
+/// to another node.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -93,6 +101,61 @@ pub enum Answer {
     /// targets.
     #[serde(skip)]
     ActorOf(Option<ractor::ActorCell>),
+    /// The stable reference; `Err(RuntimeError::TaskNotFound)` for an unknown target,
+    /// `Err(RuntimeError::NoStableRef)` for a task added without one.
+    #[serde(skip)]
+    StableRef(Result<StableCell, RuntimeError>),
+}
+
+/// A task's stable reference as the registry answers [`Query::StableRef`]: the reference's
+/// cell and the name of its message type. [`typed`](Self::typed) makes it an `ActorRef<M>`;
+/// [`SupervisorHandle::stable_ref`](crate::SupervisorHandle::stable_ref) does both steps.
+#[derive(Debug, Clone)]
+pub struct StableCell {
+    cell: ractor::ActorCell,
+    message_type: &'static str,
+    target: TaskTarget,
+}
+
+impl StableCell {
+    pub(crate) fn new(
+        cell: ractor::ActorCell,
+        message_type: &'static str,
+        target: TaskTarget,
+    ) -> Self {
+        StableCell {
+            cell,
+            message_type,
+            target,
+        }
+    }
+
+    /// The reference's cell (untyped).
+    #[must_use]
+    pub fn cell(&self) -> &ractor::ActorCell {
+        &self.cell
+    }
+
+    /// `std::any::type_name` of the message type it takes (the hosted actor's `Msg`).
+    #[must_use]
+    pub fn message_type(&self) -> &'static str {
+        self.message_type
+    }
+
+    /// The reference as an `ActorRef<M>`.
+    ///
+    /// # Errors
+    /// [`RuntimeError::StableRefType`] when `M` is not the hosted actor's message type.
+    pub fn typed<M: ractor::Message>(self) -> Result<ractor::ActorRef<M>, RuntimeError> {
+        if self.cell.is_message_type_of::<M>() == Some(false) {
+            return Err(RuntimeError::StableRefType {
+                target: self.target,
+                requested: std::any::type_name::<M>(),
+                actual: self.message_type,
+            });
+        }
+        Ok(self.cell.into())
+    }
 }
 
 impl Answer {
@@ -103,7 +166,10 @@ impl Answer {
             Answer::List(all) => all.len(),
             Answer::Snapshot(all) => all.len(),
             Answer::AliveSnapshot(names) => names.len(),
-            Answer::IsAlive(_) | Answer::TaskInfo(_) | Answer::ActorOf(_) => 0,
+            Answer::IsAlive(_)
+            | Answer::TaskInfo(_)
+            | Answer::ActorOf(_)
+            | Answer::StableRef(_) => 0,
         }
     }
 
@@ -116,7 +182,10 @@ impl Answer {
                 names.sort_unstable();
                 names.dedup();
             }
-            Answer::IsAlive(_) | Answer::TaskInfo(_) | Answer::ActorOf(_) => {}
+            Answer::IsAlive(_)
+            | Answer::TaskInfo(_)
+            | Answer::ActorOf(_)
+            | Answer::StableRef(_) => {}
         }
         self
     }
@@ -157,6 +226,7 @@ pick! {
     IsAlive => bool,
     TaskInfo => Option<TaskInfo>,
     ActorOf => Option<ractor::ActorCell>,
+    StableRef => Result<StableCell, RuntimeError>,
 }
 
 #[cfg(test)]
@@ -191,6 +261,7 @@ mod tests {
     fn only_the_actor_query_stays_local() {
         assert!(Query::List.remote());
         assert!(!Query::ActorOf(TaskTarget::from("job")).remote());
+        assert!(!Query::StableRef(TaskTarget::from("job")).remote());
         assert_eq!(
             Query::TaskInfo(TaskTarget::from("job")).label(),
             "task_info"

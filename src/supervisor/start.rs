@@ -233,6 +233,7 @@ impl Runtime {
             auto_shutdown: config.auto_shutdown(),
             auto_signal: Some(auto_signal),
             observer: observer.clone(),
+            supervisor: name.clone(),
         };
         let registry_name = Some(format!("{name}.registry"));
         let (registry, _) = ractor::ActorRuntime::<RegistryActor>::spawn_instant(

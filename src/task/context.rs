@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::TaskError;
 use super::heartbeat::Heartbeat;
+use super::stable_ref::StableHook;
 use crate::identity::TaskId;
 
 /// Cancellation scope of one attempt (docs/semantics.md#cancellation).
@@ -33,6 +34,8 @@ pub struct TaskContext {
     actor_name: Option<Arc<str>>,
     /// The attempt's stall watchdog record, when the task has a stall timeout.
     heartbeat: Option<Arc<Heartbeat>>,
+    /// The registration's stable reference, for a hosted actor to tell of its incarnations.
+    stable: Option<StableHook>,
 }
 
 /// Who an attempt is, for [`TaskContext::for_attempt`].
@@ -43,6 +46,7 @@ pub(crate) struct AttemptIdentity {
     pub(crate) actor: ractor::ActorCell,
     pub(crate) actor_name: Option<Arc<str>>,
     pub(crate) heartbeat: Option<Arc<Heartbeat>>,
+    pub(crate) stable: Option<StableHook>,
 }
 
 impl TaskContext {
@@ -57,6 +61,7 @@ impl TaskContext {
             actor: None,
             actor_name: None,
             heartbeat: None,
+            stable: None,
         }
     }
 
@@ -70,12 +75,18 @@ impl TaskContext {
             actor: Some(who.actor),
             actor_name: who.actor_name,
             heartbeat: who.heartbeat,
+            stable: who.stable,
         }
     }
 
     /// The task actor hosting this attempt, when it runs under a supervisor.
     pub(crate) fn actor(&self) -> Option<&ractor::ActorCell> {
         self.actor.as_ref()
+    }
+
+    /// The registration's stable reference, if the spec has one.
+    pub(crate) fn stable(&self) -> Option<&StableHook> {
+        self.stable.as_ref()
     }
 
     /// The ractor name for the hosted actor of this attempt, if the spec set one.
@@ -178,6 +189,7 @@ impl TaskContext {
             actor: self.actor.clone(),
             actor_name: self.actor_name.clone(),
             heartbeat: self.heartbeat.clone(),
+            stable: self.stable.clone(),
         }
     }
 

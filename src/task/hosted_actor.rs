@@ -33,6 +33,7 @@ use async_trait::async_trait;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::sync::oneshot;
 
+use super::stable_ref::Relay;
 use super::start_guard::{self, StartFailure};
 use super::{Task, TaskContext, TaskError, TaskSpec};
 
@@ -170,6 +171,7 @@ where
             arguments,
             name: name.as_deref().map(str::to_owned),
             last: self.last.clone(),
+            relay: ctx.stable().and_then(|hook| hook.relay::<A::Msg>()),
             report,
         };
         let started = match ctx.actor() {
@@ -212,6 +214,8 @@ struct Hosted<A: Actor> {
     arguments: A::Arguments,
     name: Option<String>,
     last: LastIncarnation,
+    /// The registration's stable reference, told of each incarnation's start and end.
+    relay: Option<Arc<Relay<A::Msg>>>,
     report: oneshot::Sender<ChildExit>,
 }
 
@@ -219,8 +223,19 @@ struct Hosted<A: Actor> {
 struct HostState<A: Actor> {
     pending: Option<(A, A::Arguments, Option<String>)>,
     last: LastIncarnation,
+    relay: Option<Arc<Relay<A::Msg>>>,
     report: Option<oneshot::Sender<ChildExit>>,
     child: Option<ActorCell>,
+}
+
+/// Whatever ends the host (its child's exit, a kill by a timeout or force-abort), ractor
+/// drops its state: the stable reference learns here that the incarnation is over.
+impl<A: Actor> Drop for HostState<A> {
+    fn drop(&mut self) {
+        if let (Some(relay), Some(child)) = (&self.relay, &self.child) {
+            relay.ended(child.get_id());
+        }
+    }
 }
 
 /// The host takes no messages.
@@ -243,6 +258,7 @@ impl<A: Actor> Actor for AttemptHost<A> {
         Ok(HostState {
             pending: Some((hosted.actor, hosted.arguments, hosted.name)),
             last: hosted.last,
+            relay: hosted.relay,
             report: Some(hosted.report),
             child: None,
         })
@@ -259,6 +275,9 @@ impl<A: Actor> Actor for AttemptHost<A> {
         match start_guard::spawn_linked(name, actor, arguments, myself.get_cell()).await {
             Ok(child) => {
                 let cell = child.get_cell();
+                if let Some(relay) = &state.relay {
+                    relay.started(child);
+                }
                 *state
                     .last
                     .lock()
@@ -351,6 +370,6 @@ impl TaskSpec {
             last: LastIncarnation::default(),
             _actor: PhantomData,
         });
-        TaskSpec::from_defaults(name, task).mark_hosts_actor()
+        TaskSpec::from_defaults(name, task).mark_hosts_actor(super::stable_ref::opener::<A::Msg>())
     }
 }

@@ -1,7 +1,7 @@
 //! [`TaskSpec`] and [`TaskSetting`]: what to run and how.
 
 use std::fmt;
-use std::num::NonZeroU32;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -80,6 +80,10 @@ pub struct TaskSpec {
     /// Set by [`TaskSpec::actor`]: each attempt hosts a ractor actor.
     hosts_actor: bool,
     actor_name: Option<Arc<str>>,
+    /// Set by [`TaskSpec::actor`]: opens a stable reference of its actor's message type.
+    stable_opener: Option<super::stable_ref::Opener>,
+    /// `with_stable_ref`: the stash bound of the registration's stable reference.
+    stable_stash: Option<NonZeroUsize>,
     /// `with_stall_timeout`: `Explicit(None)` disables an inherited watchdog.
     stall_timeout: TaskSetting<Option<Duration>>,
     task: TaskRef,
@@ -103,6 +107,8 @@ impl TaskSpec {
             on_exhausted: None,
             hosts_actor: false,
             actor_name: None,
+            stable_opener: None,
+            stable_stash: None,
             stall_timeout: TaskSetting::Inherit,
             task,
             observe: Default::default(),
@@ -400,9 +406,42 @@ impl TaskSpec {
         self.hosts_actor
     }
 
-    pub(crate) fn mark_hosts_actor(mut self) -> Self {
+    pub(crate) fn mark_hosts_actor(mut self, opener: super::stable_ref::Opener) -> Self {
         self.hosts_actor = true;
+        self.stable_opener = Some(opener);
         self
+    }
+
+    /// Gives the registration one `ActorRef<M>` for its whole life, `M` being the hosted
+    /// actor's message type: a stable reference that forwards each message to the live
+    /// incarnation and keeps at most `stash` messages, in order, while none runs (before
+    /// the first start, in backoff, during a group restart, while paused), handing them to
+    /// the next incarnation first (kameo's restart behind one `ActorRef`, Akka typed's
+    /// stash during backoff). Get it with
+    /// [`SupervisorHandle::stable_ref`](crate::SupervisorHandle::stable_ref) as soon as
+    /// `add` returned; it stops when the task ends. A message beyond the stash, still
+    /// stashed at the end, or sent after the end is dropped and counted in
+    /// [`TaskInfo::undelivered`](crate::TaskInfo::undelivered). The rules, and what a
+    /// `call!` in flight gets when an incarnation dies: docs/semantics.md#stable-references.
+    ///
+    /// # Errors (at admission, from `add` and the other add forms)
+    /// [`RuntimeError::InvalidTaskSpec`](crate::RuntimeError::InvalidTaskSpec) when the
+    /// spec does not host an actor (a closure or `Task` object).
+    pub fn with_stable_ref(mut self, stash: NonZeroUsize) -> Self {
+        self.stable_stash = Some(stash);
+        self
+    }
+
+    /// The stash bound set by [`with_stable_ref`](Self::with_stable_ref), if any.
+    #[must_use]
+    pub fn stable_ref_stash(&self) -> Option<NonZeroUsize> {
+        self.stable_stash
+    }
+
+    /// The opener of the stable reference: `Some` when both the spec hosts an actor and
+    /// `with_stable_ref` was set.
+    pub(crate) fn stable_ref(&self) -> Option<(super::stable_ref::Opener, NonZeroUsize)> {
+        Some((self.stable_opener?, self.stable_stash?))
     }
 
     pub(crate) fn actor_name_arc(&self) -> Option<&Arc<str>> {
@@ -483,6 +522,7 @@ impl fmt::Debug for TaskSpec {
             .field("on_exhausted", &self.on_exhausted)
             .field("hosts_actor", &self.hosts_actor)
             .field("actor_name", &self.actor_name)
+            .field("stable_stash", &self.stable_stash)
             .field("stall_timeout", &self.stall_timeout)
             .field("task", &OpaqueTask)
             .finish()

@@ -20,7 +20,7 @@ use crate::outcome::TaskOutcomeKind;
 /// Levels follow the reference bridge (docs/semantics.md#subscribers): ERROR for `RuntimeFailure`,
 /// `SubscriberPanicked` and `TaskFinished` Fatal/Panicked; WARN for `GraceExceeded`,
 /// `RestartIntensityExceeded`, `GroupRestartIntensityExceeded`, `GroupMemberKilled`,
-/// `SubscriberOverflow`,
+/// `SubscriberOverflow`, `MessagesUndelivered`,
 /// `TaskFinished` Failed/ForceAborted and `AdmissionFailed` rejections; INFO for
 /// `TaskFinished` Completed/Canceled, `ShutdownRequested`, `AllStoppedWithinGrace`,
 /// `GroupRestarting`; DEBUG for failures, backoff, add/remove
@@ -50,6 +50,7 @@ impl TracingSubscriber {
             | EventKind::RestartIntensityExceeded
             | EventKind::GroupRestartIntensityExceeded
             | EventKind::GroupMemberKilled
+            | EventKind::MessagesUndelivered
             | EventKind::SubscriberOverflow => Level::WARN,
             EventKind::TaskFinished => match event.outcome_kind {
                 Some(TaskOutcomeKind::Fatal | TaskOutcomeKind::Panicked) => Level::ERROR,

@@ -34,6 +34,10 @@ const BATCH_REASON: &str = "another item rejected the all-or-nothing batch";
 const NOT_AN_ACTOR_TASK: &str =
     "with_actor_name needs a task that hosts a ractor actor (TaskSpec::actor)";
 
+/// Reason text of `with_stable_ref` on a task without a hosted actor.
+const STABLE_REF_NOT_AN_ACTOR_TASK: &str =
+    "with_stable_ref needs a task that hosts a ractor actor (TaskSpec::actor)";
+
 /// Reason text of a zero stall timeout (given or inherited).
 const ZERO_STALL_TIMEOUT: &str =
     "stall timeout must be greater than zero (a zero watchdog stalls every attempt at once)";
@@ -55,6 +59,9 @@ fn spec_refusal(
     };
     if resolved.stall_timeout == Some(std::time::Duration::ZERO) {
         return invalid(ZERO_STALL_TIMEOUT);
+    }
+    if spec.stable_ref_stash().is_some() && !spec.hosts_actor() {
+        return invalid(STABLE_REF_NOT_AN_ACTOR_TASK);
     }
     let actor_name = spec.actor_name_arc()?;
     if !spec.hosts_actor() {

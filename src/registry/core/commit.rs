@@ -118,6 +118,12 @@ pub(super) fn finish(
         }
         event
     });
+    // The stable reference ends with the registration, before its watchers learn the
+    // outcome: what it still stashed is dropped (counted), and its stop reason names the
+    // outcome (docs/semantics.md#stable-references).
+    if let Some(stable) = &shared.stable {
+        stable.close(format!("task ended: {outcome}"));
+    }
     // A controller slot is freed before the outcome is sent: its `Released` is then in
     // the controller's mailbox before the watcher can learn the outcome and submit to
     // the same slot again. (A force-aborted attempt that is still running moved its hook

@@ -12,11 +12,12 @@ use std::sync::atomic::Ordering;
 use tokio::time::Instant;
 
 use super::state::State;
+use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::TaskInfo;
-use crate::registry::query::{Answer, Query};
+use crate::registry::query::{Answer, Query, StableCell};
 use crate::registry::shell::AttemptRef;
-use crate::task::hosted_actor;
+use crate::task::{StableLink, hosted_actor};
 
 /// The answer to `query`, taken now (list answers unordered: see [`Answer::sorted`]).
 pub(super) fn answer(state: &State, query: Query) -> Answer {
@@ -59,6 +60,7 @@ pub(super) fn answer(state: &State, query: Query) -> Answer {
         Query::TaskInfo(target) => {
             Answer::TaskInfo(state.lookup(&target).and_then(|id| info_at(state, id, now)))
         }
+        Query::StableRef(target) => Answer::StableRef(stable_cell(state, target)),
         Query::ActorOf(target) => Answer::ActorOf(
             attempt_actor(state, &target)
                 .and_then(AttemptRef::cell)
@@ -95,5 +97,25 @@ fn info_at(state: &State, id: TaskId, now: Instant) -> Option<TaskInfo> {
             .next_run_in(now)
             .or_else(|| state.group_restart_in(&entry.life, now)),
         pause_reason: entry.life.pause_reason(),
+        undelivered: entry
+            .shared
+            .stable
+            .as_ref()
+            .map_or(0, StableLink::undelivered),
     })
+}
+
+/// The stable reference of `target`, or why there is none.
+fn stable_cell(state: &State, target: TaskTarget) -> Result<StableCell, RuntimeError> {
+    let Some(entry) = state.lookup(&target).and_then(|id| state.entry(id)) else {
+        return Err(RuntimeError::TaskNotFound { target });
+    };
+    match &entry.shared.stable {
+        Some(link) => Ok(StableCell::new(
+            link.cell().clone(),
+            link.message_type(),
+            target,
+        )),
+        None => Err(RuntimeError::NoStableRef { target }),
+    }
 }

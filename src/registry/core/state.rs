@@ -75,6 +75,8 @@ pub(crate) struct RegistrySettings {
     pub(crate) auto_signal: Option<oneshot::Sender<Arc<str>>>,
     /// Metrics of the supervisor (feature `metrics`; empty without).
     pub(crate) observer: crate::observe::Observer,
+    /// The supervisor's name (the `pg` groups of stable references).
+    pub(crate) supervisor: Arc<str>,
 }
 
 pub(super) mod closing;
@@ -295,6 +297,13 @@ impl State {
         } = request;
         self.significant.0 += usize::from(policy.significant);
         let name: Arc<str> = Arc::from(spec.name());
+        let stable = crate::registry::stable::open(
+            &self.settings.supervisor,
+            &self.settings.events,
+            &spec,
+            id,
+            group.as_ref(),
+        );
         let shared = Arc::new(TaskShared {
             id,
             name: name.clone(),
@@ -307,6 +316,7 @@ impl State {
                 grace: window::stop_window(&policy, self.settings.grace),
             }),
             actor_name: spec.actor_name_arc().cloned(),
+            stable,
             token: self.settings.root_token.child_token(),
             events: self.settings.events.clone(),
             running: Default::default(),

@@ -224,6 +224,7 @@ impl Harness {
             auto_shutdown: AutoShutdown::Never,
             auto_signal: None,
             observer: crate::observe::Observer::default(),
+            supervisor: "core-test".into(),
         };
         Harness {
             core: Core::new(settings),

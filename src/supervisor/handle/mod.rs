@@ -243,6 +243,38 @@ impl SupervisorHandle {
         self.answer(Query::ActorOf(target.into())).await.flatten()
     }
 
+    /// The stable reference of `target`: one `ActorRef<M>` for the registration's whole
+    /// life, `M` being its hosted actor's message type, available as soon as `add`
+    /// returned ([`TaskSpec::with_stable_ref`]). A message sent to it reaches the live
+    /// incarnation in order, or waits in the stash while none runs; it stops when the task
+    /// ends (docs/semantics.md#stable-references). Any number of calls return the same
+    /// actor. Also `Query::StableRef` (then [`StableCell::typed`](crate::StableCell::typed)).
+    ///
+    /// # Errors
+    /// - [`RuntimeError::TaskNotFound`]: no registered task matches `target` (never added,
+    ///   or already ended: docs/semantics.md#unknown-targets);
+    /// - [`RuntimeError::NoStableRef`]: the task was added without `with_stable_ref`;
+    /// - [`RuntimeError::StableRefType`]: `M` is not the hosted actor's message type;
+    /// - [`RuntimeError::ShuttingDown`]: the registry actor is gone.
+    pub async fn stable_ref<M: ractor::Message>(
+        &self,
+        target: impl Into<TaskTarget>,
+    ) -> Result<ractor::ActorRef<M>, RuntimeError> {
+        let answer: Result<crate::registry::StableCell, RuntimeError> = self
+            .answer(Query::StableRef(target.into()))
+            .await
+            .ok_or(RuntimeError::ShuttingDown)?;
+        answer?.typed()
+    }
+
+    /// The `pg` group a task's stable reference joins, `"taskvisor.<supervisor>.stable.<task>"`,
+    /// so `ractor::pg::get_members` (or, feature `cluster`, another node of a
+    /// `ractor_cluster`) finds it (docs/semantics.md#stable-references).
+    #[must_use]
+    pub fn stable_ref_group(&self, task: &str) -> String {
+        crate::task::stable_ref::group_name(self.name(), task)
+    }
+
     /// A point-in-time [`TaskInfo`] of `target`, or `None` when it is not registered.
     pub async fn task_info(&self, target: impl Into<TaskTarget>) -> Option<TaskInfo> {
         self.answer(Query::TaskInfo(target.into())).await.flatten()
