@@ -3,8 +3,9 @@
 //! The root actor:
 //! - starts a supervisor linked under itself (`with_parent`) that supervises one of the
 //!   application's actors (`TaskSpec::actor`); the connector's first incarnations stop with
-//!   an abnormal reason and are restarted (OTP semantics), and the live incarnation is
-//!   addressed by its ractor name;
+//!   an abnormal reason and are restarted (OTP semantics); the root holds one stable
+//!   reference to it (`with_stable_ref`), valid across every restart, and the live
+//!   incarnation also has a ractor name;
 //! - adds a one-off job by message (`RegistryMessage::Add`) and gets its outcome as a
 //!   message of its own (`watch` + `forward_to`);
 //! - prints a dashboard from one `RegistryMessage::Snapshot` call;
@@ -86,6 +87,8 @@ struct Root;
 
 struct RootState {
     main: SupervisorHandle,
+    /// The connector across all its incarnations (`TaskSpec::with_stable_ref`).
+    connector: ActorRef<ConnectorMsg>,
     ingest: SupervisorHandle,
     replacements: u32,
     milestones: mpsc::UnboundedSender<&'static str>,
@@ -136,12 +139,18 @@ impl Actor for Root {
         let connector = TaskSpec::actor("connector", move || (Connector, starts.clone()))
             .with_restart(RestartPolicy::Always { interval: None }) // OTP "permanent"
             .with_backoff(BackoffPolicy::constant(Duration::from_millis(50)))
-            .with_actor_name("app.connector");
+            .with_actor_name("app.connector")
+            // One `ActorRef` for the task's whole life: messages sent while no incarnation
+            // runs (in its backoff) wait, up to 16, and go to the next one first.
+            .with_stable_ref(std::num::NonZeroUsize::new(16).expect("non-zero"));
         main.add(connector).await?;
+        // Available at once, before the first incarnation started.
+        let connector = main.stable_ref::<ConnectorMsg>("connector").await?;
         let ingest = ingest_supervisor(&myself, "ingest")?;
         let _ = myself.cast(RootMsg::Wire);
         Ok(RootState {
             main,
+            connector,
             ingest,
             replacements: 0,
             milestones,
@@ -156,18 +165,17 @@ impl Actor for Root {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             RootMsg::Wire => {
-                // The live connector, by its ractor name (the third incarnation).
-                let Some(cell) = ractor::registry::where_is("app.connector") else {
-                    drop(ractor::time::send_after(
-                        Duration::from_millis(20),
-                        myself.get_cell(),
-                        || RootMsg::Wire,
-                    ));
-                    return Ok(());
-                };
-                let connector: ActorRef<ConnectorMsg> = cell.into();
-                match ractor::call!(connector, ConnectorMsg::Incarnation) {
-                    Ok(n) if n >= 3 => println!("[root] connector incarnation {n} answers"),
+                // Whichever incarnation runs answers through the stable reference (one sent
+                // during a backoff waits for the next incarnation). A call that reached an
+                // incarnation as it died fails at once: the first two die on purpose, so
+                // ask until the third, stable one answers.
+                match ractor::call!(state.connector, ConnectorMsg::Incarnation) {
+                    Ok(n) if n >= 3 => {
+                        println!("[root] connector incarnation {n} answers");
+                        // Its ractor name still names the live incarnation.
+                        let live = ractor::registry::where_is("app.connector".to_owned());
+                        assert!(live.is_some_and(|c| c.get_id() != state.connector.get_id()));
+                    }
                     _ => {
                         drop(ractor::time::send_after(
                             Duration::from_millis(20),
