@@ -262,6 +262,7 @@ impl Harness {
                 }
             })),
             group: None,
+            held: None,
         }
     }
 
