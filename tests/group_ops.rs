@@ -220,3 +220,73 @@ async fn cancel_slot_withdraws_the_queue_and_cancels_the_owner() {
     ));
     handle.shutdown().await.unwrap();
 }
+
+/// Issue 39, bad input: a storm of group commands, per-task commands and `restart_now`
+/// beside group restarts on the same members (a member fails every few milliseconds under
+/// `OneForAll`). Every command answers (a documented value, or `GroupNotFound` once the
+/// group is gone), nothing panics, and each member ends exactly once, with one outcome.
+#[tokio::test(start_paused = true)]
+async fn a_storm_of_group_commands_beside_group_restarts_ends_each_member_once() {
+    let handle = serve();
+    let flaky = TaskFn::arc(|ctx: TaskContext| async move {
+        tokio::select! {
+            _ = ctx.cancelled() => Ok(()),
+            _ = tokio::time::sleep(Duration::from_millis(3)) => Err(TaskError::fail("flaky")),
+        }
+    });
+    let mut group = TaskGroup::new("storm", GroupStrategy::OneForAll)
+        .with_restart_intensity(1_000, Duration::from_secs(1));
+    group = group.with_task(
+        TaskSpec::restartable("trigger", flaky)
+            .with_backoff(BackoffPolicy::constant(Duration::from_millis(1)))
+            .with_max_retries(None),
+    );
+    for i in 0..6 {
+        group = group.with_task(TaskSpec::restartable(format!("m{i}"), cooperative()));
+    }
+    let waiters = handle.add_group_and_watch(group).await.unwrap();
+    let mut storm = Vec::new();
+    for round in 0..40u32 {
+        let handle = handle.clone();
+        storm.push(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_micros(u64::from(round) * 700)).await;
+            let name = format!("m{}", round % 6);
+            let answers = [
+                handle.pause_group("storm").await.map(|_| ()),
+                handle.restart_now(name.as_str()).await.map(|_| ()),
+                handle.resume_group("storm").await.map(|_| ()),
+                handle.restart_group_now("storm").await.map(|_| ()),
+                handle.pause(name.as_str()).await.map(|_| ()),
+                handle.resume(name.as_str()).await.map(|_| ()),
+            ];
+            for answer in answers {
+                match answer {
+                    Ok(()) | Err(RuntimeError::GroupNotFound { .. }) => {}
+                    Err(other) => panic!("round {round}: undocumented answer {other:?}"),
+                }
+            }
+        }));
+    }
+    for task in storm {
+        task.await.expect("no command panicked");
+    }
+    // One member removed by name mid-way, then the whole group cancelled.
+    assert!(handle.remove("m5").await.unwrap());
+    let change = handle.cancel_group("storm").await.unwrap();
+    assert_eq!(change.changed + change.unchanged + change.ended, 7);
+    let mut ended = 0;
+    for waiter in waiters {
+        let outcome = waiter.wait().await.expect("exactly one outcome");
+        assert!(
+            matches!(outcome, TaskOutcome::Canceled | TaskOutcome::ForceAborted),
+            "{outcome:?}"
+        );
+        ended += 1;
+    }
+    assert_eq!(ended, 7);
+    assert!(matches!(
+        handle.pause_group("storm").await,
+        Err(RuntimeError::GroupNotFound { .. })
+    ));
+    handle.shutdown().await.unwrap();
+}

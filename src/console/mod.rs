@@ -61,6 +61,7 @@
 //! # Ok(()) }
 //! ```
 
+mod action;
 mod feed;
 #[cfg(feature = "cluster")]
 mod remote;
@@ -76,6 +77,7 @@ mod view;
 
 use std::time::{Duration, Instant};
 
+pub use action::{Action, outcome_text};
 pub use feed::EVENT_BUFFER;
 pub use render::{MIN_HEIGHT, MIN_WIDTH, render};
 pub use state::{
@@ -287,6 +289,27 @@ async fn run_on(source: source::Source<'_>) -> Result<(), ConsoleError> {
     result
 }
 
+/// Carries out the operator's `action` on task `id` once, and records what it did.
+async fn carry_out(
+    state: &mut ConsoleState,
+    source: &source::Source<'_>,
+    action: Action,
+    id: crate::identity::TaskId,
+) {
+    let Some(task) = state.task(id).cloned() else {
+        return state.set_last_action(format!(
+            "{}: the task is no longer shown",
+            action.as_label()
+        ));
+    };
+    let (Some(command), Some(subject)) = (action.command(&task), action.subject(&task)) else {
+        let text = format!("{}: task '{}' is in no group", action.as_label(), task.name);
+        return state.set_last_action(text);
+    };
+    let answer = source.exec(command).await;
+    state.set_last_action(outcome_text(action, &subject, &answer));
+}
+
 async fn event_loop(
     session: &mut terminal::Session,
     source: &source::Source<'_>,
@@ -329,6 +352,9 @@ async fn event_loop(
             match input {
                 Ok(Some(terminal::Input::Key(code))) => {
                     view.on_key(code, &state.visible_ids(&view));
+                    if let Some((action, id)) = view.requested.take() {
+                        carry_out(&mut state, source, action, id).await;
+                    }
                 }
                 Ok(Some(terminal::Input::Interrupt)) | Ok(None) => view.quit = true,
                 Ok(Some(terminal::Input::Resize)) | Err(_) => {}

@@ -37,7 +37,8 @@ pub fn render(frame: &mut Frame, state: &ConsoleState, view: &ViewState) {
         render_too_small(frame, area);
         return;
     }
-    let header_height = if state.notice().is_some() { 2 } else { 1 };
+    let header_height =
+        1 + u16::from(state.notice().is_some()) + u16::from(state.last_action().is_some());
     let [header, main, bottom, footer] = Layout::vertical([
         Constraint::Length(header_height),
         Constraint::Min(5),
@@ -55,7 +56,7 @@ pub fn render(frame: &mut Frame, state: &ConsoleState, view: &ViewState) {
         render_table(frame, main, state, view);
     }
     render_bottom(frame, bottom, state);
-    render_footer(frame, footer, view);
+    render_footer(frame, footer, state, view);
 }
 
 fn render_too_small(frame: &mut Frame, area: Rect) {
@@ -98,6 +99,12 @@ fn render_header(frame: &mut Frame, area: Rect, state: &ConsoleState, view: &Vie
         spans.push(Span::raw(format!(" · filter: {}", view.filter)));
     }
     let mut lines = vec![Line::from(spans)];
+    if let Some(last) = state.last_action() {
+        lines.push(Line::from(Span::styled(
+            format!(" > {last}"),
+            Style::default().fg(Color::Cyan),
+        )));
+    }
     if let Some(notice) = state.notice() {
         lines.push(Line::from(Span::styled(
             format!(" ! {notice}"),
@@ -107,18 +114,28 @@ fn render_header(frame: &mut Frame, area: Rect, state: &ConsoleState, view: &Vie
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-fn render_footer(frame: &mut Frame, area: Rect, view: &ViewState) {
-    let text = if view.editing_filter {
+fn render_footer(frame: &mut Frame, area: Rect, state: &ConsoleState, view: &ViewState) {
+    let confirming = view.confirming.and_then(|(action, id)| {
+        let subject = action.subject(state.task(id)?)?;
+        Some(format!(
+            " {} {subject}? y to confirm · any other key keeps it",
+            action.as_label()
+        ))
+    });
+    let text = if let Some(prompt) = confirming {
+        prompt
+    } else if view.editing_filter {
         format!(
             " filter by name: {}_   (Enter keep · Esc clear)",
             view.filter
         )
     } else if view.show_events {
-        " q quit · s sort · / filter · ↑↓ select · Enter events · Esc close".to_owned()
+        " q quit · s sort · / filter · ↑↓ select · Enter events · Esc close · p/r/n/c task · P/R/N/C/X group".to_owned()
     } else if !view.filter.is_empty() {
-        " q quit · s sort · / filter · ↑↓ select · Enter events · Esc clear filter".to_owned()
+        " q quit · s sort · / filter · ↑↓ select · Enter events · Esc clear filter · p/r/n/c task · P/R/N/C/X group".to_owned()
     } else {
-        " q quit · s sort · / filter · ↑↓ select · Enter events".to_owned()
+        " q quit · s sort · / filter · ↑↓ select · Enter events · p/r/n/c task · P/R/N/C/X group"
+            .to_owned()
     };
     frame.render_widget(
         Paragraph::new(text).style(Style::default().add_modifier(Modifier::DIM)),

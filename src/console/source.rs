@@ -172,6 +172,24 @@ impl Source<'_> {
         }
     }
 
+    /// Carries out `command` (once: an operator's action is never repeated on its own).
+    /// The answer, or the error's text (also when no answer came in time).
+    pub(super) async fn exec(
+        &self,
+        command: crate::registry::Command,
+    ) -> Result<crate::registry::CommandReply, Arc<str>> {
+        let answer = match self {
+            Source::Local(handle) => bounded(handle.exec(command).execute())
+                .await
+                .map(|answer| answer.map_err(|error| super::action::error_text(&error))),
+            #[cfg(feature = "cluster")]
+            Source::Remote(remote) => bounded(remote.exec(command))
+                .await
+                .map(|answer| answer.map_err(|error| error.to_string().into())),
+        };
+        answer.unwrap_or_else(|| Err("no answer in time (it may still take effect)".into()))
+    }
+
     /// The event counters; `None` when they did not come in time.
     pub(super) async fn event_stats(&self) -> Option<EventStats> {
         match self {

@@ -152,6 +152,8 @@ pub struct ConsoleState {
     console_dropped: u64,
     stream: Option<StreamCounts>,
     notice: Option<Arc<str>>,
+    /// What the operator's latest action did (`action::outcome_text`).
+    last_action: Option<Arc<str>>,
     /// The epoch of the latest [`ConsoleState::note_restarted`] or
     /// [`ConsoleState::note_epoch`].
     epoch: Option<u64>,
@@ -389,6 +391,25 @@ impl ConsoleState {
     /// The header warning, if any.
     pub fn notice(&self) -> Option<&str> {
         self.notice.as_deref()
+    }
+
+    /// Records what the operator's latest action did (shown under the header until the
+    /// next action).
+    pub fn set_last_action(&mut self, text: impl Into<Arc<str>>) {
+        self.last_action = Some(text.into());
+    }
+
+    /// What the operator's latest action did, if any.
+    pub fn last_action(&self) -> Option<&str> {
+        self.last_action.as_deref()
+    }
+
+    /// The latest snapshot of task `id`, if it is shown.
+    pub fn task(&self, id: TaskId) -> Option<&TaskInfo> {
+        self.tasks
+            .iter()
+            .find(|row| row.info.id == id)
+            .map(|row| &row.info)
     }
 
     /// Counts `n` events the console itself could not keep (its bounded buffer was full).

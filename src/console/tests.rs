@@ -634,3 +634,80 @@ fn readme_capture() {
         );
     }
 }
+
+/// Issue 39: the action keys ask for the selected task's command; a cancel or a removal
+/// waits for `y`, and any other key drops it; nothing is requested without a selection.
+#[test]
+fn action_keys_request_once_and_ending_ones_wait_for_y() {
+    use super::action::Action;
+    let (a, b) = (TaskId::next(), TaskId::next());
+    let visible = [a, b];
+    let mut view = ViewState::default();
+    view.on_key(KeyCode::Char('p'), &[]);
+    assert_eq!(view.requested, None, "no task selected, nothing to act on");
+    view.on_key(KeyCode::Down, &visible);
+    view.on_key(KeyCode::Char('p'), &visible);
+    assert_eq!(view.requested.take(), Some((Action::Pause, b)));
+    view.on_key(KeyCode::Char('c'), &visible);
+    assert_eq!(view.requested, None, "a cancel waits for its confirmation");
+    assert_eq!(view.confirming, Some((Action::Cancel, b)));
+    view.on_key(KeyCode::Char('n'), &visible);
+    assert_eq!(
+        (view.confirming, view.requested),
+        (None, None),
+        "dropped, not retried"
+    );
+    view.on_key(KeyCode::Char('X'), &visible);
+    view.on_key(KeyCode::Char('y'), &visible);
+    assert_eq!(view.requested.take(), Some((Action::RemoveGroup, b)));
+    // While a filter is typed, the letters are the filter's.
+    view.on_key(KeyCode::Char('/'), &visible);
+    view.on_key(KeyCode::Char('p'), &visible);
+    assert_eq!((view.requested, view.filter.as_str()), (None, "p"));
+}
+
+/// Issue 39: an action runs once against a live supervisor and its answer is shown: the
+/// group commands count what they changed; a group action on an ungrouped task says so.
+#[tokio::test]
+async fn actions_carry_out_their_commands_and_show_the_answer() {
+    use super::action::Action;
+    use crate::config::SupervisorConfig;
+    use crate::group::{GroupStrategy, TaskGroup};
+    use crate::supervisor::Supervisor;
+    use crate::task::{TaskFn, TaskSpec};
+    let handle = Supervisor::new(SupervisorConfig::default(), Vec::new())
+        .serve()
+        .unwrap();
+    let forever = TaskFn::arc(|ctx: crate::TaskContext| async move {
+        ctx.cancelled().await;
+        Ok(())
+    });
+    let group = TaskGroup::new("pair", GroupStrategy::OneForOne)
+        .with_task(TaskSpec::restartable("a", forever.clone()))
+        .with_task(TaskSpec::restartable("b", forever.clone()));
+    let members = handle.add_group(group).await.unwrap();
+    let alone = handle.add(TaskSpec::once("alone", forever)).await.unwrap();
+    let mut state = ConsoleState::new("test");
+    refresh(&mut state, &handle, secs(1.0)).await;
+    let source = source::Source::Local(&handle);
+    carry_out(&mut state, &source, Action::PauseGroup, members[0]).await;
+    assert_eq!(
+        state.last_action(),
+        Some("pause group group 'pair': 2 changed, 0 unchanged, 0 ended")
+    );
+    carry_out(&mut state, &source, Action::Pause, members[1]).await;
+    assert_eq!(
+        state.last_action(),
+        Some("pause task 'b': no change (already in that state, finished, or claimed)")
+    );
+    carry_out(&mut state, &source, Action::CancelGroup, alone).await;
+    assert_eq!(
+        state.last_action(),
+        Some("cancel group: task 'alone' is in no group")
+    );
+    carry_out(&mut state, &source, Action::Cancel, alone).await;
+    assert_eq!(state.last_action(), Some("cancel task 'alone': done"));
+    let lines = screen(&state, &ViewState::default(), 100, 28);
+    line_with(&lines, "> cancel task 'alone': done");
+    handle.shutdown().await.unwrap();
+}

@@ -3,6 +3,7 @@
 
 use crossterm::event::KeyCode;
 
+use super::action::Action;
 use crate::identity::TaskId;
 
 /// The column the task table is sorted by; `s` cycles through them in this order.
@@ -70,6 +71,12 @@ pub struct ViewState {
     pub show_events: bool,
     /// Set by `q`: the console should exit.
     pub quit: bool,
+    /// An action that ends work (`c`, `C`, `X`), on this task, waiting for `y`; any
+    /// other key drops it.
+    pub confirming: Option<(Action, TaskId)>,
+    /// An action to carry out now, on this task: taken (once) by the event loop, which
+    /// never repeats it on its own.
+    pub requested: Option<(Action, TaskId)>,
 }
 
 impl ViewState {
@@ -101,8 +108,17 @@ impl ViewState {
     /// filter (characters append, Backspace deletes, Enter keeps it, Esc clears it);
     /// Up/Down or `k`/`j` move the cursor; Enter shows or hides the selected task's
     /// events; Esc hides them, or, with no events panel open, clears a kept filter.
+    /// Actions on the selected task ([`Action`]): `p` pause, `r` resume, `n` restart now,
+    /// `c` cancel; on its group: `P`, `R`, `N`, `C` cancel, `X` remove. A cancel or a
+    /// removal waits for `y` ([`confirming`](Self::confirming)); any other key drops it.
     pub fn on_key(&mut self, key: KeyCode, visible: &[TaskId]) {
         self.follow(visible);
+        if let Some(pending) = self.confirming.take() {
+            if key == KeyCode::Char('y') {
+                self.requested = Some(pending);
+            }
+            return;
+        }
         if self.editing_filter {
             match key {
                 KeyCode::Char(c) => self.filter.push(c),
@@ -129,6 +145,15 @@ impl ViewState {
             KeyCode::Enter => self.show_events = !self.show_events,
             KeyCode::Esc if self.show_events => self.show_events = false,
             KeyCode::Esc => self.filter.clear(),
+            KeyCode::Char(c) => {
+                if let (Some(action), Some(id)) = (Action::from_key(c), self.selected) {
+                    if action.ends_work() {
+                        self.confirming = Some((action, id));
+                    } else {
+                        self.requested = Some((action, id));
+                    }
+                }
+            }
             _ => {}
         }
     }

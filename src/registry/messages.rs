@@ -300,6 +300,11 @@ pub(crate) struct AddRequest {
     pub(crate) release: Option<ReleaseHook>,
     /// The name of the group it is a member of (set by the group's admission only).
     pub(crate) group: Option<Arc<str>>,
+    /// A command permit its sender took for it (a controller's owner hand-off): the
+    /// registry gives it back when it decides the add, not when the sender's task next
+    /// runs (a task woken on a worker that a blocking body then holds could keep it for
+    /// as long as that body blocks).
+    pub(crate) held: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl AddRequest {
@@ -317,6 +322,7 @@ impl AddRequest {
             unit,
             release: None,
             group: None,
+            held: None,
         }
     }
 }

@@ -72,6 +72,7 @@ pub(crate) async fn exec(
             unit: pass.unit,
             release: None,
             group: None,
+            held: None,
         };
         let add = |port| InternalKind::Add(Box::new(request), port).into();
         call(runtime, add).await??;

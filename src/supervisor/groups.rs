@@ -52,6 +52,7 @@ pub(crate) async fn add_group(
             unit: units.as_mut().and_then(|all| all.split(1)),
             release: None,
             group: Some(name.clone()),
+            held: None,
         });
         result.push((id, waiter));
     }

@@ -76,6 +76,12 @@ pub struct Case<'a> {
     pub ends: Ends,
     /// From here on, admission must be closed: every operation is refused.
     refusing: bool,
+    /// The previous operation gave the controller work (a submission) or took work back
+    /// from it (a by-id remove or cancel, `cancel_slot`): an owner's hand-off to the
+    /// registry may still be in flight, holding a registry command permit until the
+    /// registry decides it, although every answer the case saw has settled (the
+    /// hand-off is the controller's own traffic, invisible to the caller).
+    controller_in_flight: bool,
     unique: usize,
     pub trace: Vec<String>,
     pub violations: Vec<String>,
@@ -136,6 +142,7 @@ impl<'a> Case<'a> {
             shutdown_calls: Vec::new(),
             ends: Ends::default(),
             refusing: false,
+            controller_in_flight: false,
             unique: 0,
             trace: Vec::new(),
             violations: Vec::new(),
@@ -208,6 +215,21 @@ impl<'a> Case<'a> {
     pub async fn step(&mut self, index: usize, op: Op) -> bool {
         self.note_shutdown_return();
         let limit = self.op_limit();
+        let touches_controller = matches!(
+            op,
+            Op::Submit { .. }
+                | Op::SubmitAfter { .. }
+                | Op::SubmitPrepared { .. }
+                | Op::CancelSlot { .. }
+                | Op::Remove {
+                    target: Target::Id(_),
+                    ..
+                }
+                | Op::Cancel {
+                    target: Target::Id(_),
+                    ..
+                }
+        );
         let done = match op {
             Op::Add { name, task, form } => {
                 tokio::time::timeout(limit, self.add(index, name, task, form)).await
@@ -289,6 +311,7 @@ impl<'a> Case<'a> {
             }
             Op::End(end) => tokio::time::timeout(limit + SLACK, self.end(index, end)).await,
         };
+        self.controller_in_flight = touches_controller;
         if done.is_err() {
             self.violation(format!(
                 "operation #{index} {op:?} did not return within {limit:?}"
@@ -358,7 +381,7 @@ impl<'a> Case<'a> {
             .iter()
             .filter(|w| w.origin == origin)
             .all(|w| w.settled());
-        let registry_idle = self.all_settled();
+        let registry_idle = self.all_settled() && !self.controller_in_flight;
         self.works.push(work.clone());
         let spec = task_spec(&self.probe, &work);
         let handle = self.handle().clone();

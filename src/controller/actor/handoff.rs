@@ -61,6 +61,8 @@ impl ControllerState {
             unit,
             release: Some(release),
             group: None,
+            // Given back by the registry as it decides the add.
+            held: Some(permit),
         };
         // Not ractor's `call_and_forward`: it forwards nothing when the reply port is
         // dropped unanswered, and the slot must still hear `Decided { accepted: false }`.
@@ -72,7 +74,6 @@ impl ControllerState {
                 let slot = key.clone();
                 tokio::spawn(async move {
                     let accepted = matches!(rx.await, Ok(Ok(())));
-                    drop(permit);
                     let _ = controller.cast(command(ControllerCommandKind::Decided {
                         slot,
                         id,

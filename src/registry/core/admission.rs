@@ -195,6 +195,7 @@ fn refuse(
         unit,
         mut release,
         group,
+        held: _,
     } = request;
     if let Some(hook) = release.as_mut() {
         hook(Stage::Refused);

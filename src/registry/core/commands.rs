@@ -18,7 +18,9 @@ use crate::registry::shell::Shell;
 /// Carries out one piece of internal work.
 pub(super) async fn command(state: &mut State, shell: &mut impl Shell, command: InternalKind) {
     match command {
-        InternalKind::Add(request, reply) => {
+        InternalKind::Add(mut request, reply) => {
+            // A permit its sender held for it is free once the add is decided.
+            drop(request.held.take());
             let result = admit(state, Admission::One(request));
             start(state, shell, result, reply).await;
         }

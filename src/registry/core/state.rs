@@ -294,6 +294,7 @@ impl State {
             unit,
             release,
             group,
+            held: _,
         } = request;
         self.significant.0 += usize::from(policy.significant);
         let name: Arc<str> = Arc::from(spec.name());
