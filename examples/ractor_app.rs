@@ -173,7 +173,7 @@ impl Actor for Root {
                     Ok(n) if n >= 3 => {
                         println!("[root] connector incarnation {n} answers");
                         // Its ractor name still names the live incarnation.
-                        let live = ractor::registry::where_is("app.connector".to_owned());
+                        let live = ractor::registry::where_is("app.connector");
                         assert!(live.is_some_and(|c| c.get_id() != state.connector.get_id()));
                     }
                     _ => {

@@ -287,7 +287,7 @@ async fn a_call_in_the_mailbox_of_an_incarnation_that_dies_fails_at_once() {
     };
     tokio::time::sleep(ms(50)).await;
     let started = Instant::now();
-    ractor::registry::where_is("stable-ref-busy".to_owned())
+    ractor::registry::where_is("stable-ref-busy")
         .expect("the live incarnation is named")
         .kill();
     let answer = call.await.unwrap();
@@ -308,11 +308,11 @@ async fn where_is_names_the_live_incarnation_and_the_reference_outlives_it() {
     let stable = handle.stable_ref::<Msg>("named").await.unwrap();
     stable.cast(Msg::Note(1)).unwrap();
     assert_eq!(get(&stable).await, vec![1]);
-    let first = ractor::registry::where_is("stable-ref-named".to_owned()).unwrap();
+    let first = ractor::registry::where_is("stable-ref-named").unwrap();
     assert_ne!(first.get_id(), stable.get_id());
     stable.cast(Msg::Fail).unwrap();
     let restarted = common::eventually(LIMIT, || async {
-        ractor::registry::where_is("stable-ref-named".to_owned())
+        ractor::registry::where_is("stable-ref-named")
             .is_some_and(|live| live.get_id() != first.get_id())
     })
     .await;

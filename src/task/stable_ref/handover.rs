@@ -26,7 +26,7 @@
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 
-use crate::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 /// Why a message was not delivered (the `reason` of its event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -193,7 +193,7 @@ impl<M, T: Target<M>> Handover<M, T> {
         }
     }
 
-    fn lock(&self) -> crate::sync::MutexGuard<'_, Machine<M, T>> {
+    fn lock(&self) -> MutexGuard<'_, Machine<M, T>> {
         // A panic under this lock is one of ours in a few lines of bookkeeping; the state
         // stays consistent (each step is complete before it sends), so keep going.
         self.machine
