@@ -377,3 +377,24 @@ async fn bad_input_gets_typed_errors() {
         handle.stable_ref::<Msg>("typed").await.unwrap().get_id()
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn messages_sent_while_paused_wait_for_the_resume() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    let spec = notes_task("paused", None, 8).with_backoff(BackoffPolicy::constant(ms(10)));
+    handle.add(spec).await.unwrap();
+    let stable = handle.stable_ref::<Msg>("paused").await.unwrap();
+    assert!(get(&stable).await.is_empty());
+    // A pause holds the next attempt: the failure ends this incarnation, none follows.
+    assert!(handle.pause("paused").await.unwrap());
+    stable.cast(Msg::Fail).unwrap();
+    let paused = common::eventually(LIMIT, || async {
+        state_of(&handle, "paused").await == Some(TaskState::Paused)
+    })
+    .await;
+    assert!(paused, "the due attempt waits for the resume");
+    stable.cast(Msg::Note(7)).unwrap();
+    stable.cast(Msg::Note(8)).unwrap();
+    assert!(handle.resume("paused").await.unwrap());
+    assert_eq!(get(&stable).await, vec![7, 8]);
+}
