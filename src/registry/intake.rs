@@ -112,7 +112,7 @@ impl Gate {
                 .await?,
         );
         let (unit, id) = match command {
-            Command::Add(spec) => {
+            Command::Add(spec) | Command::AddStarted { spec, .. } => {
                 let unit = self.units(mode, 1).await?;
                 let id = TaskId::next();
                 self.announce_add(id, spec, None);

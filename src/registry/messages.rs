@@ -19,7 +19,7 @@ use crate::registry::command::{Command, CommandReply};
 use crate::registry::info::TaskInfo;
 use crate::registry::intake::Pass;
 use crate::registry::query::{Answer, Query};
-use crate::task::TaskSpec;
+use crate::task::{StartPromise, TaskSpec};
 
 /// Messages of the supervisor's registry actor (an internal actor type: users hold it
 /// only as `ActorRef<RegistryMessage>`).
@@ -300,6 +300,9 @@ pub(crate) struct AddRequest {
     pub(crate) release: Option<ReleaseHook>,
     /// The name of the group it is a member of (set by the group's admission only).
     pub(crate) group: Option<Arc<str>>,
+    /// The start promise, when the caller asked `started()` (task/start.rs); kept in the
+    /// registration's `TaskShared`.
+    pub(crate) start: Option<Arc<StartPromise>>,
 }
 
 impl AddRequest {
@@ -317,6 +320,7 @@ impl AddRequest {
             unit,
             release: None,
             group: None,
+            start: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::runtime::Runtime;
 use super::shutdown;
@@ -19,8 +19,9 @@ use crate::error::RuntimeError;
 use crate::identity::TaskId;
 use crate::outcome::{OutcomePromise, TaskWaiter};
 use crate::registry::{
-    AddRequest, Command, CommandReply, Exec, ExecReply, Intake, InternalKind, Mode, Ticket,
+    AddRequest, Command, CommandReply, Exec, ExecReply, Intake, InternalKind, Mode, Pass, Ticket,
 };
+use crate::task::{StartPromise, Started, TaskSpec};
 
 /// How the handle runs one command.
 #[derive(Debug, Clone, Copy, Default)]
@@ -68,23 +69,20 @@ pub(crate) async fn exec(
         fail_fast: options.fail_fast,
     };
     let pass = runtime.shared().gate().enter(mode, &command).await?;
+    let command = match command {
+        Command::Add(spec) => {
+            let (id, waiter, _) = add(runtime, pass, spec, None, options.watch).await?;
+            return Ok((CommandReply::Add(id), waiter));
+        }
+        // Boxed: the start wait stays out of the future of every other command.
+        Command::AddStarted {
+            spec,
+            remove_on_failure,
+        } => return Box::pin(add_started(runtime, pass, spec, remove_on_failure, options)).await,
+        command => command,
+    };
     // Held until the reply, like a message's permit in the core.
     let _permit = pass.permit;
-    if let Command::Add(spec) = command {
-        let id = pass.id.unwrap_or_else(TaskId::next);
-        let (outcome, waiter) = promise(id, options.watch);
-        let request = AddRequest {
-            id,
-            spec,
-            outcome,
-            unit: pass.unit,
-            release: None,
-            group: None,
-        };
-        let add = |port| InternalKind::Add(Box::new(request), port).into();
-        call(runtime, add).await??;
-        return Ok((CommandReply::Add(id), waiter));
-    }
     let exec = |port| {
         InternalKind::Exec(Box::new(Exec {
             command,
@@ -113,6 +111,74 @@ pub(crate) async fn exec(
         committed.map_err(|_| RuntimeError::ShuttingDown)?;
     }
     Ok((reply, None))
+}
+
+/// The handle's add of `spec`, which passed the intake (`pass`): the registry's decision,
+/// with the waiter when `watch` and, when `start` (`Some(remove_on_failure)`), the
+/// receiver of its start promise. The command permit is held until the registry replied.
+async fn add(
+    runtime: &Arc<Runtime>,
+    pass: Pass,
+    spec: TaskSpec,
+    start: Option<bool>,
+    watch: bool,
+) -> Result<
+    (
+        TaskId,
+        Option<TaskWaiter>,
+        Option<oneshot::Receiver<Started>>,
+    ),
+    RuntimeError,
+> {
+    let Pass { permit, unit, id } = pass;
+    let id = id.unwrap_or_else(TaskId::next);
+    let (outcome, waiter) = promise(id, watch);
+    let (start, started) = match start {
+        Some(remove_on_failure) => {
+            let name = spec.name_arc().clone();
+            let (promise, started) =
+                StartPromise::channel(id, name, spec.hosts_actor(), remove_on_failure);
+            (Some(promise), Some(started))
+        }
+        None => (None, None),
+    };
+    let request = AddRequest {
+        id,
+        spec,
+        outcome,
+        unit,
+        release: None,
+        group: None,
+        start,
+    };
+    let add = |port| InternalKind::Add(Box::new(request), port).into();
+    let accepted = call(runtime, add).await;
+    drop(permit);
+    accepted??;
+    Ok((id, waiter, started))
+}
+
+/// `Command::AddStarted` through the handle: the add, then the wait for its start, without
+/// a command permit (the start may take as long as the task waits to run).
+async fn add_started(
+    runtime: &Arc<Runtime>,
+    pass: Pass,
+    spec: TaskSpec,
+    remove_on_failure: bool,
+    options: Options,
+) -> Result<(CommandReply, Option<TaskWaiter>), RuntimeError> {
+    let (id, waiter, started) =
+        add(runtime, pass, spec, Some(remove_on_failure), options.watch).await?;
+    if let Some(started) = started {
+        started_result(started).await?;
+    }
+    Ok((CommandReply::AddStarted(id), waiter))
+}
+
+/// What a start promise's receiver says; a promise gone without a result means the
+/// registry went away.
+pub(super) async fn started_result(started: oneshot::Receiver<Started>) -> Started {
+    started.await.unwrap_or(Err(RuntimeError::ShuttingDown))
 }
 
 /// One call to the registry; a registry that is gone gives [`RuntimeError::ShuttingDown`].

@@ -61,6 +61,7 @@ impl ControllerState {
             unit,
             release: Some(release),
             group: None,
+            start: None,
         };
         // Not ractor's `call_and_forward`: it forwards nothing when the reply port is
         // dropped unanswered, and the slot must still hear `Decided { accepted: false }`.

@@ -56,6 +56,7 @@ async fn a_panicking_registry_handler_cancels_every_task_and_fails_the_shutdown(
             panic!("release hook exploded (expected test panic)")
         })),
         group: None,
+        start: None,
     };
     let reply = runtime
         .registry()

@@ -276,6 +276,7 @@ impl State {
             unit,
             release,
             group,
+            start,
         } = request;
         self.significant.0 += usize::from(policy.significant);
         let name: Arc<str> = Arc::from(spec.name());
@@ -295,6 +296,7 @@ impl State {
             events: self.settings.events.clone(),
             running: Default::default(),
             observe: self.settings.observer.task(&spec),
+            start,
         });
         self.names.register(name, id);
         let entry = Box::new(Entry {

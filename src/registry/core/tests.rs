@@ -239,6 +239,7 @@ impl Harness {
                 }
             })),
             group: None,
+            start: None,
         }
     }
 
