@@ -477,3 +477,23 @@ async fn a_message_add_started_waiting_for_a_permit_answers_with_the_tasks_end()
     assert_eq!(outcome, TaskOutcomeKind::Canceled);
     handle.shutdown().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_pending_start_does_not_keep_the_supervisor_owned() {
+    let handle = one_permit_taken().await;
+    let waiting = tokio::spawn(
+        handle
+            .add(TaskSpec::once("waiting", cooperative()))
+            .started()
+            .into_future(),
+    );
+    tokio::time::sleep(ms(50)).await;
+    // The last owner goes away while the start is pending: the supervisor shuts down.
+    drop(handle);
+    let answer = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the pending start kept the supervisor alive")
+        .unwrap();
+    let (outcome, _) = ended_before_start(answer.unwrap_err());
+    assert_eq!(outcome, TaskOutcomeKind::Canceled);
+}

@@ -36,21 +36,42 @@ pub(crate) struct Options {
     pub(crate) termination_timeout: Option<Duration>,
 }
 
+/// What the handle's door answered.
+pub(crate) struct Executed {
+    pub(crate) reply: CommandReply,
+    /// A watched add's waiter.
+    pub(crate) waiter: Option<TaskWaiter>,
+    /// An `AddStarted`'s start result, still to come: its caller waits for it after giving
+    /// up its share of the supervisor's ownership (a pending start keeps nothing alive).
+    pub(crate) started: Option<oneshot::Receiver<Started>>,
+}
+
+impl Executed {
+    fn reply(reply: CommandReply) -> Self {
+        Executed {
+            reply,
+            waiter: None,
+            started: None,
+        }
+    }
+}
+
 /// Runs `command` through the handle's door and returns its reply (and, for a watched add,
-/// the waiter). See [`Command`] for each reply and error.
+/// the waiter; for `AddStarted`, the start result to wait for). See [`Command`] for each
+/// reply and error.
 pub(crate) async fn exec(
     runtime: &Arc<Runtime>,
     command: Command,
     options: Options,
-) -> Result<(CommandReply, Option<TaskWaiter>), RuntimeError> {
+) -> Result<Executed, RuntimeError> {
     match command {
         Command::Shutdown => {
             let result = shutdown::join(runtime, Trigger::Requested).await;
-            return result.map(|()| (CommandReply::Shutdown, None));
+            return result.map(|()| Executed::reply(CommandReply::Shutdown));
         }
         Command::ForceShutdown => {
             let result = shutdown::force(runtime).await;
-            return result.map(|()| (CommandReply::ForceShutdown, None));
+            return result.map(|()| Executed::reply(CommandReply::ForceShutdown));
         }
         _ => {}
     }
@@ -70,15 +91,11 @@ pub(crate) async fn exec(
     };
     let pass = runtime.shared().gate().enter(mode, &command).await?;
     let command = match command {
-        Command::Add(spec) => {
-            let (id, waiter, _) = add(runtime, pass, spec, None, options.watch).await?;
-            return Ok((CommandReply::Add(id), waiter));
-        }
-        // Boxed: the start wait stays out of the future of every other command.
+        Command::Add(spec) => return add(runtime, pass, spec, None, options.watch).await,
         Command::AddStarted {
             spec,
             remove_on_failure,
-        } => return Box::pin(add_started(runtime, pass, spec, remove_on_failure, options)).await,
+        } => return add(runtime, pass, spec, Some(remove_on_failure), options.watch).await,
         command => command,
     };
     // Held until the reply, like a message's permit in the core.
@@ -110,7 +127,7 @@ pub(crate) async fn exec(
         };
         committed.map_err(|_| RuntimeError::ShuttingDown)?;
     }
-    Ok((reply, None))
+    Ok(Executed::reply(reply))
 }
 
 /// The handle's add of `spec`, which passed the intake (`pass`): the registry's decision,
@@ -122,14 +139,7 @@ async fn add(
     spec: TaskSpec,
     start: Option<bool>,
     watch: bool,
-) -> Result<
-    (
-        TaskId,
-        Option<TaskWaiter>,
-        Option<oneshot::Receiver<Started>>,
-    ),
-    RuntimeError,
-> {
+) -> Result<Executed, RuntimeError> {
     let Pass { permit, unit, id } = pass;
     let id = id.unwrap_or_else(TaskId::next);
     let (outcome, waiter) = promise(id, watch);
@@ -141,6 +151,10 @@ async fn add(
             (Some(promise), Some(started))
         }
         None => (None, None),
+    };
+    let reply = match start {
+        Some(_) => CommandReply::AddStarted(id),
+        None => CommandReply::Add(id),
     };
     let request = AddRequest {
         id,
@@ -155,24 +169,11 @@ async fn add(
     let accepted = call(runtime, add).await;
     drop(permit);
     accepted??;
-    Ok((id, waiter, started))
-}
-
-/// `Command::AddStarted` through the handle: the add, then the wait for its start, without
-/// a command permit (the start may take as long as the task waits to run).
-async fn add_started(
-    runtime: &Arc<Runtime>,
-    pass: Pass,
-    spec: TaskSpec,
-    remove_on_failure: bool,
-    options: Options,
-) -> Result<(CommandReply, Option<TaskWaiter>), RuntimeError> {
-    let (id, waiter, started) =
-        add(runtime, pass, spec, Some(remove_on_failure), options.watch).await?;
-    if let Some(started) = started {
-        started_result(started).await?;
-    }
-    Ok((CommandReply::AddStarted(id), waiter))
+    Ok(Executed {
+        reply,
+        waiter,
+        started,
+    })
 }
 
 /// What a start promise's receiver says; a promise gone without a result means the

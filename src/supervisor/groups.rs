@@ -78,6 +78,8 @@ impl StartedAddGroupOperation {
     pub async fn execute(self) -> Result<Vec<TaskId>, RuntimeError> {
         let AddGroupOperation { owned, group } = self.inner;
         let added = add_group(owned.runtime(), group, false, true).await?;
+        // A pending start keeps nothing alive (as `StartedAddOperation`).
+        drop(owned);
         try_join_all(added.started.into_iter().map(started_result)).await?;
         Ok(added.members.into_iter().map(|(id, _)| id).collect())
     }

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use super::commands::{Options, exec};
+use super::commands::{Options, exec, started_result};
 use super::owner::Owned;
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
@@ -81,7 +81,7 @@ impl ExecOperation {
 
     /// Runs the command. Same as awaiting the builder.
     pub async fn execute(self) -> Result<CommandReply, RuntimeError> {
-        let (reply, _) = exec(self.owned.runtime(), self.command, self.options).await?;
+        let (reply, _) = run(self.owned, self.command, self.options).await?;
         Ok(reply)
     }
 
@@ -93,6 +93,23 @@ impl ExecOperation {
     ) -> Result<T, RuntimeError> {
         pick(self.execute().await?).ok_or(RuntimeError::ShuttingDown)
     }
+}
+
+/// Runs `command` through the handle's door with `owned`'s share of the supervisor's
+/// ownership; an `AddStarted` gives the share up once the task was accepted, then waits
+/// for its start (a pending start does not keep the supervisor owned: dropping every
+/// handle meanwhile shuts it down, and the start ends `EndedBeforeStart`).
+async fn run(
+    owned: Owned,
+    command: Command,
+    options: Options,
+) -> Result<(CommandReply, Option<TaskWaiter>), RuntimeError> {
+    let executed = exec(owned.runtime(), command, options).await?;
+    drop(owned);
+    if let Some(started) = executed.started {
+        started_result(started).await?;
+    }
+    Ok((executed.reply, executed.waiter))
 }
 
 /// Builder returned by [`SupervisorHandle::add`](crate::SupervisorHandle::add). Awaits to `Result<TaskId, RuntimeError>`.
@@ -203,7 +220,7 @@ async fn watched(operation: ExecOperation) -> Result<(TaskId, TaskWaiter), Runti
         mut options,
     } = operation;
     options.watch = true;
-    let (reply, waiter) = exec(owned.runtime(), command, options).await?;
+    let (reply, waiter) = run(owned, command, options).await?;
     let id = reply.id().ok_or(RuntimeError::ShuttingDown)?;
     Ok((id, waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?))
 }
