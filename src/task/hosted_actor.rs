@@ -18,6 +18,10 @@
 //! | `pre_start` returns `Err` | `TaskError::Fail` (`"actor failed to start: pre_start returned an error: <text>"`) |
 //! | `pre_start` panics | `TaskError::Fail` (`"actor failed to start: pre_start panicked: <message>"`) |
 //!
+//! Added with `add(spec).started()`, the host also tells the registration's start promise
+//! (`start.rs`) how the first `pre_start` ended, right after `spawn_linked` returned: `Ok`,
+//! or the typed [`StartFailure`] (docs/semantics.md#start-results).
+//!
 //! So [`RestartPolicy::Always`](crate::RestartPolicy) is OTP's *permanent* child,
 //! `OnFailure` *transient* and `Never` *temporary*.
 //!

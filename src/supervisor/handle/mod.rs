@@ -90,7 +90,9 @@ impl SupervisorHandle {
 
     /// Starts adding `spec`; await the builder (or `.execute()`) for the `TaskId`, add
     /// `.watch()` for a [`TaskWaiter`], `.fail_fast()` to fail instead of waiting for
-    /// capacity. See [`AddOperation`] for the errors.
+    /// capacity, `.started()` to answer once the task's first attempt started (OTP's
+    /// `start_child`; [`StartedAddOperation`](crate::StartedAddOperation)). See
+    /// [`AddOperation`] for the errors.
     pub fn add(&self, spec: TaskSpec) -> AddOperation {
         AddOperation::new(self.owned.clone(), spec)
     }
