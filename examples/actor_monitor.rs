@@ -15,7 +15,6 @@
 //!
 //! It finishes by itself in well under a second.
 
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -115,7 +114,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 TaskFn::arc(|_ctx| async { Err(TaskError::fail("quota exceeded")) }),
             )
             .with_backoff(backoff)
-            .with_max_retries(NonZeroU32::new(1)),
+            .try_with_max_retries(1)?,
         )
         .await?;
     let (heartbeat, beats) = handle

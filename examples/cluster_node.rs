@@ -47,11 +47,11 @@
 //! `tests/cluster.rs` integration test) read it.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::num::NonZeroU32;
 use std::time::{Duration, Instant, SystemTime};
 
 use ractor::{Actor, ActorRef};
 use ractor_cluster::{NodeServer, NodeServerMessage};
+use ractor_taskvisor::ConfigError;
 use ractor_taskvisor::cluster::{
     ClusterView, RemoteControl, RemoteOptions, RemoteSupervisor, WatchItem,
 };
@@ -182,7 +182,7 @@ async fn start_node(
 }
 
 /// A short job: works 5–40 ms; a quarter of the attempts fail and are retried.
-fn short_job(n: u64) -> TaskSpec {
+fn short_job(n: u64) -> Result<TaskSpec, ConfigError> {
     let task = TaskFn::arc(|ctx: TaskContext| async move {
         let work = tokio::time::sleep(Duration::from_millis(fastrand::u64(5..40)));
         ctx.run_until_cancelled(work).await?;
@@ -196,11 +196,11 @@ fn short_job(n: u64) -> TaskSpec {
             BackoffPolicy::exponential(Duration::from_millis(10))
                 .with_max(Duration::from_millis(80)),
         )
-        .with_max_retries(NonZeroU32::new(3))
+        .try_with_max_retries(3)
 }
 
 /// A job whose attempts overrun their 20 ms timeout (retried once).
-fn slow_job(n: u64) -> TaskSpec {
+fn slow_job(n: u64) -> Result<TaskSpec, ConfigError> {
     let task = TaskFn::arc(|ctx: TaskContext| async move {
         ctx.run_until_cancelled(tokio::time::sleep(Duration::from_millis(60)))
             .await?;
@@ -209,7 +209,7 @@ fn slow_job(n: u64) -> TaskSpec {
     TaskSpec::restartable(format!("slow-{n}"), task)
         .with_timeout(Duration::from_millis(20))
         .with_backoff(BackoffPolicy::constant(Duration::from_millis(10)))
-        .with_max_retries(NonZeroU32::new(1))
+        .try_with_max_retries(1)
 }
 
 /// One tenant sync: takes a second unless a newer one replaces it.
@@ -287,7 +287,7 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
                 for _ in 0..batch {
                     n += 1;
                     for handle in &handles {
-                        let spec = if n.is_multiple_of(25) { slow_job(n) } else { short_job(n) };
+                        let spec = if n.is_multiple_of(25) { slow_job(n) } else { short_job(n) }?;
                         // Rejections (for example capacity) are events too; nothing to do here.
                         let _ = handle.add(spec).await;
                         if n.is_multiple_of((u64::from(rate) * 7 / 10).max(1)) {

@@ -18,7 +18,7 @@
 //! It finishes by itself in well under a second.
 
 use std::collections::BTreeMap;
-use std::num::{NonZeroU32, NonZeroUsize};
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -90,7 +90,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             TaskFn::arc(|_ctx| async { Err(TaskError::fail("disk full")) }),
         )
         .with_backoff(backoff)
-        .with_max_retries(NonZeroU32::new(2)),
+        .try_with_max_retries(2)?,
         TaskSpec::once(
             "slow",
             TaskFn::arc(|_ctx| async {

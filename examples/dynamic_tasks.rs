@@ -20,7 +20,6 @@
 //! It finishes by itself in about two seconds.
 
 use std::error::Error as StdError;
-use std::num::NonZeroU32;
 use std::time::Duration;
 
 use ractor_taskvisor::prelude::*;
@@ -89,7 +88,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
 
     let flaky_spec = TaskSpec::restartable("flaky", always_failing())
         .with_backoff(BackoffPolicy::constant(Duration::from_millis(300)))
-        .with_max_retries(NonZeroU32::new(2));
+        .try_with_max_retries(2)?;
     let (flaky_id, flaky) = handle.add_and_watch(flaky_spec).await?;
     show("add_and_watch(flaky)", flaky_id);
 

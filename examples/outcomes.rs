@@ -30,7 +30,6 @@
 //! ```
 
 use std::error::Error as StdError;
-use std::num::NonZeroU32;
 use std::time::Duration;
 
 use ractor_taskvisor::prelude::*;
@@ -63,7 +62,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     });
     let spec = TaskSpec::restartable("keeps-failing", keeps_failing)
         .with_backoff(BackoffPolicy::constant(Duration::from_millis(20)))
-        .with_max_retries(NonZeroU32::new(2));
+        .try_with_max_retries(2)?;
     waiters.push(("keeps-failing", handle.add(spec).watch().await?));
 
     let body_panics = TaskFn::arc(|_ctx: TaskContext| async {

@@ -24,7 +24,6 @@
 //! task ended as expected.
 
 use std::error::Error as StdError;
-use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -47,7 +46,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     // Inherited by every spec below: 100 ms between retries, at most 5 retries per streak.
     let defaults = TaskDefaults::default()
         .with_backoff(BackoffPolicy::constant(Duration::from_millis(100)))
-        .with_max_retries(NonZeroU32::new(5));
+        .try_with_max_retries(5)?;
     let supervisor = Supervisor::builder(SupervisorConfig::default())
         .with_grace(Duration::from_secs(2))
         .with_task_defaults(defaults)

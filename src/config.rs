@@ -270,9 +270,17 @@ impl SupervisorConfig {
     /// `supervisor` manual, "Supervisor flags"): if more than `max_restarts` restarts occur
     /// within any `period`, counted over all tasks, the supervisor stops restarting, shuts
     /// down, and reports `RuntimeError::RestartIntensityExceeded`. As in OTP, the restart
-    /// being decided counts itself, so `max_restarts = 0` forbids any restart. OTP
-    /// defaults to 1 restart in 5 s; this crate defaults to no limit, as the reference has
-    /// none.
+    /// being decided counts itself.
+    ///
+    /// **Only restarts after a failure count** (an error, a timeout, a stall, a body panic,
+    /// an abnormal actor exit): a successful `Always`/periodic repeat is a scheduled run and
+    /// never counts. So `max_restarts = 0` forbids any restart after a failure (the first
+    /// one shuts the supervisor down), while a permanent task that returns `Ok` at once
+    /// keeps running and the supervisor stays up. This departs from OTP, which counts every
+    /// restart, so there a `permanent` child that exits `normal` trips an intensity of 0 on
+    /// its first restart; here the reference's rule applies (docs/semantics.md#retries).
+    /// OTP defaults to 1 restart in 5 s; this crate defaults to no limit, as the reference
+    /// has none.
     pub const fn restart_intensity(&self) -> Option<(u32, Duration)> {
         self.restart_intensity
     }

@@ -70,7 +70,7 @@
 //! use ractor_taskvisor::prelude::*;
 //!
 //! #[tokio::main]
-//! async fn main() -> Result<(), RuntimeError> {
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let supervisor = Supervisor::new(SupervisorConfig::default(), Vec::new());
 //!     let handle = supervisor.serve()?;
 //!
@@ -79,10 +79,11 @@
 //!     });
 //!     let spec = TaskSpec::restartable("sync", flaky)
 //!         .with_backoff(BackoffPolicy::constant(Duration::from_millis(10)))
-//!         .with_max_retries(std::num::NonZeroU32::new(2));
+//!         .try_with_max_retries(2)?; // a count; 0 is ConfigError::Zero
 //!     let (_id, waiter) = handle.add_and_watch(spec).await?;
 //!     println!("{:?}", waiter.wait().await?); // Failed after 3 attempts
-//!     handle.shutdown().await
+//!     handle.shutdown().await?;
+//!     Ok(())
 //! }
 //! ```
 // The README's Rust blocks (its quick start) are compiled and run as doctests of the crate

@@ -46,6 +46,35 @@ macro_rules! local_message {
     };
 }
 
+/// Without [`local_message!`], a message type of the application's own does not compile
+/// once this crate's `cluster` feature is on: E0277, "the trait bound `RootMsg: Message` is
+/// not satisfied", with the help "the trait `BytesConvertable` is not implemented for
+/// `RootMsg`" (docs/guide/cluster.md#your-own-message-types shows the whole text). This
+/// doctest pins that error; it exists only under `cluster` (without it the blanket impl
+/// applies and the code compiles).
+///
+/// ```compile_fail,E0277
+/// enum RootMsg {
+///     Report,
+/// }
+///
+/// struct Root;
+/// impl ractor::Actor for Root {
+///     type Msg = RootMsg;
+///     type State = ();
+///     type Arguments = ();
+///     async fn pre_start(
+///         &self,
+///         _me: ractor::ActorRef<RootMsg>,
+///         _: (),
+///     ) -> Result<(), ractor::ActorProcessingErr> {
+///         Ok(())
+///     }
+/// }
+/// ```
+#[cfg(all(doctest, feature = "cluster"))]
+pub struct WithoutLocalMessage;
+
 #[cfg(feature = "cluster")]
 #[doc(hidden)]
 #[macro_export]

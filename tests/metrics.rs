@@ -225,6 +225,31 @@ async fn a_scripted_workload_gives_exact_counts() {
     assert_eq!(m.gauge(&format!("{}{{}}", names::ATTEMPTS_RUNNING)), 0.0);
 }
 
+/// A periodic task's scheduled runs are successful attempts, never restarts
+/// (docs/guide/observability.md: "a scheduled run is an attempt with `result="success"`").
+#[tokio::test(start_paused = true)]
+async fn a_periodic_tasks_scheduled_runs_are_not_restarts() {
+    let (handle, snapshotter) = serve_metered("periodic", MetricsConfig::default());
+    let runs = Arc::new(AtomicU32::new(0));
+    let counted = runs.clone();
+    let tick = TaskFn::arc(move |_ctx| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { Ok(()) }
+    });
+    handle
+        .add(TaskSpec::periodic("tick", tick, ms(10)))
+        .await
+        .expect("add");
+    assert!(common::eventually(ms(1_000), || async { runs.load(Ordering::SeqCst) >= 5 }).await);
+    handle.clone().shutdown().await.expect("shutdown");
+
+    let m = Metrics::take(&snapshotter, "periodic");
+    let attempts = names::ATTEMPTS_TOTAL;
+    assert!(m.counter(&format!("{attempts}{{result=success}}")) >= 5);
+    assert_eq!(m.counter(&format!("{attempts}{{result=failure}}")), 0);
+    assert_eq!(m.counter(&format!("{}{{}}", names::RESTARTS_TOTAL)), 0);
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_ignored_task_and_an_exhausted_pause_have_their_own_series() {
     let (handle, snapshotter) = serve_metered("operator", MetricsConfig::default());

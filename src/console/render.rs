@@ -284,7 +284,7 @@ fn render_events(frame: &mut Frame, area: Rect, state: &ConsoleState, view: &Vie
                 Line::from(format!(
                     "{:>7.1}s {}{attempt}{detail}",
                     event.at.as_secs_f64(),
-                    event.kind.as_label()
+                    event.label
                 ))
             })
             .collect()

@@ -95,10 +95,14 @@ pub struct RecentEvent {
     pub at: Duration,
     /// What happened.
     pub kind: EventKind,
+    /// What the events panel calls it: [`Event::label`] (`scheduled` for a periodic
+    /// task's next run, `backoff_scheduled` for a retry's wait).
+    pub label: &'static str,
     /// The attempt number, on attempt and backoff events.
     pub attempt: Option<u32>,
-    /// The event's reason; for a backoff its delay (`"delay 250ms"`, with ` (retry_after)`
-    /// when the failure chose it); for `TaskFinished` the outcome label, then its reason.
+    /// The event's reason; for a retry's backoff its delay (`"delay 250ms"`, with
+    /// ` (retry_after)` when the failure chose it), for a scheduled run the time until it
+    /// (`"in 1000ms"`); for `TaskFinished` the outcome label, then its reason.
     pub detail: Option<Arc<str>>,
 }
 
@@ -345,6 +349,11 @@ impl ConsoleState {
             }
         }
         let detail = match (event.kind, event.delay_ms) {
+            (EventKind::BackoffScheduled, Some(ms))
+                if event.backoff_source == Some(BackoffSource::Success) =>
+            {
+                Some(Arc::from(format!("in {ms}ms")))
+            }
             (EventKind::BackoffScheduled, Some(ms)) if event.retry_after => {
                 Some(Arc::from(format!("delay {ms}ms (retry_after)")))
             }
@@ -366,6 +375,7 @@ impl ConsoleState {
         ring.push_back(RecentEvent {
             at: now,
             kind: event.kind,
+            label: event.label(),
             attempt: event.attempt,
             detail,
         });

@@ -244,6 +244,24 @@ fn enter_shows_the_selected_tasks_recent_events() {
 }
 
 #[test]
+fn a_periodic_tasks_next_run_reads_scheduled_in_the_events_panel() {
+    let mut state = sample_state();
+    state.record_event(
+        secs(2.0),
+        &event(EventKind::BackoffScheduled, 1, "heartbeat")
+            .with_attempt(4)
+            .with_backoff_success()
+            .with_delay(Duration::from_millis(1000)),
+    );
+    let mut view = ViewState::default();
+    view.on_key(KeyCode::Enter, &ids(3)); // cursor on heartbeat (id order)
+    let lines = screen(&state, &view, 100, 28);
+    line_with(&lines, "Events of heartbeat #1");
+    line_with(&lines, "2.0s scheduled #4 in 1000ms");
+    assert!(!lines.iter().any(|line| line.contains("backoff_scheduled")));
+}
+
+#[test]
 fn a_too_small_terminal_gets_a_message() {
     let state = sample_state();
     let lines = screen(&state, &ViewState::default(), 40, 10);

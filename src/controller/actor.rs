@@ -53,6 +53,7 @@ use super::queue::{
 };
 use super::slot::{Effect, Input, SlotPhase, step};
 use super::snapshot::SlotStatusKind;
+use super::spec::check_slot_name;
 use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, EventSink, RejectionKind};
 use crate::identity::TaskId;
@@ -192,7 +193,9 @@ impl Actor for ControllerActor {
                     intake,
                 } => {
                     drop(intake);
-                    let _ = reply.send(state.pause_slot(&slot, true));
+                    let paused =
+                        check_slot_name(&slot).and_then(|()| state.pause_slot(&slot, true));
+                    let _ = reply.send(paused);
                 }
             },
         }

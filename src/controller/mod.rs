@@ -55,4 +55,5 @@ pub(crate) use messages::{
     ControllerCommandKind, ControllerLink, ControllerShared, Submission, command,
 };
 pub use snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
+pub(crate) use spec::check_slot_name;
 pub use spec::{AdmissionPolicy, ControllerSpec};

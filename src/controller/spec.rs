@@ -6,7 +6,20 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ControllerError;
 use crate::task::TaskSpec;
+
+/// The one name rule (docs/semantics.md#names) for a slot named by a slot command:
+/// [`ControllerError::InvalidName`] with `what = "slot"`.
+pub(crate) fn check_slot_name(slot: &str) -> Result<(), ControllerError> {
+    match crate::name::problem(slot) {
+        None => Ok(()),
+        Some(reason) => Err(ControllerError::InvalidName {
+            what: "slot",
+            reason,
+        }),
+    }
+}
 
 /// What a submission does when its slot is busy (docs/semantics.md#slots).
 ///
@@ -160,7 +173,10 @@ impl ControllerSpec {
         self.task
     }
 
-    /// Sets an explicit slot (any string, including the empty one).
+    /// Sets an explicit slot. It follows the one name rule (docs/semantics.md#names):
+    /// an empty or whitespace-only slot, or one longer than
+    /// [`MAX_NAME_LEN`](crate::MAX_NAME_LEN) bytes, is refused at submission with
+    /// [`ControllerError::InvalidName`].
     pub fn with_slot(mut self, slot: impl Into<Arc<str>>) -> Self {
         self.slot = Some(slot.into());
         self
@@ -183,6 +199,23 @@ impl ControllerSpec {
     /// The explicit slot, or `None` when the slot is the task name.
     pub fn slot_override(&self) -> Option<&str> {
         self.slot.as_deref()
+    }
+
+    /// The one name rule (docs/semantics.md#names) for this submission: its slot name
+    /// (`what = "slot"`), then its task name (`what = "task"`; the same name for an
+    /// implicit slot).
+    ///
+    /// # Errors
+    /// [`ControllerError::InvalidName`] for the first name that breaks the rule.
+    pub(crate) fn check_names(&self) -> Result<(), ControllerError> {
+        check_slot_name(self.slot_name())?;
+        match crate::name::problem(self.task.name()) {
+            None => Ok(()),
+            Some(reason) => Err(ControllerError::InvalidName {
+                what: "task",
+                reason,
+            }),
+        }
     }
 
     /// The slot as a shared string (cheap to clone into events and indexes).

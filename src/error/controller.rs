@@ -48,6 +48,21 @@ pub enum ControllerError {
     /// supervisor died); it takes no more submissions.
     #[error("controller channel closed")]
     Closed,
+
+    /// A name breaks the one name rule (docs/semantics.md#names: not empty once trimmed, at
+    /// most [`MAX_NAME_LEN`](crate::MAX_NAME_LEN) bytes): a submission's slot name
+    /// (`what = "slot"`, explicit or the task name of an implicit slot) or task name
+    /// (`what = "task"`), or the slot named by a slot command (`pause_slot`,
+    /// `pre_pause_slot`, `resume_slot`, `cancel_slot`, and the same `Command`s from any
+    /// door). Nothing was submitted, created or changed.
+    #[error("invalid {what} name: {reason}")]
+    #[non_exhaustive]
+    InvalidName {
+        /// Which name: `"slot"` or `"task"`.
+        what: &'static str,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
 }
 
 impl ControllerError {
@@ -59,6 +74,7 @@ impl ControllerError {
             Self::ResourceLimit { .. } => "controller_resource_limit",
             Self::Closed => "controller_closed",
             Self::UnknownSlot => "controller_unknown_slot",
+            Self::InvalidName { .. } => "controller_invalid_name",
         }
     }
 }
@@ -92,6 +108,14 @@ mod tests {
                 ControllerError::Closed,
                 "controller_closed",
                 "controller channel closed",
+            ),
+            (
+                ControllerError::InvalidName {
+                    what: "slot",
+                    reason: "a name must not be empty or whitespace only",
+                },
+                "controller_invalid_name",
+                "invalid slot name: a name must not be empty or whitespace only",
             ),
         ];
         for (e, label, display) in cases {

@@ -154,8 +154,11 @@ pub enum RuntimeError {
         target: TaskTarget,
     },
 
-    /// The spec cannot be admitted as given: e.g. `TaskSpec::with_actor_name` on a task
-    /// that does not host a ractor actor. `name` is the task's name; nothing was started.
+    /// The spec cannot be admitted as given: its name breaks the one name rule
+    /// (docs/semantics.md#names; from `add`, `RegistryMessage::Exec(Command::Add)` and its
+    /// shorthand, and a `run*` batch), a zero stall timeout, or
+    /// `TaskSpec::with_actor_name` on a task that does not host a ractor actor. `name` is
+    /// the task's name; nothing was started.
     #[error("task spec '{name}' is invalid: {reason}")]
     #[non_exhaustive]
     InvalidTaskSpec {
@@ -231,7 +234,8 @@ pub enum RuntimeError {
     /// A controller slot command ([`Command::PauseSlot`](crate::Command::PauseSlot),
     /// [`Command::ResumeSlot`](crate::Command::ResumeSlot)) sent through
     /// [`SupervisorHandle::exec`](crate::SupervisorHandle::exec) or a message was refused
-    /// by the controller: `UnknownSlot`, `NotConfigured` (no controller), or `Closed`.
+    /// by the controller: `UnknownSlot`, `InvalidName` (a slot name that breaks the one
+    /// name rule), `NotConfigured` (no controller), or `Closed`.
     /// The typed shorthands (`pause_slot`, `resume_slot`) return the inner error.
     #[error(transparent)]
     Controller(ControllerError),

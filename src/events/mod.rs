@@ -1,6 +1,8 @@
 //! Runtime events and their delivery to subscribers (docs/semantics.md#events, #subscribers).
 //!
-//! - [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`]: what is published.
+//! - [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`]: what is published;
+//!   `display` (crate-internal): how an event reads to a person ([`Event::label`], its
+//!   `Display` line).
 //! - [`Subscribe`]: the user callback trait.
 //! - `lanes` (crate-internal): one bounded FIFO lane and one OS thread per subscriber; the
 //!   relay actor owns the lanes and pushes every event into them.
@@ -9,6 +11,7 @@
 //! source of truth for task state.
 
 mod builtin;
+mod display;
 mod event;
 mod kind;
 pub(crate) mod lanes;

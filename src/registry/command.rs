@@ -36,15 +36,15 @@ use crate::task::TaskSpec;
 ///
 /// | command | reply | errors (besides the intake's, below) |
 /// |---|---|---|
-/// | `Add(spec)` | `Add(id)` once the registry accepted it | `TaskAlreadyExists`, `ResourceLimitReached`, `InvalidTaskSpec`, `ActorNameTaken` |
+/// | `Add(spec)` | `Add(id)` once the registry accepted it | `TaskAlreadyExists`, `ResourceLimitReached`, `InvalidTaskSpec` (a name that breaks the one name rule, docs/semantics.md#names, is refused at the intake), `ActorNameTaken` |
 /// | `AddStarted { spec, remove_on_failure }` | `AddStarted(id)` once its first attempt started | as `Add`; `StartFailed` (its actor's `pre_start` failed), `EndedBeforeStart` (it ended first) |
 /// | `Remove(target)` | `Remove(true)` when this command claimed the task (before its cleanup); `false` for an unknown, finished or already claimed target | none |
 /// | `Cancel(target)` | `Cancel(true)` when this command claimed it, once its outcome is committed; `false` when it joined another removal (after the same wait) or the target is unknown (at once) | none |
 /// | `Pause(target)` / `Resume(target)` | `true` when this command changed the state, `false` when there was nothing to change | `TaskNotFound` |
 /// | `Shutdown` | `Shutdown` once the supervisor's one shared shutdown finished | the shutdown's own error (`GraceExceeded`, …) |
 /// | `ForceShutdown` | `ForceShutdown` once the shutdown finished | as `Shutdown` |
-/// | `PauseSlot(slot)` / `ResumeSlot(slot)` | `true` when this command changed the slot | `Controller(UnknownSlot)` (pause), `Controller(NotConfigured)` |
-/// | `CancelSlot(slot)` | `CancelSlot(GroupChange)`: the owner cancelled and each queued submission withdrawn | `Controller(UnknownSlot)`, `Controller(NotConfigured)` |
+/// | `PauseSlot(slot)` / `ResumeSlot(slot)` | `true` when this command changed the slot | `Controller(UnknownSlot)` (pause), `Controller(InvalidName)`, `Controller(NotConfigured)` |
+/// | `CancelSlot(slot)` | `CancelSlot(GroupChange)`: the owner cancelled and each queued submission withdrawn | `Controller(UnknownSlot)`, `Controller(InvalidName)`, `Controller(NotConfigured)` |
 /// | `PauseGroup(name)` / `ResumeGroup(name)` | the [`GroupChange`] over its members | `GroupNotFound` |
 /// | `CancelGroup(name)` / `RemoveGroup(name)` | the [`GroupChange`]; a cancel's once every claimed member ended | `GroupNotFound` |
 /// | `RestartNow(target)` | `true` when it ended a backoff or scheduled wait; `false` for a running, waiting-for-permit, paused, claimed or unregistered (finished) task | none |
@@ -157,7 +157,20 @@ impl Command {
             | Command::Pause(target)
             | Command::Resume(target)
             | Command::RestartNow(target) => Some(target),
-            _ => None,
+            // Every arm listed: a new command must say whether it names a task (the remote
+            // door caps the name it returns, and `exec.rs` looks it up).
+            Command::Add(_)
+            | Command::AddStarted { .. }
+            | Command::Shutdown
+            | Command::ForceShutdown
+            | Command::PauseSlot(_)
+            | Command::ResumeSlot(_)
+            | Command::CancelSlot(_)
+            | Command::PauseGroup(_)
+            | Command::ResumeGroup(_)
+            | Command::CancelGroup(_)
+            | Command::RemoveGroup(_)
+            | Command::RestartGroupNow(_) => None,
         }
     }
 
@@ -237,7 +250,16 @@ impl CommandReply {
             | CommandReply::PauseSlot(changed)
             | CommandReply::ResumeSlot(changed)
             | CommandReply::RestartNow(changed) => Some(changed),
-            _ => None,
+            CommandReply::Add(_)
+            | CommandReply::AddStarted(_)
+            | CommandReply::Shutdown
+            | CommandReply::ForceShutdown
+            | CommandReply::CancelSlot(_)
+            | CommandReply::PauseGroup(_)
+            | CommandReply::ResumeGroup(_)
+            | CommandReply::CancelGroup(_)
+            | CommandReply::RemoveGroup(_)
+            | CommandReply::RestartGroupNow(_) => None,
         }
     }
 
@@ -251,7 +273,17 @@ impl CommandReply {
             | CommandReply::RemoveGroup(change)
             | CommandReply::RestartGroupNow(change)
             | CommandReply::CancelSlot(change) => Some(change),
-            _ => None,
+            CommandReply::Add(_)
+            | CommandReply::AddStarted(_)
+            | CommandReply::Remove(_)
+            | CommandReply::Cancel(_)
+            | CommandReply::Pause(_)
+            | CommandReply::Resume(_)
+            | CommandReply::Shutdown
+            | CommandReply::ForceShutdown
+            | CommandReply::PauseSlot(_)
+            | CommandReply::ResumeSlot(_)
+            | CommandReply::RestartNow(_) => None,
         }
     }
 
@@ -264,7 +296,17 @@ impl CommandReply {
             Command::RemoveGroup(_) => CommandReply::RemoveGroup(change),
             Command::RestartGroupNow(_) => CommandReply::RestartGroupNow(change),
             Command::CancelSlot(_) => CommandReply::CancelSlot(change),
-            _ => return None,
+            Command::Add(_)
+            | Command::AddStarted { .. }
+            | Command::Remove(_)
+            | Command::Cancel(_)
+            | Command::Pause(_)
+            | Command::Resume(_)
+            | Command::Shutdown
+            | Command::ForceShutdown
+            | Command::PauseSlot(_)
+            | Command::ResumeSlot(_)
+            | Command::RestartNow(_) => return None,
         })
     }
 
@@ -286,7 +328,16 @@ impl CommandReply {
             Command::PauseSlot(_) => CommandReply::PauseSlot(changed),
             Command::ResumeSlot(_) => CommandReply::ResumeSlot(changed),
             Command::RestartNow(_) => CommandReply::RestartNow(changed),
-            _ => return None,
+            Command::Add(_)
+            | Command::AddStarted { .. }
+            | Command::Shutdown
+            | Command::ForceShutdown
+            | Command::CancelSlot(_)
+            | Command::PauseGroup(_)
+            | Command::ResumeGroup(_)
+            | Command::CancelGroup(_)
+            | Command::RemoveGroup(_)
+            | Command::RestartGroupNow(_) => return None,
         })
     }
 }

@@ -9,7 +9,9 @@
 //!   same bound is checked and the permit held while the command is carried out.
 //!
 //! In order: once a shutdown started, every command but `Shutdown`/`ForceShutdown` is
-//! refused `ShuttingDown` (those two join the shutdown and take no permit); then a command
+//! refused `ShuttingDown` (those two join the shutdown and take no permit); then an `Add`'s
+//! task name follows the one name rule (docs/semantics.md#names: `InvalidTaskSpec`,
+//! before anything is counted or announced); then a command
 //! permit of `registry_queue_capacity` (ractor's mailboxes are unbounded; this is the
 //! bound): `CommandQueueFull`; then, for an `Add`, an ownership unit
 //! (docs/semantics.md#ownership): `ResourceLimitReached { resource:
@@ -28,6 +30,20 @@ use crate::error::RuntimeError;
 use crate::events::{Event, EventKind, EventSink};
 use crate::identity::TaskId;
 use crate::task::TaskSpec;
+
+/// The one name rule (docs/semantics.md#names) for a task about to be registered:
+/// [`RuntimeError::InvalidTaskSpec`] naming the rule it breaks. Every add door calls it
+/// before anything is counted or announced: a command (handle or message) here, a static
+/// batch in `supervisor/run.rs`.
+pub(crate) fn check_task_name(spec: &TaskSpec) -> Result<(), RuntimeError> {
+    match crate::name::problem(spec.name()) {
+        None => Ok(()),
+        Some(reason) => Err(RuntimeError::InvalidTaskSpec {
+            name: spec.name_arc().clone(),
+            reason: reason.into(),
+        }),
+    }
+}
 
 /// How a command meets the intake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +122,9 @@ impl Gate {
         }
         if self.closed() {
             return Err(RuntimeError::ShuttingDown);
+        }
+        if let Command::Add(spec) | Command::AddStarted { spec, .. } = command {
+            check_task_name(spec)?;
         }
         let permit = Some(
             self.take(mode, &self.commands, RuntimeError::CommandQueueFull)

@@ -78,14 +78,6 @@ pub(crate) async fn exec(
     if runtime.admission_closed() {
         return Err(RuntimeError::ShuttingDown);
     }
-    if let Command::Add(spec) = &command
-        && let Some(reason) = crate::name::problem(spec.name())
-    {
-        return Err(RuntimeError::InvalidTaskSpec {
-            name: spec.name_arc().clone(),
-            reason: reason.into(),
-        });
-    }
     let mode = Mode::Wait {
         fail_fast: options.fail_fast,
     };

@@ -227,6 +227,8 @@ impl Supervisor {
     ///
     /// # Errors
     /// [`RuntimeError::AlreadyRunning`] (a `run*` already claimed this supervisor),
+    /// [`RuntimeError::InvalidTaskSpec`] (a task name breaks the one name rule,
+    /// docs/semantics.md#names: nothing is started and the supervisor can still be run),
     /// [`RuntimeError::ResourceLimitReached`] (`"registered_tasks"` or
     /// `"owned_user_lifetimes"` for a batch that can never fit; nothing is started),
     /// [`RuntimeError::TaskAlreadyExists`] (a duplicate name rejects the whole batch and

@@ -30,6 +30,8 @@ use crate::outcome::TaskWaiter;
 ///
 /// # Errors
 /// - [`ControllerError::NotConfigured`]: the supervisor has no controller;
+/// - [`ControllerError::InvalidName`]: the slot name or the task name breaks the one name
+///   rule (docs/semantics.md#names); nothing was submitted;
 /// - [`ControllerError::Closed`]: the controller has shut down (or the supervisor is
 ///   shutting down);
 /// - [`ControllerError::Full`]: `try_intake` only, the command queue is full;

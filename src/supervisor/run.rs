@@ -18,7 +18,7 @@ use super::trigger::Trigger;
 use crate::error::RuntimeError;
 
 use crate::identity::TaskId;
-use crate::registry::{AddRequest, InternalKind, Mode};
+use crate::registry::{AddRequest, InternalKind, Mode, check_task_name};
 use crate::task::TaskSpec;
 
 const FREE: u8 = 0;
@@ -44,6 +44,11 @@ where
     let release = || supervisor.run_claim.store(FREE, Ordering::Release);
     let commit = || supervisor.run_claim.store(COMMITTED, Ordering::Release);
 
+    // The one name rule (docs/semantics.md#names), before anything is counted.
+    if let Some(error) = tasks.iter().find_map(|spec| check_task_name(spec).err()) {
+        release();
+        return Err(error);
+    }
     if let Some(limit) = supervisor.config.max_registered_tasks()
         && tasks.len() > limit.get()
     {

@@ -5,7 +5,9 @@
 //!
 //! Intake is bounded by the controller's `queue_capacity`: a permit is taken before a
 //! command is cast and given back when the controller takes it in (ractor mailboxes are
-//! unbounded). Waiting forms wait for an ownership unit and then for a permit, racing the
+//! unbounded). Every form first checks the submission's slot and task names (the one name
+//! rule, docs/semantics.md#names: `InvalidName`). Waiting forms wait for an ownership unit
+//! and then for a permit, racing the
 //! start of shutdown; fail-fast forms reserve the permit first (`Full`) and then try the
 //! ownership unit (`ResourceLimit`) (docs/semantics.md#slots).
 
@@ -52,23 +54,26 @@ pub(crate) async fn intake(
     id: TaskId,
     watch: bool,
 ) -> Result<Option<TaskWaiter>, ControllerError> {
-    let (link, unit, permit) = wait_for_intake(runtime).await?;
+    let (link, unit, permit) = wait_for_intake(runtime, &spec).await?;
     send(link, id, spec, unit, permit, watch)
 }
 
-/// The waiting intake's resources, in order: the controller link, an ownership unit (when
-/// the supervisor has an ownership capacity), then an intake permit.
-async fn wait_for_intake(
-    runtime: &Runtime,
+/// The waiting intake's resources, in order: the controller link, the names of `spec`
+/// (docs/semantics.md#names), an ownership unit (when the supervisor has an ownership
+/// capacity), then an intake permit.
+async fn wait_for_intake<'a>(
+    runtime: &'a Runtime,
+    spec: &ControllerSpec,
 ) -> Result<
     (
-        &ControllerLink,
+        &'a ControllerLink,
         Option<OwnedSemaphorePermit>,
         OwnedSemaphorePermit,
     ),
     ControllerError,
 > {
     let link = open_link(runtime)?;
+    spec.check_names()?;
     let wait = Mode::Wait { fail_fast: false };
     let gate = runtime.shared().gate();
     let unit = gate
@@ -95,7 +100,7 @@ pub(crate) async fn intake_and_watch(
             .ok_or(ControllerError::Closed)?;
         return Ok((waiter.id(), waiter));
     }
-    let (link, unit, permit) = wait_for_intake(runtime).await?;
+    let (link, unit, permit) = wait_for_intake(runtime, &spec).await?;
     let (outcome, rx) = OutcomePromise::channel();
     let (placed, placement) = oneshot::channel();
     cast(link, id, spec, unit, permit, Some(outcome), Some(placed))?;
@@ -104,8 +109,8 @@ pub(crate) async fn intake_and_watch(
     Ok((id, TaskWaiter::new(id, rx)))
 }
 
-/// The fail-fast intake path: command permit (`Full`), then ownership unit
-/// (`ResourceLimit`), then the cast. Synchronous.
+/// The fail-fast intake path: the names (`InvalidName`), command permit (`Full`), then
+/// ownership unit (`ResourceLimit`), then the cast. Synchronous.
 pub(crate) fn try_intake(
     runtime: &Runtime,
     spec: ControllerSpec,
@@ -113,6 +118,7 @@ pub(crate) fn try_intake(
     watch: bool,
 ) -> Result<Option<TaskWaiter>, ControllerError> {
     let link = open_link(runtime)?;
+    spec.check_names()?;
     let permit = link
         .shared
         .intake

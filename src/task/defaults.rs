@@ -120,7 +120,10 @@ impl TaskDefaults {
         self
     }
 
-    /// Sets the inherited retry limit; `None` = unlimited.
+    /// Sets the inherited retry limit; **`None` is unlimited**, and `NonZeroU32::new(0)` is
+    /// `None`, so it means unlimited too, not "no retries". For a count use
+    /// [`try_with_max_retries`](Self::try_with_max_retries); for no retries use
+    /// [`RestartPolicy::Never`](crate::RestartPolicy::Never).
     pub fn with_max_retries(mut self, max_retries: impl Into<Option<NonZeroU32>>) -> Self {
         self.max_retries = max_retries.into();
         self

@@ -180,12 +180,15 @@ pub(super) fn verdict(label: &str, result: &QueryResult<CommandReply>) -> String
         }
         CommandReply::RestartNow(true) => "accepted (restarted now)".into(),
         CommandReply::RestartNow(false) => "no effect (not waiting for a restart)".into(),
-        other => match other.group_change() {
-            Some(change) => format!(
+        // Any other command, from what its reply says (a new command needs no arm here).
+        other => match (other.changed(), other.group_change()) {
+            (Some(true), _) => format!("accepted ({label})"),
+            (Some(false), _) => format!("no effect ({label})"),
+            (None, Some(change)) => format!(
                 "accepted ({label}: {} changed, {} unchanged, {} ended)",
                 change.changed, change.unchanged, change.ended
             ),
-            None => format!("accepted ({other:?}, {label})"),
+            (None, None) => format!("accepted ({label})"),
         },
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use ractor::{ActorRef, RpcReplyPort};
 
 use super::{ControllerState, REMOVED_REASON, SHUTDOWN_REASON};
+use crate::controller::check_slot_name;
 use crate::controller::messages::ControllerMessage;
 use crate::controller::slot::Input;
 use crate::error::RuntimeError;
@@ -22,6 +23,13 @@ impl ControllerState {
     /// removed here (`Rejected { RemovedFromQueue }`, reply `true`); anything else goes
     /// back to the registry, which decides it, under `identity_operation_capacity`.
     pub(super) fn on_exec(&mut self, myself: &ActorRef<ControllerMessage>, exec: Exec) {
+        // The one name rule for a slot named by a command, from any door.
+        if let Command::PauseSlot(slot) | Command::ResumeSlot(slot) | Command::CancelSlot(slot) =
+            &exec.command
+            && let Err(error) = check_slot_name(slot)
+        {
+            return exec.reply.send(Err(RuntimeError::Controller(error)));
+        }
         let result = match &exec.command {
             Command::PauseSlot(slot) => self.pause_slot(slot, false),
             Command::ResumeSlot(slot) => self.resume_slot(myself, slot),

@@ -1,20 +1,19 @@
 //! [`LogWriter`]: one line per lifecycle event on standard output.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 
-use super::bounded;
 use crate::events::{Event, Subscribe};
 
 /// Prints one line per lifecycle event to standard output (feature `logging`).
 ///
-/// A line starts with the event's `seq` and kind label, then the fields that are set as
-/// `key=value` (`task`, `attempt`, `outcome`, `rejection`, `backoff`, `delay_ms`,
-/// `timeout_ms`, `duration_ms`, `dropped`, `exit_code`, `reason`); text values are quoted
-/// and escaped and cut at 4096 characters. Example:
+/// A line is the event's `seq` in brackets and then its `Display` line
+/// ([`Event::label`], then the fields that are set as `key=value`; text cut at 4096
+/// characters). A periodic task's next run reads `scheduled`, a retry's wait
+/// `backoff_scheduled … backoff=failure`. Example:
 ///
 /// ```text
 /// [17] backoff_scheduled task="sync" attempt=1 backoff=failure delay_ms=100 reason="execution failed: boom"
+/// [18] scheduled task="tick" attempt=4 delay_ms=1000
 /// ```
 ///
 /// The format is for people, not a stable API: parse events through a subscriber instead.
@@ -24,40 +23,7 @@ pub struct LogWriter;
 impl LogWriter {
     /// The line printed for `event`, without the trailing newline.
     pub fn format(event: &Event) -> String {
-        let mut line = format!("[{}] {}", event.seq, event.kind.as_label());
-        if let Some(task) = &event.task {
-            let _ = write!(line, " task={:?}", bounded(task));
-        }
-        if let Some(attempt) = event.attempt {
-            let _ = write!(line, " attempt={attempt}");
-        }
-        if let Some(kind) = event.outcome_kind {
-            let _ = write!(line, " outcome={}", kind.as_label());
-        }
-        if let Some(kind) = event.rejection_kind {
-            let _ = write!(line, " rejection={}", kind.as_label());
-        }
-        if let Some(source) = event.backoff_source {
-            let _ = write!(line, " backoff={}", source.as_label());
-        }
-        let numbers = [
-            ("delay_ms", event.delay_ms.map(u64::from)),
-            ("timeout_ms", event.timeout_ms.map(u64::from)),
-            ("duration_ms", event.duration_ms.map(u64::from)),
-            ("dropped", event.dropped),
-        ];
-        for (key, value) in numbers {
-            if let Some(value) = value {
-                let _ = write!(line, " {key}={value}");
-            }
-        }
-        if let Some(code) = event.exit_code {
-            let _ = write!(line, " exit_code={code}");
-        }
-        if let Some(reason) = &event.reason {
-            let _ = write!(line, " reason={:?}", bounded(reason));
-        }
-        line
+        format!("[{}] {event}", event.seq)
     }
 }
 
@@ -104,6 +70,22 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains("exit_code"), "{line}");
+    }
+
+    #[test]
+    fn a_periodic_tasks_next_run_reads_scheduled() {
+        let event = Event::new(EventKind::BackoffScheduled)
+            .with_task("tick")
+            .with_attempt(4)
+            .with_backoff_success()
+            .with_delay(Duration::from_secs(1));
+        assert_eq!(
+            LogWriter::format(&event),
+            format!(
+                r#"[{}] scheduled task="tick" attempt=4 delay_ms=1000"#,
+                event.seq
+            )
+        );
     }
 
     #[test]

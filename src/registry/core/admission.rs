@@ -347,7 +347,7 @@ fn admit_group(state: &mut State, request: GroupRequest) -> Result<Vec<TaskId>, 
         .groups
         .birth(name, strategy, intensity, ids.clone(), restartable);
     // Each member's machine joins its group (no effect to carry out: nothing runs yet).
-    let now = state.now;
+    let now = state.now();
     for (index, id) in ids.iter().enumerate() {
         if let Some((entry, intensity, _)) = state.entry_parts(*id) {
             drop(

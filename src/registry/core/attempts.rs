@@ -9,6 +9,7 @@ use ractor::ActorId;
 
 use super::commit;
 use super::state::State;
+use super::state::entry::EntryTimer;
 use crate::attempt::{AttemptArgs, AttemptState};
 use crate::events::EventKind;
 use crate::identity::TaskId;
@@ -42,7 +43,7 @@ pub(super) async fn step(
     // answer waits in `next` while nothing is queued, so the queue only allocates when an
     // answer comes behind another one. The step's one clock reading serves every step of
     // the chain (it is one reaction; the intensity windows count in ms and s).
-    let now = state.now;
+    let now = state.now();
     let mut next = Some(input);
     let mut inputs = VecDeque::new();
     let mut first = None;
@@ -100,16 +101,16 @@ async fn carry_out(
         }
         Effect::Kill => state.kill_attempt(shell, id),
         Effect::RetryTimer(delay) => {
-            state.entry_mut(id)?.retry_timer = true;
+            state.entry_mut(id)?.arm(EntryTimer::Retry);
             shell.schedule(Timer::Retry(id), delay);
         }
         Effect::CancelRetryTimer => {
-            if std::mem::take(&mut state.entry_mut(id)?.retry_timer) {
+            if state.entry_mut(id)?.disarm(EntryTimer::Retry) {
                 shell.cancel(&Timer::Retry(id));
             }
         }
         Effect::ForceAbortTimer(grace) => {
-            state.entry_mut(id)?.removal_timer = true;
+            state.entry_mut(id)?.arm(EntryTimer::Removal);
             shell.schedule(Timer::ForceAbort(id), grace);
         }
         Effect::StopTimer { window, attempt } => {
@@ -136,11 +137,9 @@ async fn carry_out(
                 }),
                 Effect::ObserveRestart => entry.shared.observe.restart(),
                 Effect::CancelRegistration => entry.shared.token.cancel(),
-                Effect::CancelAttempt => {
-                    entry.scope.as_ref().inspect(|scope| scope.cancel());
-                }
+                Effect::CancelAttempt => entry.cancel_attempt(),
                 Effect::KillForGroup { window, attempt } => {
-                    entry.actor.as_ref().inspect(|actor| shell.kill(actor));
+                    entry.kill_attempt(shell);
                     events.publish(|| {
                         entry
                             .shared
@@ -193,8 +192,7 @@ async fn spawn(state: &mut State, shell: &mut impl Shell, id: TaskId, attempt: u
     // A group member's attempt gets its own token (a group restart stops the attempt, not
     // the registration) and reports its start, so members start one after the other.
     let member = entry.shared.group.is_some();
-    let scope = member.then(|| entry.shared.token.child_token());
-    entry.scope = scope.clone();
+    let scope = entry.open_scope();
     let args = AttemptArgs {
         shared: entry.shared.clone(),
         attempt,
@@ -205,7 +203,7 @@ async fn spawn(state: &mut State, shell: &mut impl Shell, id: TaskId, attempt: u
         Ok(actor) => {
             state.entries.attach(actor.id(), id);
             if let Some(entry) = state.entry_mut(id) {
-                entry.actor = Some(actor);
+                entry.attach(actor);
             }
             Input::Spawned
         }
@@ -239,8 +237,7 @@ pub(super) async fn on_exit(state: &mut State, shell: &mut impl Shell, actor: Ac
         #[cfg(test)]
         Exit::Read(_) => AttemptEnd::State(None),
     });
-    entry.actor = None;
-    entry.scope = None;
+    entry.detach();
     let ended = match exit {
         Exit::Terminated(Some(mut boxed)) => {
             match boxed.take::<AttemptState>().ok().and_then(|s| s.verdict) {

@@ -8,6 +8,7 @@ use super::attempts::step;
 use super::exec;
 use super::removal::{begin_shutdown, shutdown_deadline_passed};
 use super::state::State;
+use super::state::entry::EntryTimer;
 use crate::error::RuntimeError;
 use crate::identity::TaskId;
 use crate::registry::lifecycle::Input;
@@ -67,13 +68,13 @@ async fn timer(state: &mut State, shell: &mut impl Shell, timer: Timer) {
     match timer {
         Timer::Retry(id) => {
             if let Some(entry) = state.entry_mut(id) {
-                entry.retry_timer = false;
+                entry.disarm(EntryTimer::Retry);
             }
             step(state, shell, id, Input::RetryDue).await;
         }
         Timer::ForceAbort(id) => {
             if let Some(entry) = state.entry_mut(id) {
-                entry.removal_timer = false;
+                entry.disarm(EntryTimer::Removal);
             }
             step(state, shell, id, Input::ForceAbort).await;
         }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use ractor::ActorId;
 
-use super::entry::{CancelWaiter, Reaping, Waiters};
 use super::state::State;
+use super::state::entry::{CancelWaiter, EntryTimer, Parts, Reaping};
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
 use crate::outcome::{OutcomePromise, TaskOutcome};
@@ -43,36 +43,46 @@ pub(super) fn finish(
     finish: Finish,
     reap: bool,
 ) {
-    let Some(mut entry) = state.entries.remove(id) else {
+    let Some(entry) = state.entries.remove(id) else {
         return;
     };
-    let name = entry.shared.name.clone();
-    let significant = entry.life.policy().significant;
+    let Parts {
+        shared,
+        life,
+        outcome: promise,
+        actor,
+        waiters,
+        unit,
+        mut release,
+        timers,
+    } = entry.into_parts();
+    let name = shared.name.clone();
+    let significant = life.policy().significant;
     // An ignored task declined to start (OTP `ignore`): like an end on request, it is no
     // longer active but never fires the auto-shutdown rule.
-    let on_request =
-        entry.life.ended_on_request() || matches!(finish.outcome, TaskOutcome::Ignored);
+    let on_request = life.ended_on_request() || matches!(finish.outcome, TaskOutcome::Ignored);
     state.names.release(&name, id);
-    if entry.removal_timer {
-        shell.cancel(&Timer::ForceAbort(id));
-    }
-    if entry.retry_timer {
-        shell.cancel(&Timer::Retry(id));
+    for timer in timers {
+        shell.cancel(&match timer {
+            EntryTimer::Removal => Timer::ForceAbort(id),
+            EntryTimer::Retry => Timer::Retry(id),
+        });
     }
     // Only a force-abort finishes while the actor still exists: it stays reserved until
     // its termination event arrives (invariant 3).
+    let mut unit = Some(unit);
     if reap
-        && let Some(actor) = entry.actor.take().map(|actor| actor.id())
+        && let Some(actor) = actor.map(|actor| actor.id())
         && state.entries.detach(&actor).is_some()
     {
-        entry.shared.observe.attempt_aborted();
-        let mut release = entry.release.take();
-        if let Some(hook) = release.as_mut() {
+        shared.observe.attempt_aborted();
+        let mut reserved = release.take();
+        if let Some(hook) = reserved.as_mut() {
             hook(Stage::Committed);
         }
         let reaping = Reaping {
-            release,
-            _unit: entry.unit.take(),
+            release: reserved,
+            _unit: unit.take().flatten(),
         };
         state.names.reserve(actor, name.clone(), reaping);
     }
@@ -82,8 +92,7 @@ pub(super) fn finish(
     } = finish;
     state.settings.observer.outcome(outcome.kind());
     state.events().publish(|| {
-        let mut event = entry
-            .shared
+        let mut event = shared
             .event(EventKind::TaskFinished)
             .with_outcome_kind(outcome.kind());
         let reason: Option<Arc<str>> = match &outcome {
@@ -113,26 +122,24 @@ pub(super) fn finish(
     // the controller's mailbox before the watcher can learn the outcome and submit to
     // the same slot again. (A force-aborted attempt that is still running moved its hook
     // to its reservation above: the slot waits for the physical exit.)
-    if let Some(mut release) = entry.release.take() {
+    if let Some(mut release) = release.take() {
         release(Stage::Exited);
     }
     // Later watchers get copies (they share the error source); an outcome nobody
     // receives is dropped here: its error source is user code.
-    let Waiters {
-        cancel, watchers, ..
-    } = entry.waiters.take().map(|w| *w).unwrap_or_default();
+    let (cancel, watchers) = waiters.into_lists();
     let mut panics = Vec::new();
     for watcher in watchers {
         panics.extend(deliver(Some(watcher), outcome.clone()));
     }
     // A `started()` still waiting learns of the end (its name is free already).
-    if let Some(start) = &entry.shared.start {
+    if let Some(start) = &shared.start {
         start.ended(&outcome);
     }
-    panics.extend(deliver(entry.outcome.take(), outcome));
+    panics.extend(deliver(promise, outcome));
     state
         .events()
-        .publish(|| entry.shared.event(EventKind::TaskRemoved));
+        .publish(|| shared.event(EventKind::TaskRemoved));
     // Cancel callers learn of the commit by a value: a channel that merely closes means
     // the registry itself went away before committing.
     for waiter in cancel {
@@ -157,8 +164,8 @@ pub(super) fn finish(
             let _ = signal.send(reason.into());
         }
     }
-    // The entry may hold the last reference to the user's task object.
-    panics.extend(drop_contained(entry));
+    // The entry's record may hold the last reference to the user's task object.
+    panics.extend(drop_contained((shared, life, unit, release)));
     for panic in panics {
         state.events().publish(|| {
             Event::runtime_failure("task_destructor", format!("task_drop_panicked: {panic}"))

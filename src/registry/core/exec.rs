@@ -35,10 +35,10 @@ use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::admission::{self, Admission};
 use super::attempts::step;
-use super::entry::CancelWaiter;
 use super::group_ops;
 use super::removal::claim_with_grace;
 use super::state::State;
+use super::state::entry::CancelWaiter;
 use crate::error::RuntimeError;
 
 use crate::identity::{TaskId, TaskTarget};

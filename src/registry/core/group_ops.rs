@@ -17,9 +17,9 @@
 use std::sync::{Arc, Mutex};
 
 use super::attempts::step;
-use super::entry::CancelWaiter;
 use super::removal::claim_with_grace;
 use super::state::State;
+use super::state::entry::CancelWaiter;
 use crate::error::RuntimeError;
 use crate::identity::TaskId;
 use crate::registry::command::{Command, CommandReply, GroupChange};

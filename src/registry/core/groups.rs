@@ -25,7 +25,7 @@ use crate::registry::shell::Shell;
 /// Applies every queued group input and the effects they lead to; forgets groups whose
 /// members are all gone. Runs at the end of every registry handler.
 pub(super) async fn settle(state: &mut State, shell: &mut impl Shell) {
-    while let Some((key, effects)) = state.groups.next(state.now) {
+    while let Some((key, effects)) = state.groups.next(state.now()) {
         for effect in effects {
             apply(state, shell, key, effect).await;
         }
@@ -73,7 +73,7 @@ async fn apply(state: &mut State, shell: &mut impl Shell, key: u64, effect: Effe
         Effect::EndCanceled { member } => (member, Input::GroupEndCanceled),
         Effect::Wait { delay, epoch } => {
             let timer = Timer::GroupRestart { group: key, epoch };
-            let due = state.now.checked_add(delay).map(|due| (epoch, due));
+            let due = state.now().checked_add(delay).map(|due| (epoch, due));
             if let Some(old) = state.groups.restart_timer(key, timer.clone(), due) {
                 shell.cancel(&old);
             }

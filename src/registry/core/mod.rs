@@ -41,13 +41,10 @@ use crate::registry::life::LifeGuard;
 
 mod admission;
 mod attempts;
-mod closing;
 mod commands;
 mod commit;
-mod entry;
 mod exec;
 mod group_ops;
-mod group_table;
 mod groups;
 mod queries;
 mod removal;
@@ -81,7 +78,7 @@ impl Core {
     /// in order, then the group machines' effects it queued, then the gauges.
     pub(crate) async fn step(&mut self, shell: &mut impl Shell, input: Input, now: Instant) {
         let state = &mut self.0;
-        state.now = now;
+        state.begin_step(now);
         match input {
             Input::Internal(work) => commands::command(state, shell, work).await,
             Input::Exited { actor, exit } => {

@@ -72,7 +72,7 @@ fn attempt_actor<'a>(state: &'a State, target: &TaskTarget) -> Option<&'a Attemp
     state
         .lookup(target)
         .and_then(|id| state.entry(id))
-        .and_then(|entry| entry.actor.as_ref())
+        .and_then(|entry| entry.actor())
 }
 
 /// Record of one entry at `now` (its `next_run_in` is measured from `now`).

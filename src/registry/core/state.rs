@@ -24,9 +24,6 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::closing::Closing;
-use super::entry::{Entries, Entry, Reaping};
-use super::group_table::Groups;
 use super::window::{self, Claim, Window};
 use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink};
@@ -40,6 +37,9 @@ use crate::registry::permits::Permits;
 use crate::registry::shell::Shell;
 use crate::registry::{Above, Gate};
 use crate::task::{Resolved, TaskDefaults};
+use closing::Closing;
+use entry::{Entries, Entry, Reaping};
+use group_table::Groups;
 
 /// Spawn arguments of the registry actor (opaque): the fixed settings it needs from the
 /// supervisor configuration.
@@ -77,8 +77,14 @@ pub(crate) struct RegistrySettings {
     pub(crate) observer: crate::observe::Observer,
 }
 
-/// Everything the core holds. The indexes are fields of their own types: a decision file
-/// calls their methods, and only their own file changes what is inside.
+pub(super) mod closing;
+pub(super) mod entry;
+pub(super) mod group_table;
+
+/// Everything the core holds. The indexes are fields of their own types, each in its own
+/// file under `state/`: a decision file calls their methods, only their own file changes
+/// what is inside, and only this file can make one (none derives `Default`), so no
+/// decision can swap an index whole. The clock is read through [`State::now`].
 pub(super) struct State {
     pub(super) settings: RegistrySettings,
     /// The `max_concurrent` count and its FIFO.
@@ -92,7 +98,7 @@ pub(super) struct State {
     pub(super) intensity: Meltdown,
     pub(super) groups: Groups,
     /// The clock of the step in progress: one reading serves every decision of one input.
-    pub(super) now: Instant,
+    now: Instant,
     /// Significant registrations admitted and ended since start (`AutoShutdown`).
     significant: (usize, usize),
     empty_waiters: Vec<RpcReplyPort<()>>,
@@ -104,14 +110,24 @@ impl State {
             permits: Permits::new(settings.max_concurrent),
             intensity: Meltdown::new(settings.intensity),
             settings,
-            entries: Entries::default(),
+            entries: Entries::new(),
             names: Names::new(),
-            closing: Closing::default(),
-            groups: Groups::default(),
+            closing: Closing::new(),
+            groups: Groups::new(),
             now: Instant::now(),
             significant: (0, 0),
             empty_waiters: Vec::new(),
         }
+    }
+
+    /// Starts the step of one input at `now` (`Core::step`).
+    pub(super) fn begin_step(&mut self, now: Instant) {
+        self.now = now;
+    }
+
+    /// The clock of the step in progress.
+    pub(super) fn now(&self) -> Instant {
+        self.now
     }
 
     pub(super) fn events(&self) -> &EventSink {
@@ -144,7 +160,7 @@ impl State {
         let Some(entry) = self.entries.get(id) else {
             return;
         };
-        entry.actor.as_ref().inspect(|actor| shell.kill(actor));
+        entry.kill_attempt(shell);
         self.closing.stuck(&entry.shared.name);
     }
 
@@ -299,18 +315,7 @@ impl State {
             start,
         });
         self.names.register(name, id);
-        let entry = Box::new(Entry {
-            shared,
-            outcome,
-            life: Life::new(policy),
-            actor: None,
-            scope: None,
-            waiters: None,
-            unit,
-            release,
-            retry_timer: false,
-            removal_timer: false,
-        });
+        let entry = Entry::new(shared, Life::new(policy), outcome, unit, release);
         self.events()
             .publish(|| entry.shared.event(EventKind::TaskAdded));
         self.entries.insert(id, entry);

@@ -93,17 +93,38 @@ struct Watched {
 /// One thing that happens to the registry.
 #[derive(Debug, Clone)]
 enum Op {
-    Add { name: u8, kind: u8, window: u8 },
-    Batch { names: (u8, u8), kind: u8 },
-    Group { names: (u8, u8, u8), strategy: u8 },
+    Add {
+        name: u8,
+        kind: u8,
+        window: u8,
+    },
+    Batch {
+        names: (u8, u8),
+        kind: u8,
+    },
+    Group {
+        names: (u8, u8, u8),
+        strategy: u8,
+    },
     Remove(u8),
     Cancel(u8),
     Pause(u8),
     Resume(u8),
     Message(u8, u8),
-    Exit { pick: usize, how: u8 },
+    /// A command on the group `g` (every group command), from the handle or by message.
+    GroupCommand {
+        what: u8,
+        held: bool,
+    },
+    RestartNow(u8),
+    Exit {
+        pick: usize,
+        how: u8,
+    },
     Fire(usize),
-    Shutdown { grace: bool },
+    Shutdown {
+        grace: bool,
+    },
     ForceAbortAll,
     RefuseSpawns(bool),
 }
@@ -118,6 +139,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..6u8).prop_map(Op::Pause),
         1 => (0..6u8).prop_map(Op::Resume),
         1 => (0..5u8, 0..6u8).prop_map(|(what, name)| Op::Message(what, name)),
+        1 => (0..6u8, any::<bool>()).prop_map(|(what, held)| Op::GroupCommand { what, held }),
+        1 => (0..6u8).prop_map(Op::RestartNow),
         6 => (any::<usize>(), 0..5u8).prop_map(|(pick, how)| Op::Exit { pick, how }),
         4 => any::<usize>().prop_map(Op::Fire),
         1 => any::<bool>().prop_map(|grace| Op::Shutdown { grace }),
@@ -336,6 +359,23 @@ impl Harness {
                     _ => Command::Resume(target(n)),
                 };
                 self.exec(command, Intake::Check).await;
+            }
+            Op::GroupCommand { what, held } => {
+                let group: Arc<str> = "g".into();
+                let command = match what {
+                    0 => Command::PauseGroup(group),
+                    1 => Command::ResumeGroup(group),
+                    2 => Command::CancelGroup(group),
+                    3 => Command::RemoveGroup(group),
+                    4 => Command::RestartGroupNow(group),
+                    _ => Command::RestartNow(target(4)),
+                };
+                let intake = if held { Intake::Held } else { Intake::Check };
+                self.exec(command, intake).await;
+            }
+            Op::RestartNow(n) => {
+                self.exec(Command::RestartNow(target(n)), Intake::Held)
+                    .await
             }
             Op::Exit { pick, how } => {
                 if self.shell.live.is_empty() {
@@ -624,7 +664,7 @@ fn a_large_group_starts_a_batch_per_turn_and_the_registry_answers_between() {
             .0
             .entries
             .iter()
-            .filter_map(|(_, e)| Some((e.actor.as_ref()?.id().pid(), e.shared.name.to_string())))
+            .filter_map(|(_, e)| Some((e.actor()?.id().pid(), e.shared.name.to_string())))
             .collect();
         order.sort();
         let names: Vec<String> = order.into_iter().map(|(_, name)| name).collect();

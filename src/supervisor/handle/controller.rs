@@ -46,7 +46,7 @@ impl SupervisorHandle {
     /// owner's outcome.)
     ///
     /// # Errors
-    /// As [`Submit`]: `NotConfigured`, `Closed`.
+    /// As [`Submit`]: `NotConfigured`, `InvalidName`, `Closed`.
     pub fn submit_and_watch(
         &self,
         spec: ControllerSpec,
@@ -59,7 +59,8 @@ impl SupervisorHandle {
     /// (docs/semantics.md#admission).
     ///
     /// # Errors
-    /// As [`Submit::try_intake`]: `NotConfigured`, `Closed`, `Full`, `ResourceLimit`.
+    /// As [`Submit::try_intake`]: `NotConfigured`, `InvalidName`, `Closed`, `Full`,
+    /// `ResourceLimit`.
     pub fn try_submit_and_watch(
         &self,
         spec: ControllerSpec,
@@ -125,6 +126,8 @@ impl SupervisorHandle {
     ///
     /// # Errors
     /// - [`ControllerError::UnknownSlot`]: the controller does not track `slot`;
+    /// - [`ControllerError::InvalidName`]: `slot` breaks the one name rule
+    ///   (docs/semantics.md#names);
     /// - [`ControllerError::NotConfigured`]: the supervisor has no controller;
     /// - [`ControllerError::Closed`]: the controller has shut down (or is shutting down).
     pub fn pause_slot(
@@ -141,6 +144,8 @@ impl SupervisorHandle {
     ///
     /// # Errors
     /// - [`ControllerError::NotConfigured`]: the supervisor has no controller;
+    /// - [`ControllerError::InvalidName`]: `slot` breaks the one name rule
+    ///   (docs/semantics.md#names);
     /// - [`ControllerError::Closed`]: the controller has shut down (or is shutting down);
     /// - [`ControllerError::ResourceLimit`] (`resource = "controller_slots"`): the slot is
     ///   not tracked and `max_controller_slots` slots already are.
@@ -159,8 +164,10 @@ impl SupervisorHandle {
     /// paused (including a slot the controller does not track).
     ///
     /// # Errors
-    /// [`ControllerError::NotConfigured`] without a controller; [`ControllerError::Closed`]
-    /// once the controller has shut down.
+    /// [`ControllerError::NotConfigured`] without a controller;
+    /// [`ControllerError::InvalidName`] when `slot` breaks the one name rule
+    /// (docs/semantics.md#names); [`ControllerError::Closed`] once the controller has shut
+    /// down.
     pub fn resume_slot(
         &self,
         slot: impl Into<Arc<str>>,
@@ -178,6 +185,8 @@ impl SupervisorHandle {
     ///
     /// # Errors
     /// - [`ControllerError::UnknownSlot`]: the controller does not track `slot`;
+    /// - [`ControllerError::InvalidName`]: `slot` breaks the one name rule
+    ///   (docs/semantics.md#names);
     /// - [`ControllerError::NotConfigured`]: the supervisor has no controller;
     /// - [`ControllerError::Closed`]: the controller has shut down (or is shutting down).
     pub fn cancel_slot(

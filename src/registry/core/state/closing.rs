@@ -17,8 +17,7 @@ use crate::registry::messages::{Stopped, Timer};
 use crate::registry::shell::Shell;
 
 /// Closed or open, and the shutdown wait in progress.
-#[derive(Default)]
-pub(super) struct Closing {
+pub(in crate::registry::core) struct Closing {
     closed: bool,
     wait: Option<ShutdownWait>,
 }
@@ -34,21 +33,34 @@ struct ShutdownWait {
 }
 
 impl Closing {
+    /// Open, no wait (only `State` makes one: no decision can reopen admission by
+    /// swapping it).
+    pub(super) fn new() -> Self {
+        Closing {
+            closed: false,
+            wait: None,
+        }
+    }
+
     /// Whether admission is closed (the shutdown wait began).
-    pub(super) fn closed(&self) -> bool {
+    pub(in crate::registry::core) fn closed(&self) -> bool {
         self.closed
     }
 
     /// Closes admission for good; whether a wait is already open (one shared shutdown
     /// begins it once: a second begin is a stray duplicate).
-    pub(super) fn close(&mut self) -> bool {
+    pub(in crate::registry::core) fn close(&mut self) -> bool {
         self.closed = true;
         self.wait.is_some()
     }
 
     /// Opens the wait with `plan` (after the first claims: what they commit at once does
     /// not end it early).
-    pub(super) fn begin(&mut self, plan: ShutdownPlan, reply: RpcReplyPort<Stopped>) {
+    pub(in crate::registry::core) fn begin(
+        &mut self,
+        plan: ShutdownPlan,
+        reply: RpcReplyPort<Stopped>,
+    ) {
         self.wait = Some(ShutdownWait {
             reply,
             stuck: Vec::new(),
@@ -58,19 +70,19 @@ impl Closing {
     }
 
     /// The cap on a task's own stop window during the wait, `None` outside it.
-    pub(super) fn cap(&self) -> Option<Option<Duration>> {
+    pub(in crate::registry::core) fn cap(&self) -> Option<Option<Duration>> {
         self.wait.as_ref().map(|wait| wait.plan.cap)
     }
 
     /// Notes that the wait's shared deadline is set.
-    pub(super) fn arm_deadline(&mut self) {
+    pub(in crate::registry::core) fn arm_deadline(&mut self) {
         if let Some(wait) = self.wait.as_mut() {
             wait.deadline = true;
         }
     }
 
     /// The shared deadline passed: whether a wait is still open to act on it.
-    pub(super) fn deadline_passed(&mut self) -> bool {
+    pub(in crate::registry::core) fn deadline_passed(&mut self) -> bool {
         self.wait
             .as_mut()
             .map(|wait| wait.deadline = false)
@@ -78,7 +90,7 @@ impl Closing {
     }
 
     /// Records a name force-aborted during the wait.
-    pub(super) fn stuck(&mut self, name: &Arc<str>) {
+    pub(in crate::registry::core) fn stuck(&mut self, name: &Arc<str>) {
         if let Some(wait) = self.wait.as_mut() {
             wait.stuck.push(name.clone());
         }
@@ -86,11 +98,11 @@ impl Closing {
 
     /// How many names are recorded, and forgetting those after `len` (a brutal kill, its
     /// configured stop rather than an overrun, is never stuck).
-    pub(super) fn stuck_len(&self) -> usize {
+    pub(in crate::registry::core) fn stuck_len(&self) -> usize {
         self.wait.as_ref().map_or(0, |wait| wait.stuck.len())
     }
 
-    pub(super) fn forget_stuck_after(&mut self, len: usize) {
+    pub(in crate::registry::core) fn forget_stuck_after(&mut self, len: usize) {
         if let Some(wait) = self.wait.as_mut() {
             wait.stuck.truncate(len);
         }
@@ -98,7 +110,7 @@ impl Closing {
 
     /// Ends the wait (nothing is registered any more): cancels the deadline, publishes the
     /// verdict when its plan asks for one, and replies with the stuck names and the grace.
-    pub(super) fn finish(&mut self, shell: &mut impl Shell, events: &EventSink) {
+    pub(in crate::registry::core) fn finish(&mut self, shell: &mut impl Shell, events: &EventSink) {
         let Some(wait) = self.wait.take() else {
             return;
         };

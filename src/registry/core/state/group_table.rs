@@ -31,8 +31,7 @@ struct GroupRecord {
 }
 
 /// Every group, by its key.
-#[derive(Default)]
-pub(super) struct Groups {
+pub(in crate::registry::core) struct Groups {
     records: HashMap<u64, GroupRecord>,
     names: HashMap<Arc<str>, u64>,
     next: u64,
@@ -40,26 +39,36 @@ pub(super) struct Groups {
 }
 
 impl Groups {
+    /// No group yet (only `State` makes one: no decision can swap the index).
+    pub(super) fn new() -> Self {
+        Groups {
+            records: HashMap::new(),
+            names: HashMap::new(),
+            next: 0,
+            inputs: VecDeque::new(),
+        }
+    }
+
     /// The key of the group named `name`, with its members in start order.
-    pub(super) fn find(&self, name: &str) -> Option<(u64, Vec<TaskId>)> {
+    pub(in crate::registry::core) fn find(&self, name: &str) -> Option<(u64, Vec<TaskId>)> {
         let key = *self.names.get(name)?;
         Some((key, self.records.get(&key)?.members.clone()))
     }
 
     /// The epoch of the restart delay group `key` waits in, if it waits for one.
-    pub(super) fn waiting(&self, key: u64) -> Option<u64> {
+    pub(in crate::registry::core) fn waiting(&self, key: u64) -> Option<u64> {
         self.records.get(&key)?.machine.waiting()
     }
 
     /// Whether a group of this name is registered.
-    pub(super) fn name_taken(&self, name: &str) -> bool {
+    pub(in crate::registry::core) fn name_taken(&self, name: &str) -> bool {
         self.names.contains_key(name)
     }
 
     /// Registers a group whose members (`restartable`: each member's policy restarts it)
     /// were just admitted, and queues its start (its members start in batches, in start
     /// order, as its machine decides); returns its key.
-    pub(super) fn birth(
+    pub(in crate::registry::core) fn birth(
         &mut self,
         name: Arc<str>,
         strategy: GroupStrategy,
@@ -85,13 +94,13 @@ impl Groups {
     }
 
     /// Queues `input` for group `key`'s machine (applied by `groups::settle`).
-    pub(super) fn queue(&mut self, key: u64, input: Input) {
+    pub(in crate::registry::core) fn queue(&mut self, key: u64, input: Input) {
         self.inputs.push_back((key, input));
     }
 
     /// The next queued input, stepped through its group's machine at `now`: the group and
     /// the effects to carry out. Inputs of a group that is gone are skipped.
-    pub(super) fn next(&mut self, now: Instant) -> Option<(u64, Vec<Effect>)> {
+    pub(in crate::registry::core) fn next(&mut self, now: Instant) -> Option<(u64, Vec<Effect>)> {
         while let Some((key, input)) = self.inputs.pop_front() {
             if let Some(record) = self.records.get_mut(&key) {
                 return Some((key, record.machine.step(input, now)));
@@ -102,7 +111,7 @@ impl Groups {
 
     /// Removes group `key` once its machine holds no member; returns its pending timer
     /// to cancel.
-    pub(super) fn bury(&mut self, key: u64) -> Option<Timer> {
+    pub(in crate::registry::core) fn bury(&mut self, key: u64) -> Option<Timer> {
         if !self.records.get(&key)?.machine.is_empty() {
             return None;
         }
@@ -112,19 +121,19 @@ impl Groups {
     }
 
     /// The id of member `index` of group `key`.
-    pub(super) fn member(&self, key: u64, index: usize) -> Option<TaskId> {
+    pub(in crate::registry::core) fn member(&self, key: u64, index: usize) -> Option<TaskId> {
         self.records.get(&key)?.members.get(index).copied()
     }
 
     /// Group `key`'s name and restart intensity.
-    pub(super) fn describe(&self, key: u64) -> Option<(&Arc<str>, Intensity)> {
+    pub(in crate::registry::core) fn describe(&self, key: u64) -> Option<(&Arc<str>, Intensity)> {
         let record = self.records.get(&key)?;
         Some((&record.name, record.intensity))
     }
 
     /// Sets group `key`'s restart delay timer, due at `due` for `epoch`; returns the one it
     /// replaces, to cancel.
-    pub(super) fn restart_timer(
+    pub(in crate::registry::core) fn restart_timer(
         &mut self,
         key: u64,
         timer: Timer,
@@ -136,7 +145,7 @@ impl Groups {
     }
 
     /// Takes group `key`'s restart delay timer (its delay is ended early), to cancel.
-    pub(super) fn take_restart_timer(&mut self, key: u64) -> Option<Timer> {
+    pub(in crate::registry::core) fn take_restart_timer(&mut self, key: u64) -> Option<Timer> {
         let record = self.records.get_mut(&key)?;
         record.restart_due = None;
         record.timer.take()
@@ -144,7 +153,12 @@ impl Groups {
 
     /// How long member `index` of group `key` still waits for its group's restart delay;
     /// `None` when it does not wait for one.
-    pub(super) fn restart_in(&self, key: u64, index: usize, now: Instant) -> Option<Duration> {
+    pub(in crate::registry::core) fn restart_in(
+        &self,
+        key: u64,
+        index: usize,
+        now: Instant,
+    ) -> Option<Duration> {
         let record = self.records.get(&key)?;
         let (epoch, due) = record.restart_due?;
         let waiting =
@@ -154,13 +168,13 @@ impl Groups {
 
     /// Whether no group and no group name is left (the core's tests).
     #[cfg(test)]
-    pub(super) fn is_empty(&self) -> bool {
+    pub(in crate::registry::core) fn is_empty(&self) -> bool {
         self.records.is_empty() && self.names.is_empty()
     }
 
     /// Tells every group that the shutdown began (each stops its members in reverse start
     /// order); returns every member, which the shutdown does not claim itself.
-    pub(super) fn shutdown(&mut self) -> HashSet<TaskId> {
+    pub(in crate::registry::core) fn shutdown(&mut self) -> HashSet<TaskId> {
         let mut members = HashSet::new();
         for (key, record) in &self.records {
             members.extend(record.members.iter().copied());
