@@ -52,7 +52,7 @@
 //! | group | items |
 //! |---|---|
 //! | entry points | [`Supervisor`], [`SupervisorBuilder`], [`SupervisorConfig`], [`TaskDefaults`] |
-//! | the handle and its operations | [`SupervisorHandle`], [`Command`], [`CommandReply`], [`ExecOperation`], [`AddOperation`], [`WatchedAddOperation`], [`RemoveOperation`], [`CancelOperation`], [`PauseOperation`], [`OperationFuture`], [`TaskTarget`] (the builders are `IntoFuture`: `.await` them, or call `.execute()` for a plain `Future`) |
+//! | the handle and its operations | [`SupervisorHandle`], [`Command`], [`CommandReply`], [`ExecOperation`], [`AddOperation`], [`WatchedAddOperation`], [`StartedAddOperation`], [`StartedWatchedAddOperation`], [`AddGroupOperation`], [`StartedAddGroupOperation`], [`RemoveOperation`], [`CancelOperation`], [`PauseOperation`], [`OperationFuture`], [`TaskTarget`] (the builders are `IntoFuture`: `.await` them, or call `.execute()` for a plain `Future`) |
 //! | supervision groups | [`TaskGroup`], [`GroupStrategy`] |
 //! | the task model | [`Task`], [`TaskFn`], [`TaskRef`], [`TaskSpec`], [`TaskSetting`], [`TaskContext`], [`TaskId`], [`TaskError`], [`FATAL_STOP_PREFIX`], [`IGNORE_STOP_REASON`], [`SHUTDOWN_STOP_PREFIX`] |
 //! | policies | [`RestartPolicy`], [`BackoffPolicy`], [`JitterPolicy`], [`BackoffError`], [`AutoShutdown`] |
@@ -60,7 +60,7 @@
 //! | events | [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`], [`Subscribe`], [`EventStats`], [`SubscriberStats`]; `TracingSubscriber`, `LogWriter` (features `tracing`, `logging`) |
 //! | keyed admission (feature `controller`) | [`ControllerSpec`], [`AdmissionPolicy`], [`ControllerConfig`], [`Submit`], [`WatchedSubmit`], [`PreparedSubmission`], [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`] |
 //! | the actors' messages | [`RegistryMessage`], [`RelayMessage`], [`ControllerMessage`] |
-//! | errors | [`Error`], [`RuntimeError`], [`SharedIoError`], [`ConfigError`], [`BuildError`], [`ControllerError`], [`BoxError`], [`SharedError`] |
+//! | errors | [`Error`], [`RuntimeError`], [`StartFailure`], [`SharedIoError`], [`ConfigError`], [`BuildError`], [`ControllerError`], [`BoxError`], [`SharedError`] |
 //! | metrics (feature `metrics`) | the `metrics` module |
 //! | remote monitoring and control (feature `cluster`) | the `cluster` module |
 //! | live terminal console (feature `console`) | the `console` module, binary `taskvisor-console` |
@@ -115,6 +115,7 @@ pub mod metrics;
 mod name;
 mod observe;
 mod outcome;
+mod outcome_kind;
 mod panic_guard;
 mod policy;
 pub mod prelude;
@@ -132,7 +133,9 @@ pub use controller::{
     SlotStatusKind, SlotView,
 };
 pub use error::ControllerError;
-pub use error::{BoxError, BuildError, ConfigError, RuntimeError, SharedError, SharedIoError};
+pub use error::{
+    BoxError, BuildError, ConfigError, RuntimeError, SharedError, SharedIoError, StartFailure,
+};
 #[cfg(feature = "logging")]
 pub use events::LogWriter;
 #[cfg(feature = "tracing")]
@@ -153,9 +156,10 @@ pub use registry::{
 };
 pub use rejection::RejectionKind;
 pub use supervisor::{
-    AddOperation, CancelOperation, ExecOperation, OperationFuture, PauseOperation, RemoveOperation,
-    ShutdownCause, ShutdownReport, Supervisor, SupervisorBuilder, SupervisorHandle,
-    WatchedAddOperation,
+    AddGroupOperation, AddOperation, CancelOperation, ExecOperation, OperationFuture,
+    PauseOperation, RemoveOperation, ShutdownCause, ShutdownReport, StartedAddGroupOperation,
+    StartedAddOperation, StartedWatchedAddOperation, Supervisor, SupervisorBuilder,
+    SupervisorHandle, WatchedAddOperation,
 };
 #[cfg(feature = "controller")]
 pub use supervisor::{PreparedSubmission, Submit, WatchedSubmit};

@@ -341,7 +341,7 @@ impl RemoteControl {
             Command::PauseGroup(_) | Command::ResumeGroup(_) => self.pause_group,
             Command::CancelGroup(_) | Command::RemoveGroup(_) => self.end_group,
             Command::RestartNow(_) | Command::RestartGroupNow(_) => self.restart,
-            Command::Add(_) => false,
+            Command::Add(_) | Command::AddStarted { .. } => false,
         }
     }
 }

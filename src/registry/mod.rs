@@ -46,7 +46,7 @@ pub(crate) use actor::RegistryActor;
 pub use command::{Command, CommandReply, GroupChange};
 pub(crate) use core::RegistrySettings;
 pub use info::{PauseReason, TaskInfo, TaskState};
-pub(crate) use intake::{Gate, Mode, check_task_name};
+pub(crate) use intake::{Gate, Mode, Pass, check_task_name};
 pub(crate) use life::{LifeGuard, RegistryLife};
 pub use messages::RegistryMessage;
 pub(crate) use messages::{

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::TaskError;
 use super::heartbeat::Heartbeat;
+use super::start::StartPromise;
 use crate::identity::TaskId;
 
 /// Cancellation scope of one attempt (docs/semantics.md#cancellation).
@@ -33,6 +34,9 @@ pub struct TaskContext {
     actor_name: Option<Arc<str>>,
     /// The attempt's stall watchdog record, when the task has a stall timeout.
     heartbeat: Option<Arc<Heartbeat>>,
+    /// The registration's start promise while it is open, for an actor task (its host
+    /// resolves it when the actor's `pre_start` returned).
+    start: Option<Arc<StartPromise>>,
 }
 
 /// Who an attempt is, for [`TaskContext::for_attempt`].
@@ -43,6 +47,7 @@ pub(crate) struct AttemptIdentity {
     pub(crate) actor: ractor::ActorCell,
     pub(crate) actor_name: Option<Arc<str>>,
     pub(crate) heartbeat: Option<Arc<Heartbeat>>,
+    pub(crate) start: Option<Arc<StartPromise>>,
 }
 
 impl TaskContext {
@@ -57,6 +62,7 @@ impl TaskContext {
             actor: None,
             actor_name: None,
             heartbeat: None,
+            start: None,
         }
     }
 
@@ -70,12 +76,18 @@ impl TaskContext {
             actor: Some(who.actor),
             actor_name: who.actor_name,
             heartbeat: who.heartbeat,
+            start: who.start,
         }
     }
 
     /// The task actor hosting this attempt, when it runs under a supervisor.
     pub(crate) fn actor(&self) -> Option<&ractor::ActorCell> {
         self.actor.as_ref()
+    }
+
+    /// The open start promise an actor task's host resolves (`add(spec).started()`).
+    pub(crate) fn start_promise(&self) -> Option<&Arc<StartPromise>> {
+        self.start.as_ref()
     }
 
     /// The ractor name for the hosted actor of this attempt, if the spec set one.
@@ -178,6 +190,7 @@ impl TaskContext {
             actor: self.actor.clone(),
             actor_name: self.actor_name.clone(),
             heartbeat: self.heartbeat.clone(),
+            start: self.start.clone(),
         }
     }
 

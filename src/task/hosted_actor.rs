@@ -18,6 +18,10 @@
 //! | `pre_start` returns `Err` | `TaskError::Fail` (`"actor failed to start: pre_start returned an error: <text>"`) |
 //! | `pre_start` panics | `TaskError::Fail` (`"actor failed to start: pre_start panicked: <message>"`) |
 //!
+//! Added with `add(spec).started()`, the host also tells the registration's start promise
+//! (`start.rs`) how the first `pre_start` ended, right after `spawn_linked` returned: `Ok`,
+//! or the typed [`StartFailure`] (docs/semantics.md#start-results).
+//!
 //! So [`RestartPolicy::Always`](crate::RestartPolicy) is OTP's *permanent* child,
 //! `OnFailure` *transient* and `Never` *temporary*.
 //!
@@ -33,6 +37,7 @@ use async_trait::async_trait;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::sync::oneshot;
 
+use super::start::StartPromise;
 use super::start_guard::{self, StartFailure};
 use super::{Task, TaskContext, TaskError, TaskSpec};
 
@@ -171,6 +176,7 @@ where
             name: name.as_deref().map(str::to_owned),
             last: self.last.clone(),
             report,
+            start: ctx.start_promise().cloned(),
         };
         let started = match ctx.actor() {
             Some(parent) => Actor::spawn_linked(None, host, hosted, parent.clone()).await,
@@ -213,6 +219,9 @@ struct Hosted<A: Actor> {
     name: Option<String>,
     last: LastIncarnation,
     report: oneshot::Sender<ChildExit>,
+    /// The registration's open start promise (`add(spec).started()`), resolved once the
+    /// actor's `pre_start` returned.
+    start: Option<Arc<StartPromise>>,
 }
 
 /// State of the host: where to report, and the hosted actor's cell.
@@ -221,6 +230,7 @@ struct HostState<A: Actor> {
     last: LastIncarnation,
     report: Option<oneshot::Sender<ChildExit>>,
     child: Option<ActorCell>,
+    start: Option<Arc<StartPromise>>,
 }
 
 /// The host takes no messages.
@@ -245,6 +255,7 @@ impl<A: Actor> Actor for AttemptHost<A> {
             last: hosted.last,
             report: Some(hosted.report),
             child: None,
+            start: hosted.start,
         })
     }
 
@@ -256,7 +267,14 @@ impl<A: Actor> Actor for AttemptHost<A> {
         let Some((actor, arguments, name)) = state.pending.take() else {
             return Ok(());
         };
-        match start_guard::spawn_linked(name, actor, arguments, myself.get_cell()).await {
+        let started = start_guard::spawn_linked(name, actor, arguments, myself.get_cell()).await;
+        if let Some(start) = state.start.take() {
+            match &started {
+                Ok(_) => start.started(),
+                Err(failure) => start.failed(failure.clone()),
+            }
+        }
+        match started {
             Ok(child) => {
                 let cell = child.get_cell();
                 *state

@@ -7,6 +7,7 @@ mod error;
 mod heartbeat;
 mod hosted_actor;
 mod spec;
+mod start;
 pub(crate) mod start_guard;
 // The file name `task.rs` is fixed by the crate layout; the trait lives
 // here next to its adapter.
@@ -22,4 +23,5 @@ pub(crate) use hosted_actor::hosted_actor;
 pub use hosted_actor::{FATAL_STOP_PREFIX, IGNORE_STOP_REASON, SHUTDOWN_STOP_PREFIX};
 pub(crate) use spec::{Resolved, ResolvedPolicy};
 pub use spec::{TaskSetting, TaskSpec};
+pub(crate) use start::{StartPromise, StartReply, Started};
 pub use task::{Task, TaskFn, TaskRef};

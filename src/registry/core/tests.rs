@@ -263,6 +263,7 @@ impl Harness {
             })),
             group: None,
             held: None,
+            start: None,
         }
     }
 
