@@ -138,6 +138,7 @@ impl TaskGroup {
             .iter()
             .find_map(|m| crate::name::problem(m.name()).map(|reason| (m.name(), reason)))
         {
+            let member = crate::name::shown(member);
             return Some(format!("member name '{member}': {reason}"));
         }
         let mut seen = std::collections::HashSet::with_capacity(self.members.len());

@@ -39,7 +39,7 @@ pub(crate) fn check_task_name(spec: &TaskSpec) -> Result<(), RuntimeError> {
     match crate::name::problem(spec.name()) {
         None => Ok(()),
         Some(reason) => Err(RuntimeError::InvalidTaskSpec {
-            name: spec.name_arc().clone(),
+            name: crate::name::shown(spec.name()),
             reason: reason.into(),
         }),
     }

@@ -107,7 +107,7 @@ pub(crate) async fn add_group(
     }
     if let Some(problem) = group.problem() {
         return Err(RuntimeError::InvalidGroup {
-            group: group.name().into(),
+            group: crate::name::shown(group.name()),
             reason: problem.into(),
         });
     }
