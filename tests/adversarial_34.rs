@@ -75,8 +75,25 @@ async fn a_group_name_over_the_cap_is_refused_and_never_kept() {
     for _ in 0..30 {
         replies.push(control(&query, Command::PauseGroup(huge.as_str().into()), "peer").await);
     }
-    tokio::time::sleep(ms(300)).await;
-    let events = replay(&query, head).await;
+    // A marker after them: once its event is in the replay buffer, so is every refusal's
+    // (one publisher order), with no wait on the clock.
+    let marker = control(&query, Command::Pause("marker".into()), "peer").await;
+    assert!(
+        matches!(marker, Err(QueryError::UnknownTask { .. })),
+        "{marker:?}"
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let events = loop {
+        let events = replay(&query, head).await;
+        if events.iter().any(|e| e.task.as_deref() == Some("marker")) {
+            break events;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the marker's event reached the replay buffer"
+        );
+        tokio::time::sleep(ms(5)).await;
+    };
     let largest = events
         .iter()
         .filter(|e| e.kind == EventKind::RemoteCommand)
@@ -92,6 +109,13 @@ async fn a_group_name_over_the_cap_is_refused_and_never_kept() {
         events.len(),
     );
     let _ = handle.shutdown().await;
+    for reply in &replies {
+        assert!(
+            matches!(reply, Err(QueryError::Refused { reason }) if reason.contains("longer than") && reason.len() < 256),
+            "refused on receipt, naming only the length: {:.200}",
+            format!("{reply:?}")
+        );
+    }
     assert!(largest <= 4_096, "a {largest}-byte reason was kept");
     assert!(stats.buffered_bytes <= 1 << 20, "{stats:?}");
 }

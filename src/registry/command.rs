@@ -143,6 +143,33 @@ impl Command {
         }
     }
 
+    /// Every name the command carries (a task name of its target, a slot or a group
+    /// name; a by-id target has none), in no particular order: what the remote intake
+    /// checks against its cap (`cluster/query/control.rs`). Listed by an exhaustive match,
+    /// so a new command that carries a name must say so here.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        let name: Option<&str> = match self {
+            Command::Add(_) | Command::Shutdown | Command::ForceShutdown => None,
+            Command::Remove(target)
+            | Command::Cancel(target)
+            | Command::Pause(target)
+            | Command::Resume(target)
+            | Command::RestartNow(target) => match target {
+                TaskTarget::Name(name) => Some(name),
+                TaskTarget::Id(_) => None,
+            },
+            Command::PauseSlot(name)
+            | Command::ResumeSlot(name)
+            | Command::CancelSlot(name)
+            | Command::PauseGroup(name)
+            | Command::ResumeGroup(name)
+            | Command::CancelGroup(name)
+            | Command::RemoveGroup(name)
+            | Command::RestartGroupNow(name) => Some(name),
+        };
+        name.into_iter()
+    }
+
     /// Whether it shuts the whole supervisor down (`Shutdown`, `ForceShutdown`).
     pub const fn is_shutdown(&self) -> bool {
         matches!(self, Command::Shutdown | Command::ForceShutdown)
@@ -286,6 +313,17 @@ mod tests {
         );
         let back: Command = serde_json::from_str(r#""force_shutdown""#).unwrap();
         assert!(matches!(back, Command::ForceShutdown));
+    }
+
+    #[test]
+    fn every_name_a_command_carries_is_listed() {
+        let name = |command: Command| command.names().map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(name(Command::Cancel(TaskTarget::from("job"))), ["job"]);
+        assert!(name(Command::Cancel(TaskTarget::Id(TaskId::next()))).is_empty());
+        assert_eq!(name(Command::CancelSlot("slot".into())), ["slot"]);
+        assert_eq!(name(Command::PauseGroup("group".into())), ["group"]);
+        assert_eq!(name(Command::RestartGroupNow("group".into())), ["group"]);
+        assert!(name(Command::Shutdown).is_empty());
     }
 
     #[test]

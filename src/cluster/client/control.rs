@@ -25,8 +25,9 @@ impl RemoteSupervisor {
     /// [`QueryError::UnknownTask`](crate::cluster::QueryError::UnknownTask) for a pause or
     /// resume of a task not registered there;
     /// [`QueryError::Refused`](crate::cluster::QueryError::Refused) with the supervisor's
-    /// error otherwise (shutting down, command queue full, unknown slot), or for a task or
-    /// slot name longer than [`MAX_TARGET_NAME_BYTES`](crate::cluster::MAX_TARGET_NAME_BYTES);
+    /// error otherwise (shutting down, command queue full, unknown slot), or for a task,
+    /// slot or group name longer than
+    /// [`MAX_TARGET_NAME_BYTES`](crate::cluster::MAX_TARGET_NAME_BYTES);
     /// [`QueryError::Busy`](crate::cluster::QueryError::Busy) beyond the serving side's
     /// remote-command budget (docs/semantics.md#remote-control; not retried here: the
     /// command did not run, send it again after `retry_after_ms`); and as

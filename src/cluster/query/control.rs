@@ -23,8 +23,10 @@ use crate::registry::{Command, CommandReply, RegistryMessage};
 /// Carries out (or refuses) one remote command, in this order, each step cheap and
 /// synchronous until the command is admitted:
 /// 1. the peer's strings are capped where they enter: its node name cut at
-///    [`MAX_NODE_NAME_BYTES`], a task or slot name longer than [`MAX_TARGET_NAME_BYTES`]
-///    refused (`QueryError::Refused`; a cut name could name another task);
+///    [`MAX_NODE_NAME_BYTES`], a command carrying a task, slot or group name longer than
+///    [`MAX_TARGET_NAME_BYTES`] refused (`QueryError::Refused`, naming only the length: a
+///    cut name could name another task); every name a command carries is checked
+///    ([`Command::names`]), so a new command cannot pass one uncapped;
 /// 2. a command remote control does not allow is refused (`QueryError::ControlDisabled`);
 /// 3. a command beyond the overall remote-command budget is refused (`QueryError::Busy`);
 ///
@@ -90,17 +92,19 @@ fn admit(state: &QueryArgs, command: &Command) -> Result<Ticket, (&'static str, 
     })
 }
 
-/// The task or slot name of `command` when it is longer than [`MAX_TARGET_NAME_BYTES`].
+/// A name of `command` (task, slot or group: every one [`Command::names`] lists) longer
+/// than [`MAX_TARGET_NAME_BYTES`].
 fn oversized(command: &Command) -> Option<&str> {
-    let name = match command {
-        Command::PauseSlot(slot) | Command::ResumeSlot(slot) => slot,
-        _ => match command.target() {
-            Some(TaskTarget::Name(name)) => name,
-            _ => return None,
-        },
-    };
-    (!fits(name, MAX_TARGET_NAME_BYTES)).then_some(&**name)
+    command
+        .names()
+        .find(|name| !fits(name, MAX_TARGET_NAME_BYTES))
 }
+
+/// Longest supervisor error text a remote caller is answered with (in
+/// `QueryError::Refused`) and its `RemoteCommand` event keeps, in bytes; a longer one is
+/// cut and ends with `…`. The names in it are already capped on receipt; this bounds the
+/// rest whatever a future error says.
+const MAX_ERROR_TEXT_BYTES: usize = 4 * MAX_TARGET_NAME_BYTES;
 
 /// Runs an allowed command and returns what its caller is answered.
 async fn carry_out(
@@ -130,7 +134,7 @@ async fn carry_out(
             })
         }
         Ok(CallResult::Success(Err(error))) => Err(QueryError::Refused {
-            reason: error.to_string(),
+            reason: cap(&error.to_string(), MAX_ERROR_TEXT_BYTES).into_owned(),
         }),
         _ => Err(QueryError::Unavailable),
     }

@@ -20,8 +20,9 @@ use crate::events::{Event, EventKind, EventSink};
 /// one is cut and ends with `…`.
 pub const MAX_NODE_NAME_BYTES: usize = 128;
 
-/// Longest task or slot name a remote command may name, in bytes; a longer one is refused
-/// (a cut name could name another task), and shown cut in the refusal's event.
+/// Longest task, slot or group name a remote command may carry, in bytes; a command with
+/// a longer one is refused on receipt (a cut name could name another task), and neither
+/// the refusal nor its event repeats the name (a task target is shown cut).
 pub const MAX_TARGET_NAME_BYTES: usize = 1_024;
 
 /// Remote commands of one supervisor carried out at the same time, at most; more are
