@@ -264,11 +264,71 @@ async fn abandoned_remote_cancels_give_the_command_budget_back() {
             .unwrap();
         drop(reply);
     }
-    // Past the rate's refill: only the in-flight bound can refuse now.
-    tokio::time::sleep(ms(1_500)).await;
-    let pause = control(&query, Command::Pause("t0".into()), "someone-else").await;
-    println!("ATTACK budget: after 16 abandoned cancels of a stuck task, a pause got {pause:?}");
+    // The places come back once the admitted cancels see their callers gone: ask until a
+    // pause is not `Busy` (at most 10 per second, well within the rate), for far less than
+    // the peer's hour.
+    let asked = tokio::time::Instant::now();
+    let pause = loop {
+        let pause = control(&query, Command::Pause("t0".into()), "someone-else").await;
+        if !matches!(pause, Err(QueryError::Busy { .. }))
+            || asked.elapsed() > Duration::from_secs(20)
+        {
+            break pause;
+        }
+        tokio::time::sleep(ms(100)).await;
+    };
+    println!(
+        "ATTACK budget: after 16 abandoned cancels of a stuck task, a pause got {pause:?} after {:?}",
+        asked.elapsed()
+    );
     let _ = handle.force_shutdown().await;
+    assert!(matches!(pause, Ok(CommandReply::Pause(true))), "{pause:?}");
+}
+
+/// The serving side's own bound on the same attack by a peer that does not give up: 16
+/// cancels of a stuck task whose callers keep waiting with an hour's timeout hold the
+/// budget for `MAX_REMOTE_COMMAND_WAIT`, not the hour: then each is answered `Unavailable`
+/// and a pause is admitted again. Paused time: only timers matter.
+#[tokio::test(start_paused = true)]
+async fn a_remote_command_holds_its_place_at_most_the_serving_sides_bound() {
+    use ractor_taskvisor::cluster::{MAX_REMOTE_COMMAND_WAIT, MAX_REMOTE_COMMANDS_IN_FLIGHT};
+    let handle = served("adv-budget-held", Duration::from_secs(3_600)).await;
+    handle.set_remote_control(RemoteControl::all());
+    handle
+        .add(TaskSpec::once("stuck", stubborn()))
+        .await
+        .unwrap();
+    handle
+        .add(TaskSpec::once("t0", cooperative()))
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(50)).await;
+    let query = handle.query_actor();
+    let sent = tokio::time::Instant::now();
+    let mut waiting = Vec::new();
+    for _ in 0..MAX_REMOTE_COMMANDS_IN_FLIGHT {
+        let (port, reply) = tokio::sync::oneshot::channel();
+        let port = ractor::RpcReplyPort::from((port, Duration::from_secs(3_600)));
+        let request = ControlRequest::new(Command::Cancel("stuck".into()), "peer");
+        query
+            .send_message(QueryMessage::Control(request, port))
+            .unwrap();
+        waiting.push(reply);
+    }
+    let busy = control(&query, Command::Pause("t0".into()), "someone-else").await;
+    assert!(matches!(busy, Err(QueryError::Busy { .. })), "{busy:?}");
+    for reply in waiting {
+        let answer = reply.await.expect("answered, not dropped");
+        assert!(matches!(answer, Err(QueryError::Unavailable)), "{answer:?}");
+    }
+    let held = sent.elapsed();
+    let pause = control(&query, Command::Pause("t0".into()), "someone-else").await;
+    println!("ATTACK budget held: 16 waiting cancels answered after {held:?}; then {pause:?}");
+    let _ = handle.force_shutdown().await;
+    assert!(
+        held >= MAX_REMOTE_COMMAND_WAIT && held < MAX_REMOTE_COMMAND_WAIT + Duration::from_secs(5),
+        "{held:?}"
+    );
     assert!(matches!(pause, Ok(CommandReply::Pause(true))), "{pause:?}");
 }
 

@@ -57,8 +57,8 @@ mod intake;
 
 pub(crate) use actor::spawn;
 pub use intake::{
-    MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMANDS_IN_FLIGHT, MAX_REMOTE_COMMANDS_PER_SECOND,
-    MAX_TARGET_NAME_BYTES, REFUSAL_INTERVAL, REFUSAL_NAMES,
+    MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMAND_WAIT, MAX_REMOTE_COMMANDS_IN_FLIGHT,
+    MAX_REMOTE_COMMANDS_PER_SECOND, MAX_TARGET_NAME_BYTES, REFUSAL_INTERVAL, REFUSAL_NAMES,
 };
 
 /// How long the query actor waits for the registry, controller or relay when the caller's

@@ -14,7 +14,9 @@ impl RemoteSupervisor {
     /// reply crosses nodes: `Shutdown` and `ForceShutdown` are answered once the shutdown
     /// started (streams then end with `Disconnected { reason: Stopped }` after the
     /// supervisor's last event), and a cancel's wait for the commit is bounded by
-    /// `query_timeout` (give the client a timeout longer than the task's stop window).
+    /// `query_timeout` (give the client a timeout longer than the task's stop window) and
+    /// by the serving side's [`MAX_REMOTE_COMMAND_WAIT`](crate::cluster::MAX_REMOTE_COMMAND_WAIT)
+    /// (30 s), after which it is answered `Unavailable` while the cancel goes on.
     /// The serving node publishes a `RemoteCommand` event naming this node and the result.
     ///
     /// # Errors
