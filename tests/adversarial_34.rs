@@ -345,8 +345,15 @@ async fn remote_event_stats_keep_the_counts_after_the_relay_died() {
     tokio::time::sleep(ms(100)).await;
     let before = handle.event_stats().await;
     assert!(before.published > 0);
-    handle.relay_actor().kill();
-    tokio::time::sleep(ms(100)).await;
+    let relay = handle.relay_actor();
+    relay.kill();
+    // Dead for sure (a relay still answering would hide the break).
+    let dead = common::eventually(Duration::from_secs(10), || {
+        let relay = relay.clone();
+        async move { relay.get_status() == ractor::ActorStatus::Stopped }
+    })
+    .await;
+    assert!(dead, "the relay stopped");
     let local = handle.event_stats().await;
     let remote = ractor::call_t!(handle.query_actor(), QueryMessage::EventStats, 5_000);
     println!(

@@ -163,7 +163,6 @@ impl ClusterPresence {
         serving: std::sync::Arc<Serving>,
         events: &crate::events::EventSink,
         registry: &ActorRef<crate::registry::RegistryMessage>,
-        relay: &ActorRef<crate::events::RelayMessage>,
         #[cfg(feature = "controller")] controller: Option<
             ActorRef<crate::controller::ControllerMessage>,
         >,
@@ -173,7 +172,6 @@ impl ClusterPresence {
             &serving,
             events,
             registry,
-            relay,
             #[cfg(feature = "controller")]
             controller,
         )?;
