@@ -147,6 +147,7 @@ impl Command {
     /// name; a by-id target has none), in no particular order: what the remote intake
     /// checks against its cap (`cluster/query/control.rs`). Listed by an exhaustive match,
     /// so a new command that carries a name must say so here.
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         let name: Option<&str> = match self {
             Command::Add(_) | Command::Shutdown | Command::ForceShutdown => None,
