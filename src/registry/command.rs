@@ -11,8 +11,9 @@
 //! the registry core decides the command (`registry/core/exec.rs`), so the same command on
 //! the same state gets the same answer through every door (docs/semantics.md#commands).
 //!
-//! A new command is a variant here (with its reply variant and label), its decision in the
-//! core, and, when other nodes may send it, its permission in `RemoteControl`.
+//! A new command is a variant here (with its reply variant, label and the names it carries,
+//! which the remote intake caps), its decision in the core, and, when other nodes may send
+//! it, its permission in `RemoteControl`.
 //!
 //! [`SupervisorHandle::exec`]: crate::SupervisorHandle::exec
 //! [`RegistryMessage::Exec`]: super::RegistryMessage::Exec

@@ -38,9 +38,10 @@ use crate::registry::{Command, CommandReply, RegistryMessage};
 /// budget until the supervisor answers, its caller is gone ([`caller_gone`]) or
 /// [`MAX_REMOTE_COMMAND_WAIT`] passed (whichever comes first; the peer's own timeout only
 /// shortens it); then its `RemoteCommand` event with the command's real result
-/// ([`verdict`], or `abandoned` when the caller left) is published, then the reply is sent. The event therefore comes after whatever the command
-/// caused (a cancelled task's `TaskFinished`, the `ShutdownRequested` of a shutdown) and
-/// never claims a command that did not happen.
+/// ([`verdict`], or `abandoned` when the caller left) is published, then the reply is
+/// sent. The event therefore comes after whatever the command caused (a cancelled task's
+/// `TaskFinished`, the `ShutdownRequested` of a shutdown) and never claims a command that
+/// did not happen.
 pub(super) fn control(
     state: &QueryArgs,
     request: ControlRequest,
