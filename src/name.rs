@@ -8,8 +8,8 @@
 
 /// The longest valid name, in bytes (UTF-8): 16 KiB. A bound, not a style rule: it keeps a
 /// name from growing an event, a log line or a metric label without limit, and it leaves
-/// room for names that carry data (a URL, a key). Another node names a task of at most
-/// 1 KiB (the remote target cap); a longer one is reached there by its id.
+/// room for names that carry data (a URL, a key). Another node names a task, slot or
+/// group of at most 1 KiB (the remote name cap); a longer task is reached there by its id.
 pub const MAX_NAME_LEN: usize = 16 << 10;
 
 /// Reason text of an empty or whitespace-only name.

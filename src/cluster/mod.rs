@@ -117,9 +117,9 @@ use ractor::ActorRef;
 
 pub use client::{DisconnectReason, RemoteError, RemoteOptions, RemoteSupervisor};
 pub use query::{
-    ControlRequest, DEFAULT_LOCAL_TIMEOUT, MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMANDS_IN_FLIGHT,
-    MAX_REMOTE_COMMANDS_PER_SECOND, MAX_TARGET_NAME_BYTES, QueryMessage, QueryResult,
-    REFUSAL_INTERVAL, REFUSAL_NAMES, TaskList, query_name,
+    ControlRequest, DEFAULT_LOCAL_TIMEOUT, MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMAND_WAIT,
+    MAX_REMOTE_COMMANDS_IN_FLIGHT, MAX_REMOTE_COMMANDS_PER_SECOND, MAX_TARGET_NAME_BYTES,
+    QueryMessage, QueryResult, REFUSAL_INTERVAL, REFUSAL_NAMES, TaskList, query_name,
 };
 pub use query_error::QueryError;
 pub(crate) use stream::Serving;
@@ -163,7 +163,6 @@ impl ClusterPresence {
         serving: std::sync::Arc<Serving>,
         events: &crate::events::EventSink,
         registry: &ActorRef<crate::registry::RegistryMessage>,
-        relay: &ActorRef<crate::events::RelayMessage>,
         #[cfg(feature = "controller")] controller: Option<
             ActorRef<crate::controller::ControllerMessage>,
         >,
@@ -173,7 +172,6 @@ impl ClusterPresence {
             &serving,
             events,
             registry,
-            relay,
             #[cfg(feature = "controller")]
             controller,
         )?;

@@ -11,8 +11,9 @@
 //! the registry core decides the command (`registry/core/exec.rs`), so the same command on
 //! the same state gets the same answer through every door (docs/semantics.md#commands).
 //!
-//! A new command is a variant here (with its reply variant and label), its decision in the
-//! core, and, when other nodes may send it, its permission in `RemoteControl`.
+//! A new command is a variant here (with its reply variant, label and the names it carries,
+//! which the remote intake caps), its decision in the core, and, when other nodes may send
+//! it, its permission in `RemoteControl`.
 //!
 //! [`SupervisorHandle::exec`]: crate::SupervisorHandle::exec
 //! [`RegistryMessage::Exec`]: super::RegistryMessage::Exec
@@ -172,6 +173,38 @@ impl Command {
             | Command::RemoveGroup(_)
             | Command::RestartGroupNow(_) => None,
         }
+    }
+
+    /// Every name the command carries (a task name of its target, a slot or a group
+    /// name; a by-id target has none), in no particular order: what the remote intake
+    /// checks against its cap (`cluster/query/control.rs`). Listed by an exhaustive match,
+    /// so a new command that carries a name must say so here.
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        let name: Option<&str> = match self {
+            // An add never crosses the network (it is refused there before this).
+            Command::Add(_)
+            | Command::AddStarted { .. }
+            | Command::Shutdown
+            | Command::ForceShutdown => None,
+            Command::Remove(target)
+            | Command::Cancel(target)
+            | Command::Pause(target)
+            | Command::Resume(target)
+            | Command::RestartNow(target) => match target {
+                TaskTarget::Name(name) => Some(name),
+                TaskTarget::Id(_) => None,
+            },
+            Command::PauseSlot(name)
+            | Command::ResumeSlot(name)
+            | Command::CancelSlot(name)
+            | Command::PauseGroup(name)
+            | Command::ResumeGroup(name)
+            | Command::CancelGroup(name)
+            | Command::RemoveGroup(name)
+            | Command::RestartGroupNow(name) => Some(name),
+        };
+        name.into_iter()
     }
 
     /// Whether it shuts the whole supervisor down (`Shutdown`, `ForceShutdown`).
@@ -357,6 +390,17 @@ mod tests {
         );
         let back: Command = serde_json::from_str(r#""force_shutdown""#).unwrap();
         assert!(matches!(back, Command::ForceShutdown));
+    }
+
+    #[test]
+    fn every_name_a_command_carries_is_listed() {
+        let name = |command: Command| command.names().map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(name(Command::Cancel(TaskTarget::from("job"))), ["job"]);
+        assert!(name(Command::Cancel(TaskTarget::Id(TaskId::next()))).is_empty());
+        assert_eq!(name(Command::CancelSlot("slot".into())), ["slot"]);
+        assert_eq!(name(Command::PauseGroup("group".into())), ["group"]);
+        assert_eq!(name(Command::RestartGroupNow("group".into())), ["group"]);
+        assert!(name(Command::Shutdown).is_empty());
     }
 
     #[test]

@@ -228,6 +228,15 @@ impl ExecReply {
         ExecReply::Done(Box::new(PickedPort { port, pick }))
     }
 
+    /// Whether its caller stopped waiting (a dropped future, a timed-out call): a wait
+    /// parked for it can be pruned.
+    pub(crate) fn abandoned(&self) -> bool {
+        match self {
+            ExecReply::Done(respond) => respond.abandoned(),
+            ExecReply::Ticket(port) => port.is_closed(),
+        }
+    }
+
     /// Answers with `result`, nothing left to wait for.
     pub(crate) fn send(self, result: Result<CommandReply, RuntimeError>) {
         match self {

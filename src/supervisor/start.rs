@@ -283,7 +283,6 @@ impl Runtime {
             serving,
             &events,
             &registry,
-            &relay,
             #[cfg(feature = "controller")]
             controller.as_ref().map(|link| link.actor.clone()),
         )
