@@ -93,6 +93,7 @@
 
 mod attempt;
 // Used by the cluster face today (an HTTP face would share it).
+// Without `cluster`, parts of the bounds and of the replay recorder serve no face.
 #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
 mod bounds;
 #[cfg(feature = "cluster")]
@@ -107,6 +108,8 @@ mod error;
 mod events;
 mod group;
 mod hooks;
+#[cfg(feature = "http")]
+pub mod http;
 mod identity;
 mod local_message;
 #[cfg(feature = "metrics")]
@@ -119,6 +122,9 @@ mod policy;
 pub mod prelude;
 mod registry;
 mod rejection;
+#[cfg(any(feature = "cluster", feature = "http"))]
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+mod replay;
 mod supervisor;
 mod sync;
 mod task;
@@ -147,8 +153,9 @@ pub use policy::{
     AutoShutdown, BackoffError, BackoffPolicy, Exhausted, JitterPolicy, RestartPolicy,
 };
 pub use registry::{
-    Answer, Command, CommandReply, GroupChange, PauseReason, Query, RegistryMessage, TaskInfo,
-    TaskState,
+    Answer, Command, CommandReply, GroupChange, GroupInfo, GroupIntensity, MAX_TASK_PAGE,
+    PauseReason, Query, RegistryMessage, StateCounts, TaskFilter, TaskInfo, TaskPage, TaskState,
+    TaskSummary,
 };
 pub use rejection::RejectionKind;
 pub use supervisor::{

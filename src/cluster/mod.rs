@@ -149,9 +149,12 @@ pub(crate) struct ClusterPresence {
 }
 
 impl ClusterPresence {
-    /// The serving side, created before the relay so that the relay can hand it batches.
-    pub(crate) fn serving() -> std::sync::Arc<Serving> {
-        Serving::new()
+    /// The serving side over the supervisor's replay recorder (created before the relay,
+    /// so that the relay can hand the recorder batches).
+    pub(crate) fn serving(
+        recorder: std::sync::Arc<crate::replay::Recorder>,
+    ) -> std::sync::Arc<Serving> {
+        Serving::new(recorder)
     }
 
     /// Spawns the supervisor's query actor (see `query.rs`) over `serving`.

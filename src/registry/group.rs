@@ -164,6 +164,16 @@ impl GroupMachine {
         }
     }
 
+    /// The group's strategy.
+    pub(crate) fn strategy(&self) -> GroupStrategy {
+        self.strategy
+    }
+
+    /// Whether a group restart is under way (stopping its set or waiting out its delay).
+    pub(crate) fn restarting(&self) -> bool {
+        self.restart.is_some()
+    }
+
     /// The member's status.
     pub(crate) fn status(&self, member: usize) -> Status {
         self.status.get(member).copied().unwrap_or(Status::Gone)
