@@ -100,6 +100,9 @@ async fn read_routes_answer_the_serde_types_with_filters_and_paging() {
     assert_eq!(members["matched"], 1);
     let (_, none) = get(&router, "/api/tasks?state=paused").await;
     assert_eq!(none["matched"], 0);
+    // The label, or the name the records show.
+    let (_, running) = get(&router, "/api/tasks?state=Running").await;
+    assert_eq!(running["matched"], 3);
 
     let (status, task) = get(&router, "/api/tasks/solo").await;
     assert_eq!(status, StatusCode::OK);

@@ -195,7 +195,8 @@ fn filter(params: &HashMap<String, String>) -> Result<(TaskFilter, Option<String
     Ok((filter, slot))
 }
 
-/// A state by its label (`running`, `backoff`, …).
+/// A state by its label (`running`, `backoff`, …) or by the name the JSON records show
+/// (`Running`, `Backoff`, …).
 fn state(label: &str) -> Result<TaskState, ApiError> {
     const STATES: [TaskState; 7] = [
         TaskState::WaitingForPermit,
@@ -208,7 +209,7 @@ fn state(label: &str) -> Result<TaskState, ApiError> {
     ];
     STATES
         .into_iter()
-        .find(|state| state.as_label() == label)
+        .find(|state| state.as_label() == label || format!("{state:?}") == label)
         .ok_or_else(|| {
             ApiError::bad_request(
                 "bad_query",
