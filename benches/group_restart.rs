@@ -15,6 +15,9 @@
 //! of its time, the longest wait of a registry query asked during it (a prober task asks
 //! `is_alive` back to back): how long the restart keeps the registry from answering.
 //!
+//! `query_p99/one_for_all/…` reports the 99th percentile of the same waits (issue 35's
+//! target: 10 ms p99, 50 ms max during a 100k-member restart, in release).
+//!
 //! `cargo bench --bench group_restart` (the large sizes take a while: filter them with
 //! `-- large/one_for_all/1000`, and keep it short on a shared machine with
 //! `--warm-up-time 1 --measurement-time 3`).
@@ -108,6 +111,8 @@ enum Measure {
     /// waited for its answer, among the queries asked after the failure: how long the
     /// restart held the registry at one stretch.
     QueryStall,
+    /// The 99th percentile of the same waits.
+    QueryP99,
 }
 
 /// One OneForAll restart of `members` members, measured as `measure` says.
@@ -162,20 +167,28 @@ async fn one_large_restart(members: usize, measure: Measure) -> Duration {
     let mut waiters = handle.add_group_and_watch(g).await.expect("add");
     // Only the stall measure probes: a prober asking back to back would load the registry
     // during the restart it times.
-    let prober = matches!(measure, Measure::QueryStall).then(|| {
+    let prober = (!matches!(measure, Measure::Restart)).then(|| {
         let (handle, failed_at, restarted_at) =
             (handle.clone(), failed_at.clone(), restarted_at.clone());
         tokio::spawn(async move {
-            let mut longest = Duration::ZERO;
+            let mut waits = Vec::new();
             while restarted_at.lock().expect("lock").is_none() {
                 let after_failure = failed_at.lock().expect("lock").is_some();
                 let asked = Instant::now();
                 handle.is_alive("probe").await;
                 if after_failure {
-                    longest = longest.max(asked.elapsed());
+                    waits.push(asked.elapsed());
                 }
             }
-            longest
+            waits.sort();
+            let at = |q: f64| {
+                let i = ((waits.len() as f64 * q).ceil() as usize).saturating_sub(1);
+                waits.get(i).copied().unwrap_or_default()
+            };
+            match measure {
+                Measure::QueryP99 => at(0.99),
+                _ => at(1.0),
+            }
         })
     });
     let outcome = waiters
@@ -198,6 +211,7 @@ async fn one_large_restart(members: usize, measure: Measure) -> Duration {
 fn group_restart_large(c: &mut Criterion) {
     large(c, "large", Measure::Restart);
     large(c, "query_stall", Measure::QueryStall);
+    large(c, "query_p99", Measure::QueryP99);
 }
 
 fn large(c: &mut Criterion, name: &str, measure: Measure) {

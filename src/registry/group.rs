@@ -23,6 +23,13 @@
 //!   order, the next only once the previous one is gone ([`Effect::ShutdownStop`]), as OTP
 //!   stops a supervisor's children (`supervisor` manual, "Shutdown": "in reverse start
 //!   order"). From then on no member is restarted, by the group or alone.
+//! - Members start in start order, [`START_BATCH`] at a time: after each batch the machine
+//!   asks to be continued ([`Effect::Continue`]), so the registry answers what waits in its
+//!   mailbox between batches (issue 35). A member waiting for its batch is `Down`. A start
+//!   (the group's first, or a restart's) is abandoned by the shutdown (the members not
+//!   started yet are stopped in turn, as any other) and by a new trigger, whose restart set
+//!   then also takes every member still waiting to start: they start with it, in start
+//!   order, after its stops and its delay.
 
 use std::time::Duration;
 
@@ -30,6 +37,13 @@ use tokio::time::Instant;
 
 use super::intensity::Window;
 use crate::group::GroupStrategy;
+
+/// How many members one start step starts before the machine asks to be continued
+/// ([`Effect::Continue`]). A member's start is one attempt actor spawned and announced
+/// (about 7 µs in release, 30 µs in debug), so a batch holds the registry for about 0.5 ms
+/// (release), and the continuation message costs under 1 % of the batch (BENCHMARKS.md,
+/// "Large groups").
+pub(crate) const START_BATCH: usize = 64;
 
 /// Where one member is, as far as its group is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +76,11 @@ pub(crate) enum Input {
     DelayElapsed { epoch: u64 },
     /// The supervisor shuts down: stop every member, last started first, one at a time.
     Shutdown,
+    /// The group was admitted: start every member, in start order.
+    Start,
+    /// The continuation asked for by [`Effect::Continue`] with this `epoch`: start the next
+    /// batch (stale when the start was abandoned since).
+    Continue { epoch: u64 },
 }
 
 /// What the registry must do, in order.
@@ -85,6 +104,9 @@ pub(crate) enum Effect {
     /// Shutdown: claim the member as the shutdown claims any task. Answer with
     /// [`Input::Left`] once it is gone (its terminal commit).
     ShutdownStop { member: usize },
+    /// A batch of starts was issued and members still wait: answer with
+    /// [`Input::Continue`] after what already waits for the registry.
+    Continue { epoch: u64 },
 }
 
 /// The ordered stop at the supervisor's shutdown.
@@ -127,7 +149,12 @@ pub(crate) struct GroupMachine {
     /// The recent triggers, for the group's restart intensity.
     window: Option<Window>,
     restart: Option<Restart>,
-    /// Bumped whenever a pending `Wait` becomes stale.
+    /// The start under way: every member below this index was started (or was not
+    /// `Down`); the next batch starts the `Down` members from here.
+    starting: Option<usize>,
+    /// Members started per batch ([`START_BATCH`]; smaller in unit tests).
+    batch: usize,
+    /// Bumped whenever a pending `Wait` or `Continue` becomes stale.
     epoch: u64,
     /// The ordered stop, once the supervisor shuts down.
     shutdown: Option<ShutdownOrder>,
@@ -142,8 +169,9 @@ pub(crate) struct GroupMachine {
 }
 
 impl GroupMachine {
-    /// A group whose members are all running; `restartable[i]` tells whether member `i`'s
-    /// policy lets a group restart restart it.
+    /// A group none of whose members has started yet (each `Down` until [`Input::Start`]
+    /// starts it); `restartable[i]` tells whether member `i`'s policy lets a group restart
+    /// restart it.
     pub(crate) fn new(
         strategy: GroupStrategy,
         restartable: Vec<bool>,
@@ -151,12 +179,14 @@ impl GroupMachine {
     ) -> Self {
         GroupMachine {
             strategy,
-            status: vec![Status::Running; restartable.len()],
+            status: vec![Status::Down; restartable.len()],
             live: restartable.len(),
-            down: 0,
+            down: restartable.len(),
             restartable,
             window: Window::new(intensity),
             restart: None,
+            starting: None,
+            batch: START_BATCH,
             epoch: 0,
             shutdown: None,
             #[cfg(test)]
@@ -172,6 +202,13 @@ impl GroupMachine {
     /// Whether a group restart is under way (stopping its set or waiting out its delay).
     pub(crate) fn restarting(&self) -> bool {
         self.restart.is_some()
+    }
+
+    /// The same machine, starting `batch` members per step (unit tests of the batching).
+    #[cfg(test)]
+    pub(crate) fn with_batch(mut self, batch: usize) -> Self {
+        self.batch = batch.max(1);
+        self
     }
 
     /// The member's status.
@@ -256,9 +293,21 @@ impl GroupMachine {
                     self.start_set(&mut effects);
                 }
             }
+            Input::Start => {
+                if self.shutdown.is_none() && self.restart.is_none() && self.starting.is_none() {
+                    self.starting = Some(0);
+                    self.start_batch(&mut effects);
+                }
+            }
+            Input::Continue { epoch } => {
+                if epoch == self.epoch && self.starting.is_some() {
+                    self.start_batch(&mut effects);
+                }
+            }
             Input::Shutdown => {
                 if self.shutdown.is_none() {
                     self.restart = None;
+                    self.starting = None;
                     self.epoch += 1;
                     self.shutdown = Some(ShutdownOrder {
                         cursor: self.status.len(),
@@ -336,6 +385,7 @@ impl GroupMachine {
                 }
             }
             self.restart = None;
+            self.starting = None;
             self.epoch += 1;
             effects.push(Effect::IntensityExceeded { members });
             return;
@@ -350,6 +400,9 @@ impl GroupMachine {
         };
         effects.push(Effect::Restarting { trigger: member });
         self.set(member, Status::Down);
+        // A start under way is abandoned: whoever still waits for it comes after every
+        // started member, the trigger included, so this restart's set takes them.
+        self.starting = None;
         let count = self.status.len();
         let mut run = self.restart.take().unwrap_or_else(|| Restart {
             set: vec![false; count],
@@ -364,6 +417,7 @@ impl GroupMachine {
                 run.set[i] = true;
             }
         }
+
         // The set grew: members above the old cursor may be running again.
         run.cursor = count;
         run.delay = delay;
@@ -426,17 +480,36 @@ impl GroupMachine {
         }
     }
 
-    /// Starts every stopped member of the restart set, in start order; the restart is over.
+    /// The restart's stops and delay are over: its set starts, in start order, a batch at a
+    /// time. (Every `Down` member is in the set: only a restart set's members are ever
+    /// `Down` outside the shutdown.)
     fn start_set(&mut self, effects: &mut Vec<Effect>) {
-        let Some(run) = self.restart.take() else {
+        if self.restart.take().is_some() {
+            self.starting = Some(0);
+            self.start_batch(effects);
+        }
+    }
+
+    /// Starts the next batch of `Down` members, in start order; asks to be continued while
+    /// members are left, and ends the start after the last one. Amortized O(1) per member:
+    /// the scan resumes where the previous batch stopped.
+    fn start_batch(&mut self, effects: &mut Vec<Effect>) {
+        let Some(mut cursor) = self.starting.take() else {
             return;
         };
-        for i in 0..self.status.len() {
+        let mut started = 0;
+        while cursor < self.status.len() && started < self.batch {
             self.visit();
-            if run.set[i] && self.status[i] == Status::Down {
-                self.set(i, Status::Running);
-                effects.push(Effect::Start { member: i });
+            if self.status[cursor] == Status::Down {
+                self.set(cursor, Status::Running);
+                effects.push(Effect::Start { member: cursor });
+                started += 1;
             }
+            cursor += 1;
+        }
+        if self.down > 0 && cursor < self.status.len() {
+            self.starting = Some(cursor);
+            effects.push(Effect::Continue { epoch: self.epoch });
         }
     }
 }

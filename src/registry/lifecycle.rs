@@ -14,6 +14,7 @@
 //!      ▲  (paused: Paused ─Resume─► due)                                               │
 //!      │       Backoff ◄─delay>0── Again ◄────────── intensity (own, then supervisor) ◄┤
 //!      └─delay=0── due ◄─RetryDue─┘   member: Held ─GroupStart/RestartAlone─► due      │
+//!   Join (a group member, at admission): Pending ─► Held, until its group starts it
 //!   Claim: Backoff/Waiting/Held/Paused ─► Done(Canceled); Attempt ─ForceAbort─► Done  Finish ─► Done
 //! ```
 //!
@@ -274,13 +275,15 @@ impl Life {
         let phase = self.phase;
         let free = !self.claimed;
         match input {
-            Input::Join { group, index } => {
+            Input::Join { group, index } if phase == Phase::Pending => {
                 let member = Member {
                     group,
                     index,
                     ..Member::default()
                 };
                 self.member = Some(Box::new(member));
+                // Its first attempt is its group's to start (`GroupStart`), in start order.
+                self.phase = Phase::Held;
             }
             Input::Admitted if phase == Phase::Pending => self.due(&mut fx),
             Input::RetryDue if phase == Phase::Backoff && free => self.due(&mut fx),

@@ -267,13 +267,17 @@ pub(crate) enum Timer {
     GroupRestart { group: u64, epoch: u64 },
     /// The shutdown's shared deadline passed.
     ShutdownDeadline,
+    /// Group `group` started a batch of members and more wait (stale unless `epoch` is
+    /// current): not a delay, a continuation sent at once (`Shell::continue_with`).
+    GroupContinue { group: u64, epoch: u64 },
 }
 
 impl Timer {
     /// Whether the core may cancel it (its abort handle is kept until it fires). A group
-    /// stop deadline is not: a stale one finds another attempt number and does nothing.
+    /// stop deadline is not: a stale one finds another attempt number and does nothing;
+    /// nor is a group's continuation (it has no timer, and a stale one finds another epoch).
     pub(crate) fn cancellable(&self) -> bool {
-        !matches!(self, Timer::GroupStop { .. })
+        !matches!(self, Timer::GroupStop { .. } | Timer::GroupContinue { .. })
     }
 }
 

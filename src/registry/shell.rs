@@ -1,5 +1,5 @@
-//! What the registry core asks of the actor system: spawn an attempt actor, kill one, and
-//! set or cancel a timer. The core ([`super::core`]) decides; a [`Shell`] only carries these
+//! What the registry core asks of the actor system: spawn an attempt actor, kill one, set
+//! or cancel a timer, and send itself a continuation. The core ([`super::core`]) decides; a [`Shell`] only carries these
 //! out. [`ActorShell`] is the registry actor's; the core's tests use a fake one, so every
 //! decision of the registry runs without actors.
 //!
@@ -68,6 +68,10 @@ pub(crate) trait Shell: Send {
 
     /// Cancels the pending `timer`, if any.
     fn cancel(&mut self, timer: &Timer);
+
+    /// Feeds `timer` back to the registry now, behind every message already in its mailbox
+    /// (a continuation: the registry answers what waits before it goes on).
+    fn continue_with(&mut self, timer: Timer);
 }
 
 /// The registry actor's resources: the handles of its pending timers.
@@ -142,5 +146,12 @@ impl Shell for ActorShell<'_> {
         if let Some(handle) = self.resources.timers.remove(timer) {
             handle.abort();
         }
+    }
+
+    fn continue_with(&mut self, timer: Timer) {
+        // Fails only when the registry is stopping: then nothing is left to continue.
+        let _ = self
+            .myself
+            .cast(RegistryMessage::from(InternalKind::Timer(timer)));
     }
 }

@@ -26,9 +26,10 @@ pub(super) async fn command(state: &mut State, shell: &mut impl Shell, command: 
             start(state, shell, result, reply).await;
         }
         InternalKind::AddGroup(request, reply) => {
-            // Members start in order, each announced before the next is spawned.
+            // The group's machine starts its members (`groups.rs`): in start order, each
+            // announced before the next is spawned, a batch per registry turn.
             let result = admit(state, Admission::Group(request));
-            start(state, shell, result, reply).await;
+            let _ = reply.send(result.map(drop));
         }
         // Boxed: a command's decision nests several decisions' futures, and every input's
         // future is as large as its largest arm, so the hot adds, exits and timers would
@@ -84,6 +85,10 @@ async fn timer(state: &mut State, shell: &mut impl Shell, timer: Timer) {
         Timer::GroupRestart { group, epoch } => {
             let elapsed = crate::registry::group::Input::DelayElapsed { epoch };
             state.groups.queue(group, elapsed);
+        }
+        Timer::GroupContinue { group, epoch } => {
+            let next = crate::registry::group::Input::Continue { epoch };
+            state.groups.queue(group, next);
         }
         Timer::ShutdownDeadline => shutdown_deadline_passed(state, shell).await,
     }

@@ -80,7 +80,8 @@ impl Groups {
     }
 
     /// Registers a group whose members (`restartable`: each member's policy restarts it)
-    /// were just admitted; returns its key.
+    /// were just admitted, and queues its start (its members start in batches, in start
+    /// order, as its machine decides); returns its key.
     pub(super) fn birth(
         &mut self,
         name: Arc<str>,
@@ -102,6 +103,7 @@ impl Groups {
             restart_due: None,
         };
         self.records.insert(key, record);
+        self.inputs.push_back((key, Input::Start));
         key
     }
 

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::attempts::step;
-use super::removal::{claim_with_grace, shutdown_claim};
+use super::removal::{claim_with_grace, turn_claim};
 use super::state::State;
 use crate::events::{Event, EventKind};
 use crate::identity::TaskId;
@@ -81,13 +81,18 @@ async fn apply(state: &mut State, shell: &mut impl Shell, key: u64, effect: Effe
             return;
         }
         Effect::Start { member } => (member, Input::GroupStart),
+        Effect::Continue { epoch } => {
+            // Behind whatever already waits for the registry: it answers between batches.
+            shell.continue_with(Timer::GroupContinue { group: key, epoch });
+            return;
+        }
         Effect::IntensityExceeded { members } => {
             return exceeded(state, shell, key, &members).await;
         }
         Effect::ShutdownStop { member: index } => {
             if let Some(id) = member(state, key, index) {
                 let cap = state.closing.cap().flatten();
-                shutdown_claim(state, shell, id, cap).await;
+                turn_claim(state, shell, id, cap).await;
             }
             return;
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::attempts::step;
 use super::state::State;
-use super::window::{ShutdownPlan, Window, claim_window};
+use super::window::{Claim, ShutdownPlan, Window, claim_window};
 use crate::identity::TaskId;
 use crate::registry::lifecycle::Input;
 use crate::registry::messages::{ShutdownKind, Stopped, Timer};
@@ -23,7 +23,7 @@ pub(super) async fn claim_with_grace(
     id: TaskId,
     failed: Option<Arc<str>>,
 ) -> bool {
-    let window = state.claim_window(id, None);
+    let window = state.claim_window(id, Claim::Stop);
     claim(state, shell, id, window, failed).await
 }
 
@@ -90,30 +90,45 @@ pub(super) async fn begin_shutdown(
     }
 }
 
-/// The shutdown's claim of one task, within its claim window (see [`claim_window`];
-/// `cap`: the most its own window may be).
+/// The shutdown's claim of one ungrouped task, within its claim window (see
+/// [`claim_window`]; `cap`: the most its own window may be).
 pub(super) async fn shutdown_claim(
     state: &mut State,
     shell: &mut impl Shell,
     id: TaskId,
     cap: Option<Duration>,
 ) {
-    let window = state.claim_window(id, Some(cap));
+    let window = state.claim_window(id, Claim::Shutdown { cap });
     claim(state, shell, id, window, None).await;
 }
 
-/// The shared shutdown deadline passed: force-abort every task still registered, except those
-/// with their own stop window (their own timer does it).
+/// The shutdown's claim of a group member whose turn came: within its own stop window from
+/// now (see [`claim_window`]), not the shared deadline.
+pub(super) async fn turn_claim(
+    state: &mut State,
+    shell: &mut impl Shell,
+    id: TaskId,
+    cap: Option<Duration>,
+) {
+    let window = state.claim_window(id, Claim::Turn { cap });
+    claim(state, shell, id, window, None).await;
+}
+
+/// The shared shutdown deadline passed: force-abort every ungrouped task still registered,
+/// except those with their own stop window (their own timer does it). Group members are
+/// not its: each is claimed in its turn with a window of its own (`turn_claim`).
 pub(super) async fn shutdown_deadline_passed(state: &mut State, shell: &mut impl Shell) {
     if !state.closing.deadline_passed() {
         // A deadline of a shutdown wait that completed: nothing is registered any more.
         return;
     }
     let grace = state.settings.grace;
+    let shared = Claim::Shutdown { cap: None };
     let ids: Vec<TaskId> = state
         .entries
         .iter()
-        .filter(|(_, e)| claim_window(e.life.policy(), grace, Some(None)) == Window::Shared)
+        .filter(|(_, e)| !e.life.is_member())
+        .filter(|(_, e)| claim_window(e.life.policy(), grace, shared) == Window::Shared)
         .map(|(id, _)| id)
         .collect();
     for id in ids {

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::closing::Closing;
 use super::entry::{Entries, Entry, Reaping};
 use super::group_table::Groups;
-use super::window::{self, Window};
+use super::window::{self, Claim, Window};
 use crate::attempt::runner::TaskShared;
 use crate::events::{Event, EventKind, EventSink};
 use crate::identity::{TaskId, TaskTarget};
@@ -235,9 +235,9 @@ impl State {
 
     /// How a claim stops `id` (`window::claim_window`); an id no longer registered has
     /// nothing to claim, its window does not matter.
-    pub(super) fn claim_window(&self, id: TaskId, shutdown: Option<Option<Duration>>) -> Window {
+    pub(super) fn claim_window(&self, id: TaskId, claim: Claim) -> Window {
         self.entry(id).map_or(Window::Kill, |e| {
-            window::claim_window(e.life.policy(), self.settings.grace, shutdown)
+            window::claim_window(e.life.policy(), self.settings.grace, claim)
         })
     }
 

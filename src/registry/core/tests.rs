@@ -78,6 +78,10 @@ impl Shell for FakeShell {
     fn cancel(&mut self, timer: &Timer) {
         self.timers.retain(|t| t != timer);
     }
+
+    fn continue_with(&mut self, timer: Timer) {
+        self.timers.push(timer);
+    }
 }
 
 /// What one registration attempt (an add, or a member of a batch or group) left to check.
@@ -171,10 +175,15 @@ struct Harness {
 
 impl Harness {
     fn new(limit: Option<usize>, grace_ms: u64) -> Self {
+        Harness::sized(limit, grace_ms, 5)
+    }
+
+    /// A harness whose registry takes at most `max_registered` registrations.
+    fn sized(limit: Option<usize>, grace_ms: u64, max_registered: usize) -> Self {
         let root_token = CancellationToken::new();
         let settings = RegistrySettings {
             grace: Duration::from_millis(grace_ms),
-            max_registered: NonZeroUsize::new(5),
+            max_registered: NonZeroUsize::new(max_registered),
             defaults: TaskDefaults::default(),
             events: EventSink::default(),
             root_token: root_token.clone(),
@@ -428,7 +437,11 @@ impl Harness {
                 "name of a registration"
             );
         }
-        assert!(core.charged() <= 5, "max_registered_tasks overrun");
+        let max = core
+            .settings
+            .max_registered
+            .map_or(usize::MAX, NonZeroUsize::get);
+        assert!(core.charged() <= max, "max_registered_tasks overrun");
     }
 
     /// The end: nothing left, and every watched registration told exactly once.
@@ -528,6 +541,94 @@ fn a_killed_attempt_keeps_its_name_and_permit_until_it_exits() {
         harness.apply(Op::Exit { pick: 0, how: 4 }).await;
         assert!(!harness.core.0.names.reserved("t0"));
         assert_eq!(harness.core.0.permits.in_use(), 0);
+        harness.drain().await;
+        harness.check_end();
+    });
+}
+
+/// Issue 35 item 1: a group larger than a batch starts `START_BATCH` members per registry
+/// turn, in start order; between turns the registry answers a query (counted in turns, not
+/// timed), and the members waiting for their batch show `WaitingForPermit`.
+#[test]
+fn a_large_group_starts_a_batch_per_turn_and_the_registry_answers_between() {
+    use crate::registry::TaskState;
+    use crate::registry::group::START_BATCH;
+    use crate::registry::query::{Answer, Query};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    runtime.block_on(async {
+        let members = 2 * START_BATCH + 1;
+        let mut harness = Harness::sized(None, 0, members);
+        let group: Arc<str> = "big".into();
+        let requests = (0..members)
+            .map(|i| {
+                let mut request = harness.request(spec(format!("m{i}"), 1, 0));
+                request.group = Some(group.clone());
+                request
+            })
+            .collect();
+        let request = GroupRequest {
+            name: group,
+            strategy: GroupStrategy::OneForAll,
+            intensity: None,
+            members: requests,
+        };
+        let port = harness.port();
+        harness
+            .command(InternalKind::AddGroup(Box::new(request), port))
+            .await;
+        let states = |harness: &Harness| {
+            let Answer::Snapshot(all) = harness.core.answer(Query::Snapshot) else {
+                panic!("a snapshot answers a snapshot");
+            };
+            // Not started yet: no attempt so far (and it shows it waits).
+            let waiting = all
+                .iter()
+                .filter(|info| info.attempt == 0)
+                .inspect(|info| assert_eq!(info.state, TaskState::WaitingForPermit))
+                .count();
+            (harness.shell.live.len(), waiting)
+        };
+        // One turn: one batch spawned, the rest waiting, and a continuation queued.
+        assert_eq!(states(&harness), (START_BATCH, members - START_BATCH));
+        let continuation = |harness: &mut Harness| {
+            let at = harness
+                .shell
+                .timers
+                .iter()
+                .position(|t| matches!(t, Timer::GroupContinue { .. }))
+                .expect("a continuation is queued");
+            harness.shell.timers.remove(at)
+        };
+        let next = continuation(&mut harness);
+        harness.command(InternalKind::Timer(next)).await;
+        assert_eq!(states(&harness), (2 * START_BATCH, 1));
+        let last = continuation(&mut harness);
+        harness.command(InternalKind::Timer(last)).await;
+        assert_eq!(states(&harness), (members, 0));
+        assert!(
+            !harness
+                .shell
+                .timers
+                .iter()
+                .any(|t| matches!(t, Timer::GroupContinue { .. })),
+            "no continuation after the last batch"
+        );
+        // The spawns went in start order (fake pids are handed out in spawn order).
+        let mut order: Vec<(u64, String)> = harness
+            .core
+            .0
+            .entries
+            .iter()
+            .filter_map(|(_, e)| Some((e.actor.as_ref()?.id().pid(), e.shared.name.to_string())))
+            .collect();
+        order.sort();
+        let names: Vec<String> = order.into_iter().map(|(_, name)| name).collect();
+        let expected: Vec<String> = (0..members).map(|i| format!("m{i}")).collect();
+        assert_eq!(names, expected);
         harness.drain().await;
         harness.check_end();
     });

@@ -30,23 +30,43 @@ pub(super) enum Window {
     Shared,
 }
 
-/// How a claim stops a registration with `policy`. Outside a shutdown (`shutdown` `None`):
-/// within its [`stop_window`], killed at once when that is zero. In the shutdown
-/// (`Some(cap)`, `cap`: the most a task's own window may be): a task's own window replaces
-/// the shared deadline for it, capped; zero kills at once.
-pub(super) fn claim_window(
-    policy: &ResolvedPolicy,
-    grace: Duration,
-    shutdown: Option<Option<Duration>>,
-) -> Window {
-    match (policy.shutdown_timeout, shutdown) {
-        (Some(Duration::ZERO), _) => Window::Kill,
-        (Some(own), Some(cap)) => Window::Within(cap.map_or(own, |cap| own.min(cap))),
-        (None, Some(_)) => Window::Shared,
-        (_, None) => match stop_window(policy, grace) {
-            window if window.is_zero() => Window::Kill,
-            window => Window::Within(window),
-        },
+/// Which claim is being made, as far as its window cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Claim {
+    /// A remove, cancel or group intensity failure, outside the shutdown.
+    Stop,
+    /// The shutdown's claim of an ungrouped task, made at once for all of them (`cap`: the
+    /// most a task's own window may be).
+    Shutdown { cap: Option<Duration> },
+    /// The shutdown's claim of a group member, made when its turn comes (reverse start
+    /// order, one at a time; `cap` as above).
+    Turn { cap: Option<Duration> },
+}
+
+/// How a claim stops a registration with `policy` (docs/semantics.md#shutdown):
+/// - [`Claim::Stop`]: within its [`stop_window`], killed at once when that is zero.
+/// - [`Claim::Shutdown`]: a task's own window (capped) replaces the shared deadline for it;
+///   without one it is force-aborted by the shared deadline ([`Window::Shared`]).
+/// - [`Claim::Turn`]: its own [`stop_window`] (capped), counted from its turn, never what
+///   is left of the shared deadline. OTP gives each child its own shutdown time and stops
+///   a supervisor's children one at a time (`supervisor` manual, "Shutdown"), so a
+///   cooperative member late in a long group is not force-aborted because the members
+///   before it took the grace.
+///
+/// A zero window kills at once ([`Window::Kill`]).
+pub(super) fn claim_window(policy: &ResolvedPolicy, grace: Duration, claim: Claim) -> Window {
+    let capped = |window: Duration, cap: Option<Duration>| cap.map_or(window, |c| window.min(c));
+    let window = match (policy.shutdown_timeout, claim) {
+        (Some(Duration::ZERO), _) => return Window::Kill,
+        (Some(own), Claim::Shutdown { cap }) => capped(own, cap),
+        (None, Claim::Shutdown { .. }) => return Window::Shared,
+        (_, Claim::Turn { cap }) => capped(stop_window(policy, grace), cap),
+        (_, Claim::Stop) => stop_window(policy, grace),
+    };
+    if window.is_zero() {
+        Window::Kill
+    } else {
+        Window::Within(window)
     }
 }
 
@@ -87,6 +107,39 @@ impl ShutdownPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35 item 2: a group member's turn gets its own window (its shutdown timeout,
+    /// else the grace), capped; an ungrouped task without its own window shares the deadline.
+    #[test]
+    fn a_members_turn_gets_its_own_window_and_an_ungrouped_task_the_shared_deadline() {
+        let grace = Duration::from_secs(5);
+        let policy = |own: Option<u64>| {
+            let spec =
+                crate::task::TaskSpec::once("t", crate::task::TaskFn::arc(|_| async { Ok(()) }));
+            let spec = match own {
+                Some(ms) => spec.with_shutdown_timeout(Duration::from_millis(ms)),
+                None => spec,
+            };
+            spec.resolved_policy(&crate::task::TaskDefaults::default())
+        };
+        let turn = |own, cap| claim_window(&policy(own), grace, Claim::Turn { cap });
+        assert_eq!(turn(None, None), Window::Within(grace));
+        assert_eq!(
+            turn(Some(20), None),
+            Window::Within(Duration::from_millis(20))
+        );
+        let cap = Some(Duration::from_millis(100));
+        assert_eq!(turn(None, cap), Window::Within(Duration::from_millis(100)));
+        assert_eq!(turn(None, Some(Duration::ZERO)), Window::Kill);
+        assert_eq!(turn(Some(0), None), Window::Kill);
+        let shared = |own| claim_window(&policy(own), grace, Claim::Shutdown { cap: None });
+        assert_eq!(shared(None), Window::Shared);
+        assert_eq!(shared(Some(20)), Window::Within(Duration::from_millis(20)));
+        assert_eq!(
+            claim_window(&policy(None), grace, Claim::Stop),
+            Window::Within(grace)
+        );
+    }
 
     #[test]
     fn the_shutdown_plan_comes_from_one_grace() {

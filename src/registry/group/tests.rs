@@ -12,7 +12,16 @@ use crate::group::GroupStrategy;
 const D: Duration = Duration::from_millis(10);
 
 fn machine(strategy: GroupStrategy, members: usize) -> GroupMachine {
-    GroupMachine::new(strategy, vec![true; members], None)
+    started(GroupMachine::new(strategy, vec![true; members], None))
+}
+
+/// The machine after its first start (in one batch), every member running.
+fn started(m: GroupMachine) -> GroupMachine {
+    let n = (0..).take_while(|i| m.status(*i) != Status::Gone).count();
+    let mut m = m.with_batch(n);
+    let effects = m.step(Input::Start, Instant::now());
+    assert!(effects.len() == n && (0..n).all(|i| effects[i] == Effect::Start { member: i }));
+    m
 }
 
 fn fail(member: usize) -> Input {
@@ -128,7 +137,11 @@ fn a_zero_delay_restart_starts_as_soon_as_the_set_is_stopped() {
 
 #[test]
 fn a_never_member_stopped_by_the_group_ends_canceled_and_is_not_restarted() {
-    let mut m = GroupMachine::new(GroupStrategy::OneForAll, vec![true, false, true], None);
+    let mut m = started(GroupMachine::new(
+        GroupStrategy::OneForAll,
+        vec![true, false, true],
+        None,
+    ));
     let now = Instant::now();
     m.step(fail(0), now);
     assert_eq!(m.step(stopped(2), now), vec![Effect::Stop { member: 1 }]);
@@ -246,11 +259,11 @@ fn a_trigger_outside_the_set_merges_into_the_restart_under_way() {
 
 #[test]
 fn the_intensity_allows_max_restarts_in_the_window_and_the_next_exceeds_it() {
-    let mut m = GroupMachine::new(
+    let mut m = started(GroupMachine::new(
         GroupStrategy::OneForOne,
         vec![true; 2],
         Some((2, Duration::from_secs(10))),
-    );
+    ));
     let start = Instant::now();
     assert_eq!(
         m.step(fail(0), start),
@@ -271,11 +284,11 @@ fn the_intensity_allows_max_restarts_in_the_window_and_the_next_exceeds_it() {
 
 #[test]
 fn restarts_older_than_the_period_do_not_count() {
-    let mut m = GroupMachine::new(
+    let mut m = started(GroupMachine::new(
         GroupStrategy::OneForOne,
         vec![true],
         Some((1, Duration::from_secs(10))),
-    );
+    ));
     let start = Instant::now();
     m.step(fail(0), start);
     assert_eq!(
@@ -286,11 +299,11 @@ fn restarts_older_than_the_period_do_not_count() {
 
 #[test]
 fn an_intensity_of_zero_fails_the_group_at_the_first_restart() {
-    let mut m = GroupMachine::new(
+    let mut m = started(GroupMachine::new(
         GroupStrategy::OneForAll,
         vec![true; 2],
         Some((0, Duration::from_secs(1))),
-    );
+    ));
     assert_eq!(
         m.step(fail(1), Instant::now()),
         vec![Effect::IntensityExceeded {
@@ -394,6 +407,7 @@ fn run_synchronously(m: &mut GroupMachine, input: Input, now: Instant) -> Vec<Ef
             match &effect {
                 Effect::Stop { member } => queue.push(Input::Stopped { member: *member }),
                 Effect::Wait { epoch, .. } => queue.push(Input::DelayElapsed { epoch: *epoch }),
+                Effect::Continue { epoch } => queue.push(Input::Continue { epoch: *epoch }),
                 _ => {}
             }
             out.push(match effect {
@@ -419,7 +433,7 @@ proptest! {
     ) {
         let n = restartable.len();
         let intensity = intensity.map(|(max, ms)| (max, Duration::from_millis(ms)));
-        let mut m = GroupMachine::new(strategy, restartable.clone(), intensity);
+        let mut m = started(GroupMachine::new(strategy, restartable.clone(), intensity));
         let mut model: Vec<RefMember> = restartable
             .iter()
             .map(|r| RefMember { alive: true, restartable: *r })
@@ -476,22 +490,24 @@ proptest! {
     fn interleaved_answers_keep_the_invariants(
         strategy in strategy(),
         restartable in proptest::collection::vec(any::<bool>(), 1..6),
+        batch in 1usize..4,
         ops in proptest::collection::vec((op(), any::<bool>()), 0..60),
     ) {
         let n = restartable.len();
-        let mut m = GroupMachine::new(strategy, restartable, None);
-        // Driver's view: which members have an attempt, and the answers not delivered yet.
-        let mut running = vec![true; n];
+        let mut m = GroupMachine::new(strategy, restartable, None).with_batch(batch);
+        // Driver's view: which members have an attempt, and the answers not delivered yet
+        // (continuations are answers too: `waits` holds both kinds, tagged).
+        let mut running = vec![false; n];
         let mut stopping: Option<usize> = None;
         let mut last_stop: Option<usize> = None;
-        let mut waits: Vec<u64> = Vec::new();
+        let mut waits: Vec<(bool, u64)> = Vec::new();
         let now = Instant::now();
         let check = |m: &mut GroupMachine,
                          input: Input,
                          running: &mut Vec<bool>,
                          stopping: &mut Option<usize>,
                          last_stop: &mut Option<usize>,
-                         waits: &mut Vec<u64>|
+                         waits: &mut Vec<(bool, u64)>|
          -> Result<(), TestCaseError> {
             for effect in m.step(input, now) {
                 match effect {
@@ -509,7 +525,8 @@ proptest! {
                         *last_stop = None;
                     }
                     Effect::Restarting { .. } => *last_stop = None,
-                    Effect::Wait { epoch, .. } => waits.push(epoch),
+                    Effect::Wait { epoch, .. } => waits.push((false, epoch)),
+                    Effect::Continue { epoch } => waits.push((true, epoch)),
                     Effect::RestartAlone { member } => prop_assert!(running[member]),
                     Effect::EndCanceled { member } => prop_assert!(!running[member]),
                     Effect::IntensityExceeded { .. } => {}
@@ -518,13 +535,15 @@ proptest! {
             }
             Ok(())
         };
+        check(&mut m, Input::Start, &mut running, &mut stopping, &mut last_stop, &mut waits)?;
         for (op, answer_first) in ops {
             if answer_first {
                 if let Some(member) = stopping.take() {
                     running[member] = false;
                     check(&mut m, Input::Stopped { member }, &mut running, &mut stopping, &mut last_stop, &mut waits)?;
-                } else if let Some(epoch) = waits.pop() {
-                    check(&mut m, Input::DelayElapsed { epoch }, &mut running, &mut stopping, &mut last_stop, &mut waits)?;
+                } else if let Some((next, epoch)) = waits.pop() {
+                    let input = if next { Input::Continue { epoch } } else { Input::DelayElapsed { epoch } };
+                    check(&mut m, input, &mut running, &mut stopping, &mut last_stop, &mut waits)?;
                 }
             }
             match op {
@@ -557,8 +576,9 @@ proptest! {
             if let Some(member) = stopping.take() {
                 running[member] = false;
                 check(&mut m, Input::Stopped { member }, &mut running, &mut stopping, &mut last_stop, &mut waits)?;
-            } else if let Some(epoch) = waits.pop() {
-                check(&mut m, Input::DelayElapsed { epoch }, &mut running, &mut stopping, &mut last_stop, &mut waits)?;
+            } else if let Some((next, epoch)) = waits.pop() {
+                let input = if next { Input::Continue { epoch } } else { Input::DelayElapsed { epoch } };
+                check(&mut m, input, &mut running, &mut stopping, &mut last_stop, &mut waits)?;
             } else {
                 break;
             }
@@ -591,6 +611,7 @@ fn a_one_for_all_restart_costs_linear_member_visits() {
             match effect {
                 Effect::Stop { member } => queue.push_back(stopped(member)),
                 Effect::Start { .. } => starts += 1,
+                Effect::Continue { epoch } => queue.push_back(Input::Continue { epoch }),
                 Effect::Restarting { .. } => {}
                 other => panic!("unexpected {other:?}"),
             }
@@ -644,4 +665,105 @@ fn shutdown_asks_members_in_reverse_start_order_one_at_a_time() {
     assert!(m.is_empty());
     // The abandoned restart's delay no longer starts anything.
     assert!(m.step(Input::DelayElapsed { epoch: 1 }, now).is_empty());
+}
+
+/// Issue 35 item 1: members start a batch at a time, in start order; the machine asks to be
+/// continued after each batch but the last, and a stale continuation does nothing.
+#[test]
+fn members_start_in_batches_in_start_order() {
+    let mut m = GroupMachine::new(GroupStrategy::OneForAll, vec![true; 7], None).with_batch(3);
+    let now = Instant::now();
+    let starts = |range: std::ops::Range<usize>| range.map(|member| Effect::Start { member });
+    let mut first: Vec<Effect> = starts(0..3).collect();
+    first.push(Effect::Continue { epoch: 0 });
+    assert_eq!(m.step(Input::Start, now), first);
+    assert_eq!(m.status(3), Status::Down, "waiting for its batch");
+    // A second Start while one is under way changes nothing.
+    assert!(m.step(Input::Start, now).is_empty());
+    let mut second: Vec<Effect> = starts(3..6).collect();
+    second.push(Effect::Continue { epoch: 0 });
+    assert_eq!(m.step(Input::Continue { epoch: 0 }, now), second);
+    assert_eq!(
+        m.step(Input::Continue { epoch: 0 }, now),
+        vec![Effect::Start { member: 6 }]
+    );
+    assert!(
+        m.step(Input::Continue { epoch: 0 }, now).is_empty(),
+        "stale"
+    );
+    assert!((0..7).all(|i| m.status(i) == Status::Running));
+}
+
+/// Issue 35 item 1: a trigger while members still wait for their batch abandons that start;
+/// its restart takes them (they come after every started member) and starts them with the
+/// rest, in start order, after its stops; the old continuation is stale.
+#[test]
+fn a_trigger_during_a_start_takes_the_waiting_members_into_its_restart() {
+    let mut m = GroupMachine::new(GroupStrategy::RestForOne, vec![true; 6], None).with_batch(2);
+    let now = Instant::now();
+    assert_eq!(
+        m.step(Input::Start, now),
+        vec![
+            Effect::Start { member: 0 },
+            Effect::Start { member: 1 },
+            Effect::Continue { epoch: 0 }
+        ]
+    );
+    // Member 1 fails: the restart stops member 1's successors that run (none started yet),
+    // so it waits out the delay at once.
+    assert_eq!(
+        m.step(fail(1), now),
+        vec![
+            Effect::Restarting { trigger: 1 },
+            Effect::Wait { delay: D, epoch: 1 }
+        ]
+    );
+    assert!(
+        m.step(Input::Continue { epoch: 0 }, now).is_empty(),
+        "stale"
+    );
+    assert_eq!(m.status(0), Status::Running);
+    assert_eq!(
+        m.step(Input::DelayElapsed { epoch: 1 }, now),
+        vec![
+            Effect::Start { member: 1 },
+            Effect::Start { member: 2 },
+            Effect::Continue { epoch: 1 }
+        ]
+    );
+    assert_eq!(
+        m.step(Input::Continue { epoch: 1 }, now),
+        vec![
+            Effect::Start { member: 3 },
+            Effect::Start { member: 4 },
+            Effect::Continue { epoch: 1 }
+        ]
+    );
+    assert_eq!(
+        m.step(Input::Continue { epoch: 1 }, now),
+        vec![Effect::Start { member: 5 }]
+    );
+}
+
+/// Issue 35 item 1: the shutdown abandons a start under way; the members that never started
+/// are stopped in their turn like the others (reverse start order, one at a time), and a
+/// removed member that was still waiting is skipped.
+#[test]
+fn the_shutdown_abandons_a_start_and_stops_the_waiting_members_in_turn() {
+    let mut m = GroupMachine::new(GroupStrategy::OneForOne, vec![true; 5], None).with_batch(2);
+    let now = Instant::now();
+    assert_eq!(m.step(Input::Start, now).len(), 3);
+    assert!(m.step(Input::Left { member: 3 }, now).is_empty());
+    assert_eq!(
+        m.step(Input::Shutdown, now),
+        vec![Effect::ShutdownStop { member: 4 }]
+    );
+    assert!(
+        m.step(Input::Continue { epoch: 0 }, now).is_empty(),
+        "stale"
+    );
+    assert_eq!(
+        m.step(Input::Left { member: 4 }, now),
+        vec![Effect::ShutdownStop { member: 2 }]
+    );
 }

@@ -62,9 +62,14 @@ impl Sim {
         tags(&self.life.step(input, &mut self.meltdown, self.now))
     }
 
-    /// Admitted, granted, spawned: attempt number `self.life.attempt()` runs.
+    /// Admitted (a member: started by its group), granted, spawned: attempt number
+    /// `self.life.attempt()` runs.
     fn run(mut self) -> Self {
-        assert_eq!(self.go(Input::Admitted), ["permit"]);
+        let first = match self.life.phase() {
+            Phase::Held => Input::GroupStart,
+            _ => Input::Admitted,
+        };
+        assert_eq!(self.go(first), ["permit"]);
         self.attempt();
         self
     }

@@ -18,11 +18,18 @@ impl Life {
             _ if self.member.as_ref().is_some_and(|m| m.stopping) => TaskState::GroupRestarting,
             Phase::Backoff if self.retry_count == 0 => TaskState::Scheduled,
             Phase::Backoff => TaskState::Backoff,
+            // A member its group has not started yet (attempt 0) waits for its turn.
+            Phase::Held if self.attempt == 0 => TaskState::WaitingForPermit,
             Phase::Held => TaskState::GroupRestarting,
             Phase::Paused => TaskState::Paused,
             _ if running => TaskState::Running,
             _ => TaskState::WaitingForPermit,
         }
+    }
+
+    /// Whether it is a member of a group.
+    pub(crate) fn is_member(&self) -> bool {
+        self.member.is_some()
     }
 
     /// The group key and member index while its group holds it stopped for a restart
