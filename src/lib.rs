@@ -58,7 +58,7 @@
 //! | policies | [`RestartPolicy`], [`BackoffPolicy`], [`JitterPolicy`], [`BackoffError`], [`AutoShutdown`] |
 //! | outcomes and state | [`TaskOutcome`], [`TaskOutcomeKind`], [`TaskWaiter`], [`TaskWaiterFuture`], [`TaskInfo`], [`TaskState`] |
 //! | events | [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`], [`Subscribe`], [`EventStats`], [`SubscriberStats`]; `TracingSubscriber`, `LogWriter` (features `tracing`, `logging`) |
-//! | keyed admission (feature `controller`) | [`ControllerSpec`], [`AdmissionPolicy`], [`ControllerConfig`], [`Submit`], [`WatchedSubmit`], [`PreparedSubmission`], [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`] |
+//! | keyed admission (feature `controller`) | [`ControllerSpec`], [`AdmissionPolicy`], [`ControllerConfig`], [`Submit`], [`WatchedSubmit`], [`PreparedSubmission`], [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`], [`SlotDetail`], [`QueuedSubmission`], [`SlotLookup`] |
 //! | the actors' messages | [`RegistryMessage`], [`RelayMessage`], [`ControllerMessage`] |
 //! | errors | [`Error`], [`RuntimeError`], [`SharedIoError`], [`ConfigError`], [`BuildError`], [`ControllerError`], [`BoxError`], [`SharedError`] |
 //! | metrics (feature `metrics`) | the `metrics` module |
@@ -134,7 +134,7 @@ pub use config::SupervisorConfig;
 #[cfg(feature = "controller")]
 pub use controller::{
     AdmissionPolicy, ControllerConfig, ControllerMessage, ControllerSnapshot, ControllerSpec,
-    SlotStatusKind, SlotView,
+    MAX_SLOT_QUEUE_LIST, QueuedSubmission, SlotDetail, SlotLookup, SlotStatusKind, SlotView,
 };
 pub use error::ControllerError;
 pub use error::{BoxError, BuildError, ConfigError, RuntimeError, SharedError, SharedIoError};

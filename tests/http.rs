@@ -126,6 +126,67 @@ async fn read_routes_answer_the_serde_types_with_filters_and_paging() {
 }
 
 #[tokio::test]
+async fn a_slot_shows_its_owner_and_its_queued_submissions_capped() {
+    let handle = serve();
+    let router = http::router(handle.clone(), HttpConfig::default());
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let spec = ControllerSpec::queue(TaskSpec::once(format!("job-{n}"), cooperative()))
+            .with_slot("tenant");
+        ids.push(handle.submit(spec).await.unwrap());
+    }
+    // The owner is registered a moment after the controller handed it over.
+    assert!(
+        common::eventually(LIMIT, || async {
+            get(&router, "/api/tasks/job-0").await.0 == StatusCode::OK
+        })
+        .await
+    );
+
+    let (status, slot) = get(&router, "/api/slots/tenant?limit=2").await;
+    assert_eq!(status, StatusCode::OK, "{slot}");
+    assert_eq!(slot["slot"], "tenant");
+    assert_eq!(slot["owner_id"], ids[0].get());
+    assert_eq!(slot["queue_depth"], 4);
+    let queued = slot["queued"].as_array().unwrap();
+    assert_eq!(queued.len(), 2, "capped at the limit");
+    assert_eq!(queued[0]["id"], ids[1].get());
+    assert_eq!(queued[0]["name"], "job-1");
+    assert_eq!(queued[0]["policy"], "Queue");
+    assert_eq!(queued[1]["name"], "job-2");
+    assert!(queued[0]["submitted_at"].is_object(), "{slot}");
+    let (_, whole) = get(&router, "/api/slots/tenant").await;
+    assert_eq!(whole["queued"].as_array().unwrap().len(), 4);
+
+    // `?slot=` and a task's `slot` come from the same question.
+    let (_, owned) = get(&router, "/api/tasks?slot=tenant").await;
+    assert_eq!(owned["matched"], 1);
+    assert_eq!(owned["tasks"][0]["name"], "job-0");
+    let (_, owner) = get(&router, "/api/tasks/job-0").await;
+    assert_eq!(owner["slot"], "tenant");
+
+    // The same answer from the handle, by slot or by a queued task's id.
+    let by_task = handle.controller_slot(ids[3], 10).await.unwrap().unwrap();
+    assert_eq!(&*by_task.view.slot, "tenant");
+    assert_eq!(by_task.queued.len(), 4);
+    assert_eq!(handle.controller_slot("ghost", 10).await.unwrap(), None);
+
+    for (uri, kind) in [
+        ("/api/slots/tenant?limit=1001", "bad_query"),
+        ("/api/slots/tenant?limit=x", "bad_query"),
+        ("/api/slots/tenant?colour=red", "bad_query"),
+    ] {
+        let (status, body) = get(&router, uri).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some(kind)),
+            "{uri}"
+        );
+    }
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test]
 async fn bad_input_gets_typed_json_errors() {
     let handle = serve();
     let router = http::router(handle.clone(), HttpConfig::default());

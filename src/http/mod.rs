@@ -12,7 +12,8 @@
 //! | `GET /api/supervisor` | name, running, [`TaskSummary`](crate::TaskSummary), [`EventStats`](crate::EventStats), the event stream's sequence, this face's counters |
 //! | `GET /api/tasks?state=&group=&slot=&name_prefix=&after=&limit=` | a [`TaskPage`](crate::TaskPage), paged by id (`limit` at most [`MAX_TASK_PAGE`](crate::MAX_TASK_PAGE), default 100) |
 //! | `GET /api/tasks/{target}` | the [`TaskInfo`](crate::TaskInfo) and the slot that owns it (`target`: an id, else a name) |
-//! | `GET /api/slots`, `GET /api/slots/{slot}` | the controller's [`SlotView`](crate::SlotView)s |
+//! | `GET /api/slots` | the controller's [`SlotView`](crate::SlotView)s |
+//! | `GET /api/slots/{slot}?limit=` | the [`SlotDetail`](crate::SlotDetail): owner, status and the first queued submissions (`limit` default 100, at most [`MAX_SLOT_QUEUE_LIST`](crate::MAX_SLOT_QUEUE_LIST)) |
 //! | `GET /api/groups`, `GET /api/groups/{name}` | [`GroupInfo`](crate::GroupInfo) |
 //! | `GET /api/events?task=&group=&kind=` | Server-Sent Events, resumable with `Last-Event-ID` |
 //! | `GET /metrics` | Prometheus text (feature `prometheus`, [`HttpConfig::with_prometheus`]) |

@@ -18,8 +18,14 @@ use crate::registry::{
     GroupInfo, Query as RegistryQuery, TaskFilter, TaskInfo, TaskPage, TaskState, TaskSummary,
 };
 
-/// `limit` when a task list request names none.
+/// `limit` when a task list or slot queue request names none.
 pub(crate) const DEFAULT_PAGE: usize = 100;
+
+/// Most queued submissions `GET /api/slots/{slot}` lists.
+#[cfg(feature = "controller")]
+const MAX_SLOT_QUEUE_LIST: usize = crate::controller::MAX_SLOT_QUEUE_LIST;
+#[cfg(not(feature = "controller"))]
+const MAX_SLOT_QUEUE_LIST: usize = 1_000;
 
 /// The JSON of `GET /api/supervisor`.
 #[derive(Serialize)]
@@ -172,27 +178,32 @@ fn filter(params: &HashMap<String, String>) -> Result<(TaskFilter, Option<String
                 })?;
                 filter.after = Some(TaskId::from_raw(after));
             }
-            "limit" => {
-                let limit = value
-                    .parse::<usize>()
-                    .map_err(|_| ApiError::bad_request("bad_query", "limit must be a number"))?;
-                if limit > crate::registry::MAX_TASK_PAGE {
-                    return Err(ApiError::bad_request(
-                        "bad_query",
-                        format!("limit is at most {}", crate::registry::MAX_TASK_PAGE),
-                    ));
-                }
-                filter.limit = limit;
-            }
-            _ => {
-                return Err(ApiError::bad_request(
-                    "bad_query",
-                    format!("unknown parameter {}", crate::bounds::cap(key, 64)),
-                ));
-            }
+            "limit" => filter.limit = page_limit(value, crate::registry::MAX_TASK_PAGE)?,
+            _ => return Err(unknown_parameter(key)),
         }
     }
     Ok((filter, slot))
+}
+
+/// A `limit` parameter: digits, at most `max` (400 `bad_query` else).
+fn page_limit(value: &str, max: usize) -> Result<usize, ApiError> {
+    let limit = value
+        .parse::<usize>()
+        .map_err(|_| ApiError::bad_request("bad_query", "limit must be a number"))?;
+    if limit > max {
+        return Err(ApiError::bad_request(
+            "bad_query",
+            format!("limit is at most {max}"),
+        ));
+    }
+    Ok(limit)
+}
+
+fn unknown_parameter(key: &str) -> ApiError {
+    ApiError::bad_request(
+        "bad_query",
+        format!("unknown parameter {}", crate::bounds::cap(key, 64)),
+    )
 }
 
 /// A state by its label (`running`, `backoff`, …) or by the name the JSON records show
@@ -231,11 +242,9 @@ pub(crate) async fn tasks(
         return Ok(Json(page).into_response());
     };
     // A slot has at most one registration (its owner); queued work is not registered.
-    let owner = slot_views(&app)
+    let owner = slot_detail(&app, Lookup::Slot(&slot), 0)
         .await?
-        .into_iter()
-        .find(|view| *view.slot == *slot)
-        .and_then(|view| view.owner_id);
+        .and_then(|(_, owner)| owner);
     let mut page = TaskPage::default();
     if let Some(owner) = owner
         && filter.after.is_none_or(|after| owner > after)
@@ -257,12 +266,12 @@ pub(crate) async fn task(
 ) -> Result<Response, ApiError> {
     let raw = segment(path)?;
     let info = find(&app, &raw).await?;
-    let slot = slot_views(&app)
+    // Without a controller no task has a slot.
+    let slot = slot_detail(&app, Lookup::Task(info.id), 0)
         .await
-        .unwrap_or_default()
-        .into_iter()
-        .find(|view| view.owner_id == Some(info.id))
-        .map(|view| view.slot);
+        .ok()
+        .flatten()
+        .map(|(detail, _)| slot_key(&detail));
     Ok(Json(TaskView { info, slot }).into_response())
 }
 
@@ -282,12 +291,63 @@ async fn slot_views(_app: &Shared) -> Result<Vec<NoSlot>, ApiError> {
     Err(no_controller())
 }
 
-/// Stands for `SlotView` without the `controller` feature (never built).
+/// Stands for the controller's slot types without the `controller` feature (never built).
 #[cfg(not(feature = "controller"))]
 #[derive(Serialize)]
 struct NoSlot {
     slot: Arc<str>,
-    owner_id: Option<TaskId>,
+}
+
+/// Which slot [`slot_detail`] asks for.
+#[cfg_attr(not(feature = "controller"), allow(dead_code))]
+enum Lookup<'a> {
+    Slot(&'a str),
+    Task(TaskId),
+}
+
+/// The one place the HTTP face asks the controller about a slot (the slot route, `?slot=`
+/// and a task's `slot`): the slot `lookup` names, with its first `limit` queued
+/// submissions, and its owner; `Ok(None)` when no tracked slot matches; 404
+/// `no_controller` without a controller.
+#[cfg(feature = "controller")]
+async fn slot_detail(
+    app: &Shared,
+    lookup: Lookup<'_>,
+    limit: usize,
+) -> Result<Option<(crate::controller::SlotDetail, Option<TaskId>)>, ApiError> {
+    let lookup = match lookup {
+        Lookup::Slot(slot) => crate::controller::SlotLookup::from(slot),
+        Lookup::Task(id) => crate::controller::SlotLookup::Task(id),
+    };
+    let detail = app
+        .handle
+        .controller_slot(lookup, limit)
+        .await
+        .map_err(|_| no_controller())?;
+    Ok(detail.map(|detail| {
+        let owner = detail.view.owner_id;
+        (detail, owner)
+    }))
+}
+
+/// Without the `controller` feature there are no slots.
+#[cfg(not(feature = "controller"))]
+async fn slot_detail(
+    _app: &Shared,
+    _lookup: Lookup<'_>,
+    _limit: usize,
+) -> Result<Option<(NoSlot, Option<TaskId>)>, ApiError> {
+    Err(no_controller())
+}
+
+#[cfg(feature = "controller")]
+fn slot_key(detail: &crate::controller::SlotDetail) -> Arc<str> {
+    detail.view.slot.clone()
+}
+
+#[cfg(not(feature = "controller"))]
+fn slot_key(detail: &NoSlot) -> Arc<str> {
+    detail.slot.clone()
 }
 
 fn no_controller() -> ApiError {
@@ -301,17 +361,27 @@ pub(crate) async fn slots(State(app): State<Shared>) -> Result<Response, ApiErro
     Ok(Json(slot_views(&app).await?).into_response())
 }
 
+/// `GET /api/slots/{slot}?limit=`: the slot's view and its first `limit` queued
+/// submissions (default [`DEFAULT_PAGE`], at most `MAX_SLOT_QUEUE_LIST`).
 pub(crate) async fn slot(
     State(app): State<Shared>,
     path: Result<Path<String>, PathRejection>,
+    params: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let raw = segment(path)?;
     name_ok(&raw)?;
-    slot_views(&app)
+    let Query(params) =
+        params.map_err(|rejection| ApiError::bad_request("bad_query", rejection.body_text()))?;
+    let mut limit = DEFAULT_PAGE;
+    for (key, value) in &params {
+        match key.as_str() {
+            "limit" => limit = page_limit(value, MAX_SLOT_QUEUE_LIST)?,
+            _ => return Err(unknown_parameter(key)),
+        }
+    }
+    slot_detail(&app, Lookup::Slot(&raw), limit)
         .await?
-        .into_iter()
-        .find(|view| *view.slot == *raw)
-        .map(|view| Json(view).into_response())
+        .map(|(detail, _)| Json(detail).into_response())
         .ok_or_else(|| {
             ApiError::not_found(
                 "unknown_slot",

@@ -144,6 +144,20 @@ impl Actor for QueryActor {
                     });
                 }
             },
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSlot(lookup, limit, reply) => match &state.controller {
+                None => {
+                    let _ = reply.send(Ok(None));
+                }
+                Some(controller) => {
+                    let request = move |reply| ControllerMessage::Slot {
+                        lookup,
+                        limit,
+                        reply,
+                    };
+                    forward(controller, request, reply, Ok);
+                }
+            },
             QueryMessage::EventStats(reply) => {
                 forward(&state.relay, RelayMessage::Stats, reply, Ok);
             }
