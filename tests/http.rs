@@ -597,10 +597,118 @@ async fn the_standalone_server_answers_a_real_client_over_tcp() {
     let response = client.request(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
 
+    // A rebound name reaches the same socket and is refused before anything runs.
+    assert!(
+        handle
+            .task_info("job")
+            .await
+            .unwrap()
+            .pause_reason
+            .is_some()
+    );
+    let request = Request::post(format!("{base}/api/tasks/job/resume"))
+        .header(
+            "host",
+            format!("evil.example:{}", server.local_addr().port()),
+        )
+        .header("authorization", format!("Bearer {SECRET}"))
+        .body(http_body_util::Full::default())
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::MISDIRECTED_REQUEST);
+    let info = handle.task_info("job").await.unwrap();
+    assert!(
+        info.pause_reason.is_some(),
+        "the refused resume did not run"
+    );
+
     // The server ends with the supervisor.
     handle.shutdown().await.unwrap();
     tokio::time::timeout(LIMIT, server.closed())
         .await
         .expect("the server ends with the supervisor")
         .unwrap();
+}
+
+async fn get_as(router: &Router, uri: &str, host: &str) -> (StatusCode, Value) {
+    let request = Request::get(uri)
+        .header("host", host)
+        .body(Body::empty())
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn only_loopback_or_listed_host_names_are_answered() {
+    let handle = serve();
+    let router = http::router(handle.clone(), HttpConfig::default());
+    for host in [
+        "localhost:7878",
+        "127.0.0.1:7878",
+        "[::1]:7878",
+        "localhost",
+    ] {
+        let (status, _) = get_as(&router, "/api/supervisor", host).await;
+        assert_eq!(status, StatusCode::OK, "{host}");
+    }
+    // DNS rebinding: the attacker's name, resolved to 127.0.0.1.
+    for host in [
+        "evil.example:7878",
+        "localhost.evil.example",
+        "10.1.2.3:7878",
+    ] {
+        let (status, body) = get_as(&router, "/api/supervisor", host).await;
+        assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{host}");
+        assert_eq!(body["error"], "host_not_allowed", "{host}");
+    }
+    let (_, supervisor) = get_as(&router, "/api/supervisor", "localhost").await;
+    assert_eq!(supervisor["http"]["refused_hosts"], 3);
+
+    let listed = http::router(
+        handle.clone(),
+        HttpConfig::default().with_allowed_hosts(["ops.internal", "box:8080"]),
+    );
+    for (host, status) in [
+        ("OPS.internal:7878", StatusCode::OK),
+        ("box:8080", StatusCode::OK),
+        ("box:9090", StatusCode::MISDIRECTED_REQUEST),
+        ("localhost:1", StatusCode::OK),
+        ("evil.example", StatusCode::MISDIRECTED_REQUEST),
+    ] {
+        assert_eq!(
+            get_as(&listed, "/api/supervisor", host).await.0,
+            status,
+            "{host}"
+        );
+    }
+    let any = http::router(handle.clone(), HttpConfig::default().with_any_host());
+    assert_eq!(
+        get_as(&any, "/api/supervisor", "evil.example").await.0,
+        StatusCode::OK
+    );
+
+    // Bound elsewhere, the standalone server wants the names said.
+    let refused = http::serve(
+        handle.clone(),
+        "0.0.0.0:0".parse().unwrap(),
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    let anywhere = http::serve(
+        handle.clone(),
+        "0.0.0.0:0".parse().unwrap(),
+        HttpConfig::default().with_allowed_hosts(["ops.internal"]),
+    )
+    .await
+    .unwrap();
+    anywhere.stop().await.unwrap();
+    handle.shutdown().await.unwrap();
 }

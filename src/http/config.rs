@@ -5,6 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::host::AllowedHosts;
+
 /// Default bound on a request body, in bytes (control requests carry none).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 10;
 
@@ -53,8 +55,10 @@ pub(crate) struct BearerToken {
 /// What the HTTP face of a supervisor allows, and its bounds (feature `http`).
 ///
 /// `HttpConfig::default()` serves the read routes and the event stream to anyone who
-/// reaches the socket, refuses every control route (403), and has the default bounds.
-/// `with_control_token` turns control on for requests that carry that token.
+/// reaches the socket by a loopback name (`Host: localhost`, `127.0.0.1`, `[::1]`; see
+/// [`with_allowed_hosts`](Self::with_allowed_hosts)), refuses every control route (403),
+/// and has the default bounds. `with_control_token` turns control on for requests that
+/// carry that token.
 ///
 /// ```
 /// # use ractor_taskvisor::http::HttpConfig;
@@ -74,6 +78,7 @@ pub struct HttpConfig {
     pub(crate) max_event_streams: usize,
     pub(crate) event_queue: usize,
     pub(crate) max_connections: usize,
+    pub(crate) hosts: AllowedHosts,
     #[cfg(feature = "prometheus")]
     pub(crate) prometheus: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
@@ -90,6 +95,7 @@ impl Default for HttpConfig {
             max_event_streams: DEFAULT_MAX_EVENT_STREAMS,
             event_queue: DEFAULT_EVENT_QUEUE,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            hosts: AllowedHosts::default(),
             #[cfg(feature = "prometheus")]
             prometheus: None,
         }
@@ -109,6 +115,7 @@ impl fmt::Debug for HttpConfig {
             .field("max_event_streams", &self.max_event_streams)
             .field("event_queue", &self.event_queue)
             .field("max_connections", &self.max_connections)
+            .field("hosts", &self.hosts)
             .finish_non_exhaustive()
     }
 }
@@ -199,6 +206,33 @@ impl HttpConfig {
     #[must_use]
     pub fn with_max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections.max(1);
+        self
+    }
+
+    /// Also answers requests whose `Host` is one of `names` (a name, `ops.internal`, matches
+    /// any port; a name with a port, `ops.internal:8080`, that port only; compared without
+    /// case). By default only loopback names and addresses are answered (`localhost`,
+    /// `127.0.0.0/8`, `[::1]`, any port): a request with another `Host` gets 421
+    /// `host_not_allowed`, so a web page that makes its own name resolve to 127.0.0.1 (DNS
+    /// rebinding) cannot read or drive the API. A request with no `Host` passes (browsers
+    /// always send one). List the names clients use when the server is reached by another
+    /// name; [`serve`](super::serve) on a non-loopback address refuses to start without
+    /// this or [`with_any_host`](Self::with_any_host).
+    #[must_use]
+    pub fn with_allowed_hosts<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.hosts = self.hosts.with(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Answers requests whatever their `Host` (no DNS rebinding check): for a trusted
+    /// network, or behind a proxy that checks the name itself.
+    #[must_use]
+    pub fn with_any_host(mut self) -> Self {
+        self.hosts = AllowedHosts::Any;
         self
     }
 

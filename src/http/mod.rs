@@ -24,11 +24,13 @@
 //!
 //! Errors are `{"error": kind, "message": text}`: 400 malformed, 401 missing or wrong
 //! token, 403 control off, 404 unknown target, 409 the supervisor refuses (shutting
-//! down), 413 body too large, 429/503 over a budget (with `Retry-After`). The threat model
+//! down), 413 body too large, 421 a `Host` the server does not answer for
+//! ([`HttpConfig::with_allowed_hosts`]), 429/503 over a budget (with `Retry-After`). The threat model
 //! is in docs/semantics.md#http-threat-model; the guide is docs/guide/http.md.
 //!
 //! Layering: `http` stands above `supervisor`, as `console` does; nothing below imports
-//! it. Files: `config.rs` ([`HttpConfig`]), `error.rs` (the JSON errors), `read.rs` (the
+//! it. Files: `config.rs` ([`HttpConfig`]), `error.rs` (the JSON errors), `host.rs` (the
+//! `Host` check against DNS rebinding), `read.rs` (the
 //! read routes), `events.rs` (the event stream), `control.rs` (tokens and commands),
 //! `server.rs` ([`serve`], the bounded listener).
 
@@ -36,6 +38,7 @@ mod config;
 mod control;
 mod error;
 mod events;
+mod host;
 mod read;
 mod server;
 
@@ -81,6 +84,7 @@ struct Counters {
     lagged: AtomicU64,
     refused_requests: AtomicU64,
     refused_commands: AtomicU64,
+    refused_hosts: AtomicU64,
     commands: AtomicU64,
 }
 
@@ -95,6 +99,8 @@ struct CountersView {
     refused_requests: u64,
     /// Control requests refused (401/403).
     refused_commands: u64,
+    /// Requests refused for their `Host` (421).
+    refused_hosts: u64,
     /// Control commands run.
     commands: u64,
 }
@@ -106,6 +112,7 @@ impl Counters {
             lagged_disconnects: self.lagged.load(Ordering::Relaxed),
             refused_requests: self.refused_requests.load(Ordering::Relaxed),
             refused_commands: self.refused_commands.load(Ordering::Relaxed),
+            refused_hosts: self.refused_hosts.load(Ordering::Relaxed),
             commands: self.commands.load(Ordering::Relaxed),
         }
     }
@@ -162,10 +169,29 @@ async fn unknown_route() -> ApiError {
     ApiError::not_found("unknown_route", "no such route (see docs/guide/http.md)")
 }
 
-/// The request budget and the body bound, before any handler runs: 413 for a declared
-/// body over the bound, 503 with the requests in flight at the bound, 429 beyond the rate;
-/// the read token when reads require one.
+/// Before any handler runs: the `Host` check (421, `host.rs`), the body bound (413 for a
+/// declared body over it), the request budget (503 with the requests in flight at the
+/// bound, 429 beyond the rate), the read token when reads require one.
 async fn admit(State(app): State<Shared>, request: Request, next: Next) -> Response {
+    let host = match request.uri().authority() {
+        Some(authority) => Some(authority.as_str()),
+        None => request
+            .headers()
+            .get(header::HOST)
+            .map(|value| value.to_str().unwrap_or("")),
+    };
+    if !app.config.hosts.allows(host) {
+        app.counters.refused_hosts.fetch_add(1, Ordering::Relaxed);
+        return ApiError::new(
+            StatusCode::MISDIRECTED_REQUEST,
+            "host_not_allowed",
+            format!(
+                "this server does not answer for Host {} (HttpConfig::with_allowed_hosts)",
+                crate::bounds::cap(host.unwrap_or(""), 128)
+            ),
+        )
+        .into_response();
+    }
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)

@@ -61,13 +61,25 @@ impl HttpServer {
 /// is trusted: see docs/semantics.md#http-threat-model.
 ///
 /// # Errors
-/// The bind's I/O error (address in use, permission denied); it must be called inside a
-/// Tokio runtime.
+/// [`io::ErrorKind::InvalidInput`] when `addr` is not a loopback address and `config`
+/// names no host ([`HttpConfig::with_allowed_hosts`]) nor allows any
+/// ([`HttpConfig::with_any_host`]): clients reaching it by another name would all be
+/// refused (421). Else the bind's I/O error (address in use, permission denied); it must
+/// be called inside a Tokio runtime.
 pub async fn serve(
     handle: SupervisorHandle,
     addr: SocketAddr,
     config: HttpConfig,
 ) -> io::Result<HttpServer> {
+    if !addr.ip().to_canonical().is_loopback() && config.hosts.is_loopback_only() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{addr} is not a loopback address: list the host names clients use \
+                 (HttpConfig::with_allowed_hosts) or allow any (HttpConfig::with_any_host)"
+            ),
+        ));
+    }
     let listener = TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
     let bounded = Bounded {
