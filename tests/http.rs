@@ -481,6 +481,13 @@ async fn a_client_that_does_not_read_gets_lagged_and_resumes() {
             .await
             .unwrap();
     }
+    // The server keeps what the queue holds, at most its bound.
+    assert!(
+        common::eventually(LIMIT, || async {
+            get(&router, "/api/supervisor").await.1["http"]["queued_events"] == 2
+        })
+        .await
+    );
     // The queue held two, then the stream ended with `lagged`.
     let seen = blocks(&mut body, 3).await;
     assert_eq!(field(&seen[2], "event"), Some("lagged"));
@@ -494,6 +501,14 @@ async fn a_client_that_does_not_read_gets_lagged_and_resumes() {
     let data: Value = serde_json::from_str(field(&next[0], "data").unwrap()).unwrap();
     assert_eq!(data["event"]["task"], "t2");
     drop(resumed);
+    // A dropped stream's queue is counted out with it.
+    assert!(
+        common::eventually(LIMIT, || async {
+            let (_, supervisor) = get(&router, "/api/supervisor").await;
+            supervisor["http"]["queued_events"] == 0 && supervisor["http"]["event_streams"] == 0
+        })
+        .await
+    );
     handle.shutdown().await.unwrap();
 }
 

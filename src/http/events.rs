@@ -220,8 +220,13 @@ pub(crate) async fn stream(
     recorder.activate();
     let (sender, receiver) = mpsc::channel(app.config.event_queue);
     let lagged = Arc::new(AtomicBool::new(false));
-    tokio::spawn(pump(recorder, start, filter, sender, lagged.clone()));
-    let stream = events(receiver, start.epoch, lagged, slot);
+    let queued = Queued(app.clone());
+    tokio::spawn(pump(recorder, start, filter, sender, lagged.clone(), queued));
+    let queue = Queue {
+        receiver,
+        app: app.clone(),
+    };
+    let stream = events(queue, start.epoch, lagged, slot);
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response())
@@ -268,6 +273,34 @@ fn start(recorder: &Recorder, resume: Option<Resume>) -> Result<Start, ApiError>
     }
 }
 
+/// The pump's side of the `queued_events` counter: +1 per item put into a queue.
+struct Queued(Shared);
+
+/// A client's queue, counted out of `queued_events` as it is read or dropped.
+struct Queue {
+    receiver: mpsc::Receiver<Item>,
+    app: Shared,
+}
+
+impl Queue {
+    async fn recv(&mut self) -> Option<Item> {
+        let item = self.receiver.recv().await;
+        if item.is_some() {
+            self.app.counters.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        item
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // Closed first: a later push fails and counts itself out.
+        self.receiver.close();
+        let left = self.receiver.len();
+        self.app.counters.queued.fetch_sub(left, Ordering::Relaxed);
+    }
+}
+
 /// Moves events from the shared buffer into one client's queue until the client leaves,
 /// the supervisor shuts down, or the queue is full (then `lagged` is set and the queue is
 /// closed: the stream ends with a `lagged` event after what it holds).
@@ -277,14 +310,24 @@ async fn pump(
     filter: Filter,
     sender: mpsc::Sender<Item>,
     lagged: Arc<AtomicBool>,
+    queued: Queued,
 ) {
-    let push = |item: Item| match sender.try_send(item) {
-        Ok(()) => true,
-        Err(mpsc::error::TrySendError::Full(_)) => {
-            lagged.store(true, Ordering::Release);
-            false
+    let counter = &queued.0.counters.queued;
+    let push = |item: Item| {
+        // Counted before it can be received, so the count never goes below zero.
+        counter.fetch_add(1, Ordering::Relaxed);
+        let pushed = sender.try_send(item);
+        if pushed.is_err() {
+            counter.fetch_sub(1, Ordering::Relaxed);
         }
-        Err(mpsc::error::TrySendError::Closed(_)) => false,
+        match pushed {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                lagged.store(true, Ordering::Release);
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
     };
     let mut after = start.after;
     if start.restarted {
@@ -337,7 +380,7 @@ async fn pump(
 
 /// The client's side: its queue, then `lagged` when the pump gave up on it.
 fn events(
-    receiver: mpsc::Receiver<Item>,
+    receiver: Queue,
     epoch: u64,
     lagged: Arc<AtomicBool>,
     slot: Slot,

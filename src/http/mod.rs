@@ -81,6 +81,8 @@ pub(crate) struct App {
 #[derive(Default)]
 struct Counters {
     streams: AtomicUsize,
+    /// Items in the event streams' queues now, all streams together.
+    queued: AtomicUsize,
     lagged: AtomicU64,
     refused_requests: AtomicU64,
     refused_commands: AtomicU64,
@@ -93,6 +95,9 @@ struct Counters {
 struct CountersView {
     /// Event streams open now.
     event_streams: usize,
+    /// Events waiting in the event streams' queues now, all streams together (each queue
+    /// at most `event_queue`).
+    queued_events: usize,
     /// Event streams disconnected because their queue was full.
     lagged_disconnects: u64,
     /// Requests refused by the request budget (429/503).
@@ -109,6 +114,7 @@ impl Counters {
     fn view(&self) -> CountersView {
         CountersView {
             event_streams: self.streams.load(Ordering::Relaxed),
+            queued_events: self.queued.load(Ordering::Relaxed),
             lagged_disconnects: self.lagged.load(Ordering::Relaxed),
             refused_requests: self.refused_requests.load(Ordering::Relaxed),
             refused_commands: self.refused_commands.load(Ordering::Relaxed),

@@ -45,6 +45,8 @@ struct StreamView {
     epoch: u64,
     head: u64,
     buffered: usize,
+    /// The buffered events' encoded sizes, summed (bytes; at most the buffer's budget).
+    buffered_bytes: usize,
     capacity: usize,
 }
 
@@ -134,6 +136,7 @@ pub(crate) async fn supervisor(State(app): State<Shared>) -> Result<Response, Ap
             epoch: buffer.epoch,
             head: buffer.head,
             buffered: buffer.len(),
+            buffered_bytes: buffer.bytes(),
             capacity: buffer.capacity(),
         }
     };
