@@ -221,7 +221,14 @@ pub(crate) async fn stream(
     let (sender, receiver) = mpsc::channel(app.config.event_queue);
     let lagged = Arc::new(AtomicBool::new(false));
     let queued = Queued(app.clone());
-    tokio::spawn(pump(recorder, start, filter, sender, lagged.clone(), queued));
+    tokio::spawn(pump(
+        recorder,
+        start,
+        filter,
+        sender,
+        lagged.clone(),
+        queued,
+    ));
     let queue = Queue {
         receiver,
         app: app.clone(),
