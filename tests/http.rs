@@ -190,6 +190,12 @@ async fn a_slot_shows_its_owner_and_its_queued_submissions_capped() {
 async fn bad_input_gets_typed_json_errors() {
     let handle = serve();
     let router = http::router(handle.clone(), HttpConfig::default());
+    // The wrong method (a curl trial: `curl url/pause` without `-X POST`) is JSON too.
+    for (method, uri) in [("GET", "/api/tasks/x/pause"), ("POST", "/api/supervisor")] {
+        let (status, body) = call(&router, method, uri, None).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {uri}");
+        assert_eq!(body["error"], "method_not_allowed", "{method} {uri}");
+    }
     for (uri, status, kind) in [
         ("/api/tasks/nobody", StatusCode::NOT_FOUND, "unknown_task"),
         (

@@ -149,6 +149,7 @@ pub fn router(handle: SupervisorHandle, config: HttpConfig) -> Router {
     control::start_refusal_flusher(&app);
     routes()
         .fallback(unknown_route)
+        .method_not_allowed_fallback(wrong_method)
         .layer(middleware::from_fn_with_state(app.clone(), admit))
         .with_state(app)
 }
@@ -173,6 +174,15 @@ fn routes() -> Router<Shared> {
 
 async fn unknown_route() -> ApiError {
     ApiError::not_found("unknown_route", "no such route (see docs/guide/http.md)")
+}
+
+/// 405 for a known route asked with another method (axum keeps its `Allow` header).
+async fn wrong_method() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "reads are GET, commands are POST (see docs/guide/http.md)",
+    )
 }
 
 /// Before any handler runs: the `Host` check (421, `host.rs`), the body bound (413 for a
