@@ -58,7 +58,7 @@
 //! | policies | [`RestartPolicy`], [`BackoffPolicy`], [`JitterPolicy`], [`BackoffError`], [`AutoShutdown`] |
 //! | outcomes and state | [`TaskOutcome`], [`TaskOutcomeKind`], [`TaskWaiter`], [`TaskWaiterFuture`], [`TaskInfo`], [`TaskState`] |
 //! | events | [`Event`], [`EventKind`], [`BackoffSource`], [`RejectionKind`], [`Subscribe`], [`EventStats`], [`SubscriberStats`]; `TracingSubscriber`, `LogWriter` (features `tracing`, `logging`) |
-//! | keyed admission (feature `controller`) | [`ControllerSpec`], [`AdmissionPolicy`], [`ControllerConfig`], [`Submit`], [`WatchedSubmit`], [`PreparedSubmission`], [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`] |
+//! | keyed admission (feature `controller`) | [`ControllerSpec`], [`AdmissionPolicy`], [`ControllerConfig`], [`Submit`], [`WatchedSubmit`], [`PreparedSubmission`], [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`], [`SlotDetail`], [`QueuedSubmission`], [`SlotLookup`] |
 //! | the actors' messages | [`RegistryMessage`], [`RelayMessage`], [`ControllerMessage`] |
 //! | errors | [`Error`], [`RuntimeError`], [`StartFailure`], [`SharedIoError`], [`ConfigError`], [`BuildError`], [`ControllerError`], [`BoxError`], [`SharedError`] |
 //! | metrics (feature `metrics`) | the `metrics` module |
@@ -94,6 +94,7 @@
 
 mod attempt;
 // Used by the cluster face today (an HTTP face would share it).
+// Without `cluster`, parts of the bounds and of the replay recorder serve no face.
 #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
 mod bounds;
 #[cfg(feature = "cluster")]
@@ -108,6 +109,8 @@ mod error;
 mod events;
 mod group;
 mod hooks;
+#[cfg(feature = "http")]
+pub mod http;
 mod identity;
 mod local_message;
 #[cfg(feature = "metrics")]
@@ -121,6 +124,9 @@ mod policy;
 pub mod prelude;
 mod registry;
 mod rejection;
+#[cfg(any(feature = "cluster", feature = "http"))]
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+mod replay;
 mod supervisor;
 mod sync;
 mod task;
@@ -130,7 +136,7 @@ pub use config::SupervisorConfig;
 #[cfg(feature = "controller")]
 pub use controller::{
     AdmissionPolicy, ControllerConfig, ControllerMessage, ControllerSnapshot, ControllerSpec,
-    SlotStatusKind, SlotView,
+    MAX_SLOT_QUEUE_LIST, QueuedSubmission, SlotDetail, SlotLookup, SlotStatusKind, SlotView,
 };
 pub use error::ControllerError;
 pub use error::{
@@ -151,8 +157,9 @@ pub use policy::{
     AutoShutdown, BackoffError, BackoffPolicy, Exhausted, JitterPolicy, RestartPolicy,
 };
 pub use registry::{
-    Answer, Command, CommandReply, GroupChange, PauseReason, Query, RegistryMessage, TaskInfo,
-    TaskState,
+    Answer, Command, CommandReply, GroupChange, GroupInfo, GroupIntensity, MAX_TASK_PAGE,
+    PauseReason, Query, RegistryMessage, StateCounts, TaskFilter, TaskInfo, TaskPage, TaskState,
+    TaskSummary,
 };
 pub use rejection::RejectionKind;
 pub use supervisor::{

@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use super::query_error::QueryError;
 use super::stream::{EventBatch, FetchRequest, StreamStats};
 #[cfg(feature = "controller")]
-use crate::controller::ControllerSnapshot;
+use crate::controller::{ControllerSnapshot, SlotDetail, SlotLookup};
 use crate::events::EventStats;
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::{Answer, Command, CommandReply, Query, TaskInfo};
@@ -126,6 +126,15 @@ pub enum QueryMessage {
     /// `SupervisorHandle::controller_snapshot`).
     #[cfg(feature = "controller")]
     ControllerSnapshot(RpcReplyPort<QueryResult<Option<ControllerSnapshot>>>),
+    /// One slot with up to `limit` of its queued submissions, `None` when no tracked slot
+    /// matches or the supervisor has no controller (as
+    /// `SupervisorHandle::controller_slot`; wire label `controller_slot`).
+    #[cfg(feature = "controller")]
+    ControllerSlot(
+        SlotLookup,
+        usize,
+        RpcReplyPort<QueryResult<Option<SlotDetail>>>,
+    ),
     /// The event path's counters (as
     /// [`SupervisorHandle::event_stats`](crate::SupervisorHandle::event_stats), from the
     /// same counters: kept after the relay died). [`QueryError::Unavailable`] only when
@@ -174,7 +183,7 @@ impl ControlRequest {
 
 impl QueryMessage {
     /// The stable wire label of the variant (`ask`, `list`, `snapshot`, `alive_snapshot`,
-    /// `is_alive`, `task_info`, `controller_snapshot`, `event_stats`, `heartbeat`, `fetch`,
+    /// `is_alive`, `task_info`, `controller_snapshot`, `controller_slot`, `event_stats`, `heartbeat`, `fetch`,
     /// `stream_stats`, `control`).
     pub fn label(&self) -> &'static str {
         match self {
@@ -186,6 +195,8 @@ impl QueryMessage {
             QueryMessage::TaskInfo(..) => TASK_INFO,
             #[cfg(feature = "controller")]
             QueryMessage::ControllerSnapshot(_) => CONTROLLER_SNAPSHOT,
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSlot(..) => CONTROLLER_SLOT,
             QueryMessage::EventStats(_) => EVENT_STATS,
             QueryMessage::Heartbeat(_) => HEARTBEAT,
             QueryMessage::Fetch(..) => FETCH,
@@ -216,6 +227,8 @@ const IS_ALIVE: &str = "is_alive";
 const TASK_INFO: &str = "task_info";
 #[cfg(feature = "controller")]
 const CONTROLLER_SNAPSHOT: &str = "controller_snapshot";
+#[cfg(feature = "controller")]
+const CONTROLLER_SLOT: &str = "controller_slot";
 const EVENT_STATS: &str = "event_stats";
 const HEARTBEAT: &str = "heartbeat";
 const FETCH: &str = "fetch";

@@ -37,6 +37,7 @@ pub(crate) mod life;
 mod lifecycle;
 pub(crate) mod messages;
 mod names;
+mod overview;
 pub(crate) mod permits;
 mod query;
 mod shell;
@@ -55,5 +56,8 @@ pub(crate) use messages::{
 };
 #[cfg(feature = "controller")]
 pub(crate) use messages::{ReleaseHook, Stage};
+pub use overview::{
+    GroupInfo, GroupIntensity, MAX_TASK_PAGE, StateCounts, TaskFilter, TaskPage, TaskSummary,
+};
 pub(crate) use query::Pick;
 pub use query::{Answer, Query};

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::info::TaskInfo;
+use super::overview::{GroupInfo, TaskFilter, TaskPage, TaskSummary};
 use crate::identity::{TaskId, TaskTarget};
 
 /// A read-only question to a supervisor's registry.
@@ -48,11 +49,25 @@ pub enum Query {
     /// an actor cell does not cross nodes, so the query actor refuses it
     /// (`QueryError::Unsupported`).
     ActorOf(TaskTarget),
+    /// Counts by state and of groups: [`Answer::Summary`]. Costs one pass over the
+    /// registrations, and no record.
+    Summary,
+    /// One page of the registrations that match a [`TaskFilter`], by ascending id:
+    /// [`Answer::Tasks`]. The reply holds at most
+    /// [`MAX_TASK_PAGE`](super::overview::MAX_TASK_PAGE) records whatever the registry
+    /// holds.
+    Tasks(TaskFilter),
+    /// Every supervision group with a member registered, sorted by name:
+    /// [`Answer::Groups`].
+    Groups,
+    /// One group by name: [`Answer::Group`].
+    Group(Arc<str>),
 }
 
 impl Query {
     /// The query's stable snake_case label (`list`, `snapshot`, `alive_snapshot`,
-    /// `is_alive`, `task_info`, `actor_of`): its name on the wire and in errors.
+    /// `is_alive`, `task_info`, `actor_of`, `summary`, `tasks`, `groups`, `group`): its
+    /// name on the wire and in errors.
     pub const fn label(&self) -> &'static str {
         match self {
             Query::List => "list",
@@ -61,6 +76,10 @@ impl Query {
             Query::IsAlive(_) => "is_alive",
             Query::TaskInfo(_) => "task_info",
             Query::ActorOf(_) => "actor_of",
+            Query::Summary => "summary",
+            Query::Tasks(_) => "tasks",
+            Query::Groups => "groups",
+            Query::Group(_) => "group",
         }
     }
 
@@ -93,6 +112,14 @@ pub enum Answer {
     /// targets.
     #[serde(skip)]
     ActorOf(Option<ractor::ActorCell>),
+    /// Counts by state and of groups.
+    Summary(TaskSummary),
+    /// One page of matching records, ascending by id.
+    Tasks(TaskPage),
+    /// Every group, sorted by name.
+    Groups(Vec<GroupInfo>),
+    /// The group, or `None` when no group of that name is registered.
+    Group(Option<GroupInfo>),
 }
 
 impl Answer {
@@ -103,7 +130,13 @@ impl Answer {
             Answer::List(all) => all.len(),
             Answer::Snapshot(all) => all.len(),
             Answer::AliveSnapshot(names) => names.len(),
-            Answer::IsAlive(_) | Answer::TaskInfo(_) | Answer::ActorOf(_) => 0,
+            Answer::Groups(groups) => groups.len(),
+            Answer::IsAlive(_)
+            | Answer::TaskInfo(_)
+            | Answer::ActorOf(_)
+            | Answer::Summary(_)
+            | Answer::Tasks(_)
+            | Answer::Group(_) => 0,
         }
     }
 
@@ -116,7 +149,14 @@ impl Answer {
                 names.sort_unstable();
                 names.dedup();
             }
-            Answer::IsAlive(_) | Answer::TaskInfo(_) | Answer::ActorOf(_) => {}
+            Answer::Groups(groups) => groups.sort_unstable_by(|a, b| a.name.cmp(&b.name)),
+            // A page is ordered by the core (it picks the lowest ids while it collects).
+            Answer::IsAlive(_)
+            | Answer::TaskInfo(_)
+            | Answer::ActorOf(_)
+            | Answer::Summary(_)
+            | Answer::Tasks(_)
+            | Answer::Group(_) => {}
         }
         self
     }
@@ -157,6 +197,10 @@ pick! {
     IsAlive => bool,
     TaskInfo => Option<TaskInfo>,
     ActorOf => Option<ractor::ActorCell>,
+    Summary => TaskSummary,
+    Tasks => TaskPage,
+    Groups => Vec<GroupInfo>,
+    Group => Option<GroupInfo>,
 }
 
 #[cfg(test)]

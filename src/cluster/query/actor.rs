@@ -160,6 +160,20 @@ impl Actor for QueryActor {
                     });
                 }
             },
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSlot(lookup, limit, reply) => match &state.controller {
+                None => {
+                    let _ = reply.send(Ok(None));
+                }
+                Some(controller) => {
+                    let request = move |reply| ControllerMessage::Slot {
+                        lookup,
+                        limit,
+                        reply,
+                    };
+                    forward(controller, request, reply, Ok);
+                }
+            },
             QueryMessage::EventStats(reply) => event_stats(&state.events, reply),
             QueryMessage::Heartbeat(reply) => {
                 let _ = reply.send(Ok(state.serving.epoch()));
