@@ -198,7 +198,14 @@ async fn supervisor_view(client: &HttpClient, base: &str) -> Value {
 }
 
 fn serve() -> SupervisorHandle {
-    Supervisor::builder(SupervisorConfig::default().with_grace(Duration::from_millis(500)))
+    // Above the 1,024 defaults: the hostile-clients measurement registers 1,061 tasks, and
+    // a waiting add past the ownership capacity waits for a unit (it sat there, idle).
+    let capacity = std::num::NonZeroUsize::new(1 << 16);
+    let config = SupervisorConfig::default()
+        .with_grace(Duration::from_millis(500))
+        .with_max_registered_tasks(capacity)
+        .with_ownership_capacity(capacity);
+    Supervisor::builder(config)
         .build()
         .serve()
         .unwrap()

@@ -37,7 +37,7 @@ use crate::events::{Event, EventSink, EventTap};
 
 mod buffer;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "cluster"))]
 pub(crate) use buffer::REPLY_OVERHEAD;
 #[cfg_attr(not(feature = "cluster"), allow(unused_imports))]
 pub(crate) use buffer::{ReplayBuffer, ReplayRead, wire_size};
