@@ -1,5 +1,7 @@
-//! Latency of `add_and_watch` of an instant once-task until its outcome arrives, and of a
-//! plain `add` (registry acceptance only), on a served, warmed supervisor.
+//! Latency of `add_and_watch` of an instant once-task until its outcome arrives, of a
+//! plain `add` (registry acceptance only), and of `add(spec).started()` (until the first
+//! attempt's body is about to be polled; docs/semantics.md#start-results) beside the plain
+//! `add(spec).execute()` it extends, on a served, warmed supervisor.
 //!
 //! `cargo bench --bench add_watch`
 
@@ -54,6 +56,26 @@ fn add_watch(c: &mut Criterion) {
                     let spec = TaskSpec::once(name, task.clone());
                     let start = Instant::now();
                     let id = handle.add(spec).await.expect("add");
+                    total += start.elapsed();
+                    black_box(id);
+                }
+                handle.shutdown().await.expect("shutdown");
+                total
+            })
+        });
+    });
+    group.bench_function("once_instant_started", |b| {
+        b.iter_custom(|iters| {
+            on_worker(&rt, async move {
+                let supervisor = Supervisor::new(config(), Vec::new());
+                let handle = supervisor.serve().expect("serve");
+                warm(&handle).await;
+                let task = instant_task();
+                let mut total = Duration::ZERO;
+                for name in names("s-", iters) {
+                    let spec = TaskSpec::once(name, task.clone());
+                    let start = Instant::now();
+                    let id = handle.add(spec).started().await.expect("started");
                     total += start.elapsed();
                     black_box(id);
                 }

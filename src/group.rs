@@ -8,11 +8,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::task::TaskSpec;
 
 /// Which members restart when one member's attempt ends and its own restart policy
 /// restarts it (the strategies of the Erlang/OTP `supervisor` manual, "Restart Strategy").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// Serialized by variant name (`"OneForAll"`), as [`TaskState`](crate::TaskState) is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum GroupStrategy {
     /// Only that member restarts, after its own backoff (OTP `one_for_one`). The default.
@@ -138,6 +141,7 @@ impl TaskGroup {
             .iter()
             .find_map(|m| crate::name::problem(m.name()).map(|reason| (m.name(), reason)))
         {
+            let member = crate::name::shown(member);
             return Some(format!("member name '{member}': {reason}"));
         }
         let mut seen = std::collections::HashSet::with_capacity(self.members.len());

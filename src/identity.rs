@@ -30,6 +30,13 @@ impl TaskId {
     ///
     /// # Panics
     /// Only when the sequence is exhausted (after `u64::MAX - 1` allocations).
+    /// The id whose number is `value` (an id a caller named, e.g. in an HTTP path; it may
+    /// name no registration).
+    #[cfg(feature = "http")]
+    pub(crate) const fn from_raw(value: u64) -> Self {
+        TaskId(value)
+    }
+
     pub(crate) fn next() -> Self {
         // Relaxed is enough: uniqueness comes from the atomic increment itself, and no other
         // memory is published through this counter.

@@ -52,7 +52,7 @@ impl TaskObserver {
                         Some(V::Failed { error, .. }) if error.is_ignore() => {
                             AttemptResult::Ignored
                         }
-                        Some(V::Failed { .. }) => AttemptResult::Failure,
+                        Some(V::Failed { .. } | V::StartFailed { .. }) => AttemptResult::Failure,
                         Some(V::TimedOut { .. }) => AttemptResult::Timeout,
                         Some(V::CleanupPanicked { .. }) => AttemptResult::Panic,
                     };

@@ -12,13 +12,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::error::{RuntimeError, SharedError};
 use crate::identity::TaskId;
 use crate::panic_guard::{dispose, drop_quietly};
 use crate::rejection::RejectionKind;
+
+pub use crate::outcome_kind::TaskOutcomeKind;
 
 /// How one registered (or submitted) task ended, once and for all (docs/semantics.md#outcomes).
 ///
@@ -209,49 +210,6 @@ impl TaskOutcome {
     #[cfg(feature = "test-util")]
     pub fn rejected_for_tests(kind: RejectionKind, reason: impl Into<Arc<str>>) -> Self {
         Self::rejected(kind, reason)
-    }
-}
-
-/// The variants of [`TaskOutcome`] without data, e.g. for events and metrics
-/// (docs/semantics.md#outcomes).
-///
-/// Serialized as the variant name (`"Completed"`, …).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum TaskOutcomeKind {
-    /// See [`TaskOutcome::Completed`].
-    Completed,
-    /// See [`TaskOutcome::Failed`].
-    Failed,
-    /// See [`TaskOutcome::Fatal`].
-    Fatal,
-    /// See [`TaskOutcome::Canceled`].
-    Canceled,
-    /// See [`TaskOutcome::ForceAborted`].
-    ForceAborted,
-    /// See [`TaskOutcome::Panicked`].
-    Panicked,
-    /// See [`TaskOutcome::Rejected`].
-    Rejected,
-    /// See [`TaskOutcome::Ignored`]. Label `outcome_ignored`.
-    Ignored,
-}
-
-impl TaskOutcomeKind {
-    /// The stable label: `outcome_completed`, `outcome_failed`, `outcome_fatal`,
-    /// `outcome_canceled`, `outcome_force_aborted`, `outcome_panicked`, `outcome_rejected`,
-    /// `outcome_ignored`.
-    pub const fn as_label(&self) -> &'static str {
-        match self {
-            Self::Completed => "outcome_completed",
-            Self::Failed => "outcome_failed",
-            Self::Fatal => "outcome_fatal",
-            Self::Canceled => "outcome_canceled",
-            Self::ForceAborted => "outcome_force_aborted",
-            Self::Panicked => "outcome_panicked",
-            Self::Rejected => "outcome_rejected",
-            Self::Ignored => "outcome_ignored",
-        }
     }
 }
 

@@ -6,7 +6,7 @@ pub use crate::controller::{
     AdmissionPolicy, ControllerConfig, ControllerSnapshot, ControllerSpec, SlotStatusKind, SlotView,
 };
 pub use crate::error::ControllerError;
-pub use crate::error::{BuildError, RuntimeError};
+pub use crate::error::{BuildError, RuntimeError, StartFailure};
 #[cfg(feature = "logging")]
 pub use crate::events::LogWriter;
 #[cfg(feature = "tracing")]

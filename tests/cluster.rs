@@ -257,6 +257,18 @@ async fn scenario() {
         .unwrap()
         .expect("has a controller");
     assert!(controller.slot("tenant").is_some(), "{controller:?}");
+    // The same slot with its queue, over the wire (`controller_slot`).
+    let tenant = remote
+        .controller_slot("tenant", 10)
+        .await
+        .unwrap()
+        .expect("tracked");
+    assert_eq!(tenant.view.slot, controller.slot("tenant").unwrap().slot);
+    assert!(tenant.queued.len() <= tenant.view.queue_depth);
+    assert_eq!(
+        remote.controller_slot("no-such-slot", 10).await.unwrap(),
+        None
+    );
     let stats = remote.event_stats().await.unwrap();
     assert!(stats.published >= received.len() as u64);
 

@@ -283,5 +283,38 @@ async fn flood_measurement() {
         name.len(),
         drained / FLOOD as u32,
     );
+
+    // Refusals of over-cap names on receipt (issue 34 trial, 1a/1b): 20,000 group and
+    // slot commands naming 2 KiB, control on, put in the mailbox at once.
+    handle.set_remote_control(RemoteControl::all());
+    let long = "g".repeat(2 << 10);
+    let started = Instant::now();
+    let mut replies = Vec::with_capacity(FLOOD);
+    for i in 0..FLOOD {
+        let (port, reply) = tokio::sync::oneshot::channel();
+        let command = match i % 3 {
+            0 => Command::PauseGroup(long.as_str().into()),
+            1 => Command::CancelGroup(long.as_str().into()),
+            _ => Command::CancelSlot(long.as_str().into()),
+        };
+        let request = ControlRequest::new(command, "peer");
+        query
+            .send_message(QueryMessage::Control(request, port.into()))
+            .unwrap();
+        replies.push(reply);
+    }
+    let (mut refused, mut other) = (0, 0);
+    for reply in replies {
+        match reply.await {
+            Ok(Err(QueryError::Refused { .. })) => refused += 1,
+            _ => other += 1,
+        }
+    }
+    let drained = started.elapsed();
+    println!(
+        "OVERCAP commands={FLOOD} name_bytes={} refused={refused} other={other} all_answered_in={drained:?} per_refusal={:?}",
+        long.len(),
+        drained / FLOOD as u32,
+    );
     handle.shutdown().await.unwrap();
 }

@@ -9,7 +9,8 @@
 //!   (which also bounds its slots and pending items) and `max_slot_queue` 0–2, and two
 //!   counting subscribers (a tiny slow lane and a wide one) in four cases out of five;
 //! - operations: `add` in every form (plain, `.watch()`, `add_and_watch`,
-//!   `try_add_and_watch`, `.watch().fail_fast()`) over four shared names; `remove` and
+//!   `try_add_and_watch`, `.watch().fail_fast()`, `.watch().started()`) over four shared
+//!   names; `remove` and
 //!   `cancel` by id and by name, fail-fast or not, `cancel` with and without
 //!   `.termination_timeout`; `submit` in every form with each `AdmissionPolicy` on three
 //!   shared slots (explicit slots over unique names, or the slot as the task name);
@@ -33,7 +34,10 @@
 //! - before any end, operations fail only for reasons their options and the state allow:
 //!   no `ShuttingDown`, no `TaskAlreadyExists` for a name whose earlier registrations all
 //!   settled, no limit or full queue while all earlier work had settled;
-//! - a prepared submission keeps its id; a waiter watches the id its intake returned.
+//! - a prepared submission keeps its id; a waiter watches the id its intake returned;
+//! - `started()` (`system_model/started.rs`) resolves, `Ok` only if an attempt of its
+//!   task ran, never `StartFailed` (no actor tasks here), `EndedBeforeStart` only if
+//!   none ran.
 //!
 //! After the run (`system_model/invariants.rs`):
 //! - every waiter resolves, by the end's stop window plus the slack: `grace` (or a
@@ -83,6 +87,8 @@ mod plan;
 mod probe;
 #[path = "system_model/run.rs"]
 mod run;
+#[path = "system_model/started.rs"]
+mod started;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};

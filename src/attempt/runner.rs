@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::events::{Event, EventKind, EventSink};
 use crate::identity::TaskId;
 use crate::panic_guard::{dispose, drop_quietly, panic_message, try_drop};
-use crate::task::{AttemptIdentity, Heartbeat, TaskContext, TaskError, TaskRef};
+use crate::task::{AttemptIdentity, Heartbeat, StartPromise, TaskContext, TaskError, TaskRef};
 
 use super::watchdog::{StallWatch, stall_reason};
 
@@ -64,6 +64,10 @@ pub(crate) struct TaskShared {
     pub(crate) running: AtomicBool,
     /// Metric handles and span fields (features `metrics`, `tracing`; empty without).
     pub(crate) observe: crate::hooks::TaskObserver,
+    /// The start promise of `add(spec).started()` (`None` for an add that did not ask):
+    /// resolved `Ok` just before a closure body's first poll, by the host of an actor task
+    /// once its actor's `pre_start` returned (task/start.rs).
+    pub(crate) start: Option<Arc<StartPromise>>,
 }
 
 /// How one attempt ended, as the registry's restart decision sees it.
@@ -88,6 +92,24 @@ pub(crate) enum AttemptVerdict {
     /// Dropping attempt-owned data panicked (docs/semantics.md#panics): the registration ends
     /// `Panicked`.
     CleanupPanicked { reason: String },
+    /// The attempt failed (or timed out) before the task ever started, and its caller asked
+    /// for `remove_on_failure`: not retried, the registration ends `Failed` with `error`
+    /// (docs/semantics.md#start-results).
+    StartFailed { error: TaskError },
+}
+
+impl AttemptVerdict {
+    /// This verdict of an attempt that failed before its task started, when a failure then
+    /// ends the task (`remove_on_failure`): a failure or timeout becomes `StartFailed`.
+    fn before_start(self) -> Self {
+        match self {
+            AttemptVerdict::Failed { error, .. } => AttemptVerdict::StartFailed { error },
+            AttemptVerdict::TimedOut { timeout, .. } => AttemptVerdict::StartFailed {
+                error: TaskError::timeout(timeout),
+            },
+            other => other,
+        }
+    }
 }
 
 /// Clears the `running` flag on every exit path, including a force-abort that drops the
@@ -108,7 +130,25 @@ impl Drop for RunningGuard<'_> {
 /// `scope` is the attempt's own token when the registry needs to stop this attempt without
 /// ending the registration (a group restart); `started` is told once `AttemptStarting` is
 /// published (a group starts its members one after the other).
+///
+/// A failure of an attempt whose task has not started yet, under `remove_on_failure`, is
+/// final (`AttemptVerdict::StartFailed`).
 pub(crate) async fn run_attempt(
+    shared: &TaskShared,
+    attempt: u32,
+    actor: ractor::ActorCell,
+    scope: Option<CancellationToken>,
+    started: Option<tokio::sync::oneshot::Sender<()>>,
+) -> AttemptVerdict {
+    let verdict = run(shared, attempt, actor, scope, started).await;
+    match &shared.start {
+        Some(start) if start.ends_on_failure() => verdict.before_start(),
+        _ => verdict,
+    }
+}
+
+/// [`run_attempt`] before its start-failure rule.
+async fn run(
     shared: &TaskShared,
     attempt: u32,
     actor: ractor::ActorCell,
@@ -145,6 +185,9 @@ pub(crate) async fn run_attempt(
     };
     // The stall clock starts with the attempt (counted from its start, then from each beat).
     let heartbeat = shared.stall.map(|_| Heartbeat::start());
+    // An open start promise: an actor task's host resolves it, a closure task's is
+    // resolved below, right before the first poll.
+    let start = shared.start.as_ref().filter(|start| start.is_open());
     let ctx = TaskContext::for_attempt(
         attempt_token.clone(),
         AttemptIdentity {
@@ -155,6 +198,7 @@ pub(crate) async fn run_attempt(
             actor_name: shared.actor_name.clone(),
             heartbeat: heartbeat.clone(),
             stable: shared.stable.as_ref().map(crate::task::StableLink::hook),
+            start: start.filter(|start| start.by_actor()).cloned(),
         },
     );
     let started = Instant::now();
@@ -168,6 +212,9 @@ pub(crate) async fn run_attempt(
         }
     };
     let mut future = AssertUnwindSafe(future).catch_unwind();
+    if let Some(start) = start.filter(|start| !start.by_actor()) {
+        start.started();
+    }
 
     let polled = match (shared.timeout, shared.stall, &heartbeat) {
         (limit, Some(stall), Some(heartbeat)) => {

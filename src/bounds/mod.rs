@@ -20,11 +20,11 @@ mod rate;
 mod ring;
 mod text;
 
-#[cfg_attr(not(feature = "cluster"), allow(unused_imports))]
+#[cfg_attr(not(any(feature = "cluster", feature = "http")), allow(unused_imports))]
 pub(crate) use coalesce::{Coalescer, Offer, Tally};
-#[cfg_attr(not(feature = "cluster"), allow(unused_imports))]
+#[cfg_attr(not(any(feature = "cluster", feature = "http")), allow(unused_imports))]
 pub(crate) use rate::{CallBudget, CallLimits, Refusal};
-#[cfg_attr(not(feature = "cluster"), allow(unused_imports))]
+#[cfg_attr(not(any(feature = "cluster", feature = "http")), allow(unused_imports))]
 pub(crate) use ring::ByteRing;
-#[cfg_attr(not(feature = "cluster"), allow(unused_imports))]
+#[cfg_attr(not(any(feature = "cluster", feature = "http")), allow(unused_imports))]
 pub(crate) use text::{cap, fits};

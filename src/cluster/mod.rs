@@ -7,7 +7,7 @@
 //! | a `ractor_cluster::NodeServer` with a cookie | a `NodeServer` with the same cookie |
 //! | any supervisor, named with `with_name("demo")` | [`RemoteSupervisor::connect`]`(&node, "127.0.0.1:7100", "demo", timeout)` |
 //! | its relay hands every event to the supervisor's replay buffer, which numbers them | [`RemoteSupervisor::events`] long-polls for everything after its last number and yields [`WatchItem`]s |
-//! | its query actor, `"taskvisor.demo.query"`, answers [`QueryMessage`] RPCs | `list`, `snapshot`, `alive_snapshot`, `is_alive`, `task_info`, `controller_snapshot`, `event_stats`, `stream_stats`, heartbeats |
+//! | its query actor, `"taskvisor.demo.query"`, answers [`QueryMessage`] RPCs | `list`, `snapshot`, `alive_snapshot`, `is_alive`, `task_info`, `controller_snapshot`, `controller_slot`, `event_stats`, `stream_stats`, heartbeats |
 //! | [`SupervisorHandle::set_remote_control`](crate::SupervisorHandle::set_remote_control) (off by default) | [`RemoteSupervisor::cancel`], [`remove`](RemoteSupervisor::remove), [`pause`](RemoteSupervisor::pause), [`resume`](RemoteSupervisor::resume), [`shutdown`](RemoteSupervisor::shutdown) |
 //! | several supervisors, several nodes | [`ClusterView`]: one snapshot and one merged stream of all of them |
 //!
@@ -117,9 +117,9 @@ use ractor::ActorRef;
 
 pub use client::{DisconnectReason, RemoteError, RemoteOptions, RemoteSupervisor};
 pub use query::{
-    ControlRequest, DEFAULT_LOCAL_TIMEOUT, MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMANDS_IN_FLIGHT,
-    MAX_REMOTE_COMMANDS_PER_SECOND, MAX_TARGET_NAME_BYTES, QueryMessage, QueryResult,
-    REFUSAL_INTERVAL, REFUSAL_NAMES, TaskList, query_name,
+    ControlRequest, DEFAULT_LOCAL_TIMEOUT, MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMAND_WAIT,
+    MAX_REMOTE_COMMANDS_IN_FLIGHT, MAX_REMOTE_COMMANDS_PER_SECOND, MAX_TARGET_NAME_BYTES,
+    QueryMessage, QueryResult, REFUSAL_INTERVAL, REFUSAL_NAMES, TaskList, query_name,
 };
 pub use query_error::QueryError;
 pub(crate) use stream::Serving;
@@ -149,9 +149,12 @@ pub(crate) struct ClusterPresence {
 }
 
 impl ClusterPresence {
-    /// The serving side, created before the relay so that the relay can hand it batches.
-    pub(crate) fn serving() -> std::sync::Arc<Serving> {
-        Serving::new()
+    /// The serving side over the supervisor's replay recorder (created before the relay,
+    /// so that the relay can hand the recorder batches).
+    pub(crate) fn serving(
+        recorder: std::sync::Arc<crate::replay::Recorder>,
+    ) -> std::sync::Arc<Serving> {
+        Serving::new(recorder)
     }
 
     /// Spawns the supervisor's query actor (see `query.rs`) over `serving`.
@@ -163,7 +166,6 @@ impl ClusterPresence {
         serving: std::sync::Arc<Serving>,
         events: &crate::events::EventSink,
         registry: &ActorRef<crate::registry::RegistryMessage>,
-        relay: &ActorRef<crate::events::RelayMessage>,
         #[cfg(feature = "controller")] controller: Option<
             ActorRef<crate::controller::ControllerMessage>,
         >,
@@ -173,7 +175,6 @@ impl ClusterPresence {
             &serving,
             events,
             registry,
-            relay,
             #[cfg(feature = "controller")]
             controller,
         )?;

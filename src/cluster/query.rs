@@ -1,8 +1,10 @@
 //! The query actor: one per supervisor, the remotable face of its read-only queries.
 //!
-//! Owns: nothing but references to the supervisor's registry, relay and controller.
+//! Owns: nothing but references to the supervisor's registry, controller and event sink
+//! (its counters, shared with the relay).
 //! Takes: [`QueryMessage`] RPCs, from local actors (typed) or from other nodes (serialized).
-//! Sends: the matching local RPC to the registry, controller or relay, on a task of its own
+//! Sends: the matching local RPC to the registry, controller or relay (through the event
+//! sink, as the handle's `event_stats`), on a task of its own
 //! per request, so a slow answer never blocks the next request; the reply goes back on the
 //! caller's port.
 //!
@@ -16,7 +18,8 @@
 //! Lifetime: spawned with the supervisor's other actors; stopped in the shutdown's common
 //! tail right after the relay has delivered the last events, so remote watchers get those
 //! events before they see the actor leave the group ("disconnected"). If the registry or
-//! relay dies first, the queries that need it answer [`QueryError::Unavailable`].
+//! controller dies first, the queries that need it answer [`QueryError::Unavailable`];
+//! `event_stats` keeps the counts the relay shared before it died, as the handle's does.
 //!
 //! Wire format of a remote call (see [`wire`](super::wire) for the envelope): the variant
 //! name is the stable label in [`QueryMessage::label`]; the arguments are the enveloped
@@ -44,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use super::query_error::QueryError;
 use super::stream::{EventBatch, FetchRequest, StreamStats};
 #[cfg(feature = "controller")]
-use crate::controller::ControllerSnapshot;
+use crate::controller::{ControllerSnapshot, SlotDetail, SlotLookup};
 use crate::events::EventStats;
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::{Answer, Command, CommandReply, Query, TaskInfo};
@@ -57,8 +60,8 @@ mod intake;
 
 pub(crate) use actor::spawn;
 pub use intake::{
-    MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMANDS_IN_FLIGHT, MAX_REMOTE_COMMANDS_PER_SECOND,
-    MAX_TARGET_NAME_BYTES, REFUSAL_INTERVAL, REFUSAL_NAMES,
+    MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMAND_WAIT, MAX_REMOTE_COMMANDS_IN_FLIGHT,
+    MAX_REMOTE_COMMANDS_PER_SECOND, MAX_TARGET_NAME_BYTES, REFUSAL_INTERVAL, REFUSAL_NAMES,
 };
 
 /// How long the query actor waits for the registry, controller or relay when the caller's
@@ -123,8 +126,19 @@ pub enum QueryMessage {
     /// `SupervisorHandle::controller_snapshot`).
     #[cfg(feature = "controller")]
     ControllerSnapshot(RpcReplyPort<QueryResult<Option<ControllerSnapshot>>>),
+    /// One slot with up to `limit` of its queued submissions, `None` when no tracked slot
+    /// matches or the supervisor has no controller (as
+    /// `SupervisorHandle::controller_slot`; wire label `controller_slot`).
+    #[cfg(feature = "controller")]
+    ControllerSlot(
+        SlotLookup,
+        usize,
+        RpcReplyPort<QueryResult<Option<SlotDetail>>>,
+    ),
     /// The event path's counters (as
-    /// [`SupervisorHandle::event_stats`](crate::SupervisorHandle::event_stats)).
+    /// [`SupervisorHandle::event_stats`](crate::SupervisorHandle::event_stats), from the
+    /// same counters: kept after the relay died). [`QueryError::Unavailable`] only when
+    /// the caller's timeout passes first.
     EventStats(RpcReplyPort<QueryResult<EventStats>>),
     /// A heartbeat: answered at once with the epoch of the supervisor's stream sequence.
     /// Remote clients send one every eighth of their `suspect_after`.
@@ -169,7 +183,7 @@ impl ControlRequest {
 
 impl QueryMessage {
     /// The stable wire label of the variant (`ask`, `list`, `snapshot`, `alive_snapshot`,
-    /// `is_alive`, `task_info`, `controller_snapshot`, `event_stats`, `heartbeat`, `fetch`,
+    /// `is_alive`, `task_info`, `controller_snapshot`, `controller_slot`, `event_stats`, `heartbeat`, `fetch`,
     /// `stream_stats`, `control`).
     pub fn label(&self) -> &'static str {
         match self {
@@ -181,6 +195,8 @@ impl QueryMessage {
             QueryMessage::TaskInfo(..) => TASK_INFO,
             #[cfg(feature = "controller")]
             QueryMessage::ControllerSnapshot(_) => CONTROLLER_SNAPSHOT,
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSlot(..) => CONTROLLER_SLOT,
             QueryMessage::EventStats(_) => EVENT_STATS,
             QueryMessage::Heartbeat(_) => HEARTBEAT,
             QueryMessage::Fetch(..) => FETCH,
@@ -211,6 +227,8 @@ const IS_ALIVE: &str = "is_alive";
 const TASK_INFO: &str = "task_info";
 #[cfg(feature = "controller")]
 const CONTROLLER_SNAPSHOT: &str = "controller_snapshot";
+#[cfg(feature = "controller")]
+const CONTROLLER_SLOT: &str = "controller_slot";
 const EVENT_STATS: &str = "event_stats";
 const HEARTBEAT: &str = "heartbeat";
 const FETCH: &str = "fetch";

@@ -1,29 +1,21 @@
-//! The serving side of remote event streams and remote control: the per-supervisor replay
-//! buffer, the per-supervisor stream sequence, the readers' bookkeeping and the control
-//! settings.
+//! The serving side of remote event streams and remote control: the readers' bookkeeping,
+//! the fetch budgets and the control settings, over the supervisor's replay recorder.
 //!
-//! Owns: one [`ReplayBuffer`] per supervisor (behind a mutex), fed by the relay through the
-//! [`EventTap`] hook after every delivered batch, in delivery order; the [`RemoteControl`]
-//! settings; a bounded table of the readers that fetched recently.
-//! Takes: `Fetch` requests from the query actor (long polls) and the relay's batches.
-//! Sends: nothing by itself; a fetch waiting for events is woken through a `Notify`.
+//! Owns: the [`RemoteControl`] settings; a bounded table of the readers that fetched
+//! recently; the fetch budget. Shares: the supervisor's replay recorder (`replay/`, also
+//! read by the HTTP face's event stream), which holds the per-supervisor stream sequence
+//! and the replay buffer, fed by the relay.
+//! Takes: `Fetch` requests from the query actor (long polls).
+//! Sends: nothing by itself; a fetch waiting for events is woken through the recorder's
+//! `Notify`.
 //!
-//! # Sequence numbers
-//! Every event that reaches the buffer gets the next number of the supervisor's stream
-//! sequence (1, 2, 3, … without gaps), assigned here, where the stream is produced. The
-//! numbers belong to one *epoch*: a random id drawn when the supervisor is served. A
-//! supervisor served again (for example after its node restarted) has another epoch, and
-//! its sequence starts again at 1. Recording starts with the first fetch of any remote
-//! reader (before that the events are not even built, as with no listener at all) and goes
-//! on until the supervisor shuts down.
-//!
-//! # Replay
-//! The buffer keeps the newest sequenced events within `capacity` events (default
-//! [`DEFAULT_REPLAY_CAPACITY`]) and a byte budget of their encoded sizes (default
-//! [`DEFAULT_REPLAY_BUDGET`]). A reader asks for everything after the last sequence it
-//! has; it gets what the buffer still holds, in order, and a [`Gap`] naming exactly the
-//! numbers that fell out of it. A request for a sequence beyond the newest one of the same
-//! epoch is answered [`QueryError::SequenceFromTheFuture`](super::QueryError::SequenceFromTheFuture).
+//! # Sequence numbers and replay
+//! See `replay/mod.rs`: one sequence per epoch, numbered where the stream is produced;
+//! recording starts with the first fetch of any remote reader (or the first HTTP event
+//! stream). A reader asks for everything after the last sequence it has; it gets what the
+//! buffer still holds, in order, and a [`Gap`] naming exactly the numbers that fell out of
+//! it. A request for a sequence beyond the newest one of the same epoch is answered
+//! [`QueryError::SequenceFromTheFuture`](super::QueryError::SequenceFromTheFuture).
 //!
 //! # Budgets
 //! Replies are bounded by [`FetchLimits`] (replies and encoded bytes in flight, globally
@@ -32,31 +24,25 @@
 //! with the buffer (`Arc`), so a reply costs its encoding, not a copy of its events.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use super::query_error::QueryError;
-use crate::events::{Event, EventSink, EventTap};
 use crate::registry::Command;
+pub(crate) use crate::replay::lock;
+pub use crate::replay::{DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_CAPACITY, Gap, SequencedEvent};
+#[cfg(test)]
+pub(crate) use crate::replay::{REPLY_OVERHEAD, ReplayBuffer, wire_size};
+use crate::replay::{Recorder, ReplayError, ReplayRead};
 
 mod budget;
-mod buffer;
 
 pub use budget::{BUSY_RETRY_AFTER, FetchLimits, FetchLimitsError};
 use budget::{Budget, Lease};
-pub(crate) use buffer::ReplayBuffer;
-
-/// Default capacity of a supervisor's replay buffer, in events.
-pub const DEFAULT_REPLAY_CAPACITY: usize = 10_000;
-
-/// Default byte budget of a supervisor's replay buffer: the sum of its events' encoded
-/// sizes, at most (32 MiB).
-pub const DEFAULT_REPLAY_BUDGET: usize = 32 << 20;
 
 /// Most events one fetch returns.
 pub const MAX_BATCH: u32 = 4_096;
@@ -75,51 +61,6 @@ const MAX_READERS: usize = 1_024;
 /// interval (the `wait_ms` of its last request): the time it gets to take the reply in and
 /// ask again before the shutdown flush stops waiting for it.
 const REPLY_SLACK: Duration = Duration::from_millis(100);
-
-/// One event with its place in the supervisor's stream sequence.
-///
-/// Dereferences to the [`Event`], so `item.kind` and the other fields read as before.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SequencedEvent {
-    /// The event's number in its supervisor's stream sequence: 1 for the first recorded
-    /// event of an epoch, then +1 per event, without gaps on the serving side.
-    pub seq: u64,
-    /// The event as the serving node's relay delivered it (its own `seq` and `at` are the
-    /// serving process's construction counter and clock). Shared with the serving node's
-    /// replay buffer (and on the wire encoded as the plain event).
-    pub event: Arc<Event>,
-}
-
-impl std::ops::Deref for SequencedEvent {
-    type Target = Event;
-
-    fn deref(&self) -> &Event {
-        &self.event
-    }
-}
-
-/// Stream sequence numbers that a reader asked for but the serving node no longer holds:
-/// `from..=to`, both inclusive, so exactly `to - from + 1` events were lost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Gap {
-    /// The first lost sequence number.
-    pub from: u64,
-    /// The last lost sequence number.
-    pub to: u64,
-}
-
-impl Gap {
-    /// How many events the gap covers (`to - from + 1`).
-    pub fn len(&self) -> u64 {
-        self.to - self.from + 1
-    }
-
-    /// Always false: a gap covers at least one event.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-}
 
 /// A fetch request (the argument of `QueryMessage::Fetch` on the wire).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -200,6 +141,27 @@ pub struct EventBatch {
 }
 
 impl EventBatch {
+    /// The batch of one buffer read, holding no budget yet.
+    fn from_read(read: ReplayRead) -> Self {
+        let ReplayRead {
+            epoch,
+            head,
+            restarted,
+            gap,
+            events,
+            closed,
+        } = read;
+        EventBatch {
+            epoch,
+            head,
+            restarted,
+            gap,
+            events,
+            closed,
+            lease: None,
+        }
+    }
+
     /// The sequence the reader has after this batch, given the request's `after`: the last
     /// event's, else the gap's end, else `after`, else (a "from now" request, or a new
     /// epoch with nothing buffered) `head`.
@@ -341,7 +303,7 @@ impl RemoteControl {
             Command::PauseGroup(_) | Command::ResumeGroup(_) => self.pause_group,
             Command::CancelGroup(_) | Command::RemoveGroup(_) => self.end_group,
             Command::RestartNow(_) | Command::RestartGroupNow(_) => self.restart,
-            Command::Add(_) => false,
+            Command::Add(_) | Command::AddStarted { .. } => false,
         }
     }
 }
@@ -376,43 +338,33 @@ impl ReaderSeen {
 
 /// The serving side of one supervisor (see the module documentation).
 pub(crate) struct Serving {
-    buffer: Mutex<ReplayBuffer>,
-    notify: Notify,
-    active: AtomicBool,
+    recorder: Arc<Recorder>,
     waiting: Arc<Semaphore>,
     readers: Mutex<HashMap<u64, ReaderSeen>>,
     budget: Arc<Mutex<Budget>>,
     control: Mutex<RemoteControl>,
-    events: OnceLock<EventSink>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+impl From<ReplayError> for QueryError {
+    fn from(error: ReplayError) -> Self {
+        match error {
+            ReplayError::FromTheFuture { requested, head } => {
+                QueryError::SequenceFromTheFuture { requested, head }
+            }
+        }
+    }
 }
 
 impl Serving {
-    pub(crate) fn new() -> Arc<Self> {
+    /// The serving side over `recorder` (the supervisor's one replay recorder).
+    pub(crate) fn new(recorder: Arc<Recorder>) -> Arc<Self> {
         Arc::new(Serving {
-            buffer: Mutex::new(ReplayBuffer::new(
-                fastrand::u64(1..),
-                DEFAULT_REPLAY_CAPACITY,
-                DEFAULT_REPLAY_BUDGET,
-            )),
-            notify: Notify::new(),
-            active: AtomicBool::new(false),
+            recorder,
             waiting: Arc::new(Semaphore::new(MAX_WAITING_FETCHES)),
             readers: Mutex::new(HashMap::new()),
             budget: Arc::new(Mutex::new(Budget::new(FetchLimits::default()))),
             control: Mutex::new(RemoteControl::off()),
-            events: OnceLock::new(),
         })
-    }
-
-    /// Called by the supervisor once its runtime is built: the runtime's event sink.
-    pub(crate) fn attach(&self, events: EventSink) {
-        let _ = self.events.set(events);
     }
 
     pub(crate) fn control(&self) -> RemoteControl {
@@ -438,24 +390,20 @@ impl Serving {
     }
 
     pub(crate) fn set_capacity(&self, capacity: usize) {
-        let mut buffer = lock(&self.buffer);
-        let budget = buffer.budget();
-        buffer.set_limits(capacity, budget);
+        self.recorder.set_capacity(capacity);
     }
 
     pub(crate) fn set_budget(&self, budget: usize) {
-        let mut buffer = lock(&self.buffer);
-        let capacity = buffer.capacity();
-        buffer.set_limits(capacity, budget);
+        self.recorder.set_budget(budget);
     }
 
     pub(crate) fn epoch(&self) -> u64 {
-        lock(&self.buffer).epoch
+        self.recorder.epoch()
     }
 
     pub(crate) fn stats(&self) -> StreamStats {
         let (epoch, head, buffered, capacity, buffered_bytes, byte_budget) = {
-            let buffer = lock(&self.buffer);
+            let buffer = self.recorder.buffer();
             (
                 buffer.epoch,
                 buffer.head,
@@ -488,18 +436,13 @@ impl Serving {
             capacity,
             readers: lock(&self.readers).len() as u64,
             waiting_fetches: (MAX_WAITING_FETCHES - self.waiting.available_permits()) as u64,
-            recording: self.active.load(Ordering::Acquire),
+            recording: self.recorder.recording(),
         }
     }
 
-    /// Starts recording (first fetch): events are built from now on (as `event_port()`
-    /// does: the flag at once, then the relay recomputes it, counting the tap).
+    /// Starts recording (first fetch; see `Recorder::activate`).
     fn activate(&self) {
-        if !self.active.swap(true, Ordering::AcqRel)
-            && let Some(events) = self.events.get()
-        {
-            events.tap_activated();
-        }
+        self.recorder.activate();
     }
 
     fn note_reader(&self, request: &FetchRequest) {
@@ -568,11 +511,11 @@ impl Serving {
         // Waiting is bounded per supervisor; a fetch beyond the bound answers at once.
         let permit = self.waiting.clone().try_acquire_owned().ok();
         loop {
-            let notified = self.notify.notified();
+            let notified = self.recorder.notify().notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             {
-                let buffer = lock(&self.buffer);
+                let buffer = self.recorder.buffer();
                 if permit.is_none() || buffer.ready(request.epoch, request.after) {
                     break;
                 }
@@ -599,8 +542,11 @@ impl Serving {
     /// [`QueryError::SequenceFromTheFuture`] (see [`ReplayBuffer::read_bounded`]).
     fn answer(&self, request: &FetchRequest, max: usize) -> Result<EventBatch, QueryError> {
         let reply_bytes = lock(&self.budget).limits().reply_bytes;
-        let (mut batch, bytes) =
-            lock(&self.buffer).read_bounded(request.epoch, request.after, max, reply_bytes)?;
+        let (read, bytes) =
+            self.recorder
+                .buffer()
+                .read_bounded(request.epoch, request.after, max, reply_bytes)?;
+        let mut batch = EventBatch::from_read(read);
         if batch.events.is_empty() {
             return Ok(batch);
         }
@@ -622,13 +568,8 @@ impl Serving {
     /// Returns how many readers the flush found to wait for when it started (0: it
     /// returned at once).
     pub(crate) async fn close(&self, timeout: Duration) -> usize {
-        let head = {
-            let mut buffer = lock(&self.buffer);
-            buffer.close();
-            buffer.head
-        };
-        self.notify.notify_waiters();
-        if !self.active.load(Ordering::Acquire) {
+        let head = self.recorder.close();
+        if !self.recorder.recording() {
             return 0;
         }
         let awaited = |now| {
@@ -646,27 +587,18 @@ impl Serving {
     }
 }
 
-impl EventTap for Serving {
-    fn active(&self) -> bool {
-        self.active.load(Ordering::Acquire)
-    }
-
-    fn deliver(&self, events: &[Arc<Event>]) {
-        // Sized once here, outside the lock, for the byte bounds of every later reply.
-        let sizes: Vec<usize> = events
-            .iter()
-            .map(|event| buffer::wire_size(event))
-            .collect();
-        {
-            let mut buffer = lock(&self.buffer);
-            if buffer.closed {
-                return;
-            }
-            for (event, size) in events.iter().zip(sizes) {
-                buffer.push_sized(event.clone(), size);
-            }
-        }
-        self.notify.notify_waiters();
+/// Test-only reads of the pure buffer as cluster batches.
+#[cfg(test)]
+impl ReplayBuffer {
+    pub(crate) fn read(
+        &self,
+        epoch: Option<u64>,
+        after: Option<u64>,
+        max: usize,
+    ) -> Result<EventBatch, QueryError> {
+        self.read_bounded(epoch, after, max, usize::MAX)
+            .map(|(read, _)| EventBatch::from_read(read))
+            .map_err(QueryError::from)
     }
 }
 

@@ -162,6 +162,13 @@ impl Actor for ControllerActor {
             ControllerMessage::Snapshot(reply) => {
                 let _ = reply.send(state.snapshot());
             }
+            ControllerMessage::Slot {
+                lookup,
+                limit,
+                reply,
+            } => {
+                let _ = reply.send(state.slot_detail(&lookup, limit));
+            }
             ControllerMessage::Command(ControllerCommand(kind)) => match kind {
                 ControllerCommandKind::Submit(submission) => state.on_submit(&myself, submission),
                 ControllerCommandKind::Exec(exec) => state.on_exec(&myself, *exec),

@@ -1,6 +1,6 @@
 //! The controller's message enum and the payloads only the crate can build.
 //!
-//! The query variant ([`ControllerMessage::Snapshot`]) can be sent by any actor with
+//! The query variants ([`ControllerMessage::Snapshot`], [`ControllerMessage::Slot`]) can be sent by any actor with
 //! `ractor::call!`. Command variants carry opaque payloads built by
 //! [`SupervisorHandle`](crate::SupervisorHandle) (submissions, by-id remove/cancel), by the
 //! controller itself (registry decisions and capacity grants) and by the registry (owner
@@ -13,7 +13,7 @@ use ractor::{ActorRef, RpcReplyPort};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
 use super::config::ControllerConfig;
-use super::snapshot::ControllerSnapshot;
+use super::snapshot::{ControllerSnapshot, SlotDetail, SlotLookup};
 use super::spec::ControllerSpec;
 use crate::error::MAX_CAPACITY;
 use crate::identity::TaskId;
@@ -40,6 +40,17 @@ use crate::outcome::OutcomePromise;
 pub enum ControllerMessage {
     /// A point-in-time view of every tracked slot, sorted by slot key.
     Snapshot(RpcReplyPort<ControllerSnapshot>),
+    /// One slot with up to `limit` (at most
+    /// [`MAX_SLOT_QUEUE_LIST`](crate::MAX_SLOT_QUEUE_LIST)) of its queued submissions, head
+    /// first; `None` when no tracked slot matches `lookup`.
+    Slot {
+        /// Which slot.
+        lookup: SlotLookup,
+        /// How many queued submissions to list.
+        limit: usize,
+        /// The answer.
+        reply: RpcReplyPort<Option<SlotDetail>>,
+    },
     /// A state-changing command. Opaque: submit through the handle.
     Command(ControllerCommand),
 }
@@ -95,6 +106,8 @@ pub(crate) struct Submission {
     pub(crate) placed: Option<oneshot::Sender<TaskId>>,
     /// When it was submitted (feature `metrics`: the admission wait).
     pub(crate) stamp: crate::hooks::Stamp,
+    /// When it was submitted, by the wall clock ([`QueuedSubmission::submitted_at`](crate::QueuedSubmission::submitted_at)).
+    pub(crate) submitted_at: std::time::SystemTime,
 }
 
 /// State shared by the controller actor and every handle.

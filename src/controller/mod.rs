@@ -31,7 +31,8 @@
 //! - `queue`: the per-slot queue rules, pure functions and the FIFO type;
 //! - `actor`: [`ControllerActor`], wiring both to messages; `messages`:
 //!   [`ControllerMessage`];
-//! - [`snapshot`]: [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`];
+//! - [`snapshot`]: [`ControllerSnapshot`], [`SlotView`], [`SlotStatusKind`], [`SlotDetail`]
+//!   and [`QueuedSubmission`] (found by [`SlotLookup`]);
 //! - `join`: the relay that hands an owner's outcome to the submissions that joined it
 //!   (`JoinExisting`).
 //!
@@ -54,6 +55,9 @@ pub use messages::ControllerMessage;
 pub(crate) use messages::{
     ControllerCommandKind, ControllerLink, ControllerShared, Submission, command,
 };
-pub use snapshot::{ControllerSnapshot, SlotStatusKind, SlotView};
+pub use snapshot::{
+    ControllerSnapshot, MAX_SLOT_QUEUE_LIST, QueuedSubmission, SlotDetail, SlotLookup,
+    SlotStatusKind, SlotView,
+};
 pub(crate) use spec::check_slot_name;
 pub use spec::{AdmissionPolicy, ControllerSpec};

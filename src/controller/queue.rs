@@ -207,6 +207,11 @@ impl<T> SlotQueue<T> {
         self.items.is_empty()
     }
 
+    /// The pending items, head first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Pending<T>> {
+        self.items.iter()
+    }
+
     /// Appends at the tail (`Queue`, or a conditional `DropIfRunning`).
     pub(crate) fn push_back(&mut self, id: TaskId, conditional: bool, item: T) {
         self.items.push_back(Pending {

@@ -1,12 +1,17 @@
 //! [`ControllerSnapshot`], [`SlotView`] and [`SlotStatusKind`]: a point-in-time view of the
-//! controller's slots (docs/semantics.md#slots).
+//! controller's slots (docs/semantics.md#slots); [`SlotDetail`] and [`QueuedSubmission`]:
+//! one slot with its queue, found by [`SlotLookup`].
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::AdmissionPolicy;
 use crate::identity::TaskId;
+
+/// Most queued submissions one [`SlotDetail`] lists; a larger `limit` is lowered to it.
+pub const MAX_SLOT_QUEUE_LIST: usize = 1_000;
 
 /// The public status of a slot (docs/semantics.md#slots).
 ///
@@ -82,6 +87,72 @@ pub struct SlotView {
 pub struct ControllerSnapshot {
     /// Every tracked slot, sorted by key.
     pub slots: Vec<SlotView>,
+}
+
+/// Which slot a [`SlotDetail`] query asks for.
+///
+/// Non-exhaustive: match with a wildcard arm.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum SlotLookup {
+    /// The slot with this key.
+    Slot(Arc<str>),
+    /// The slot that holds this task: as its owner, or queued in it (submissions not yet
+    /// taken in by the controller are not found). O(tracked slots) for an owner.
+    Task(TaskId),
+}
+
+impl From<&str> for SlotLookup {
+    fn from(slot: &str) -> Self {
+        SlotLookup::Slot(slot.into())
+    }
+}
+
+impl From<Arc<str>> for SlotLookup {
+    fn from(slot: Arc<str>) -> Self {
+        SlotLookup::Slot(slot)
+    }
+}
+
+impl From<TaskId> for SlotLookup {
+    fn from(id: TaskId) -> Self {
+        SlotLookup::Task(id)
+    }
+}
+
+/// One submission waiting in a slot's queue, as the controller holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct QueuedSubmission {
+    /// The id the submission was given (its task's id once it starts).
+    pub id: TaskId,
+    /// Its task's name.
+    pub name: Arc<str>,
+    /// Its admission policy.
+    pub policy: AdmissionPolicy,
+    /// A `DropIfRunning` submission waiting for the owner's registry decision: it is
+    /// dropped (`SlotBusy`) if the owner is accepted.
+    pub conditional: bool,
+    /// When it was submitted (wall clock, taken by the submitting handle).
+    pub submitted_at: SystemTime,
+}
+
+/// One slot with its queue (the answer to a [`SlotLookup`]): its [`SlotView`] (owner,
+/// status, `queue_depth`: the total queued) and the first queued submissions, head first,
+/// at most the query's limit (itself at most [`MAX_SLOT_QUEUE_LIST`]).
+///
+/// Returned by
+/// [`SupervisorHandle::controller_slot`](crate::SupervisorHandle::controller_slot) and the
+/// `ControllerMessage::Slot` query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SlotDetail {
+    /// The slot's view; its `queue_depth` counts every queued submission.
+    #[serde(flatten)]
+    pub view: SlotView,
+    /// The first queued submissions, head first: `queued.len() < view.queue_depth` when the
+    /// list was cut at the limit.
+    pub queued: Vec<QueuedSubmission>,
 }
 
 impl ControllerSnapshot {

@@ -18,6 +18,7 @@
 mod build;
 mod controller;
 mod runtime;
+mod start;
 
 use std::error::Error as StdError;
 use std::num::NonZeroUsize;
@@ -26,6 +27,7 @@ use std::sync::Arc;
 pub use build::{BuildError, ConfigError};
 pub use controller::ControllerError;
 pub use runtime::{RuntimeError, SharedIoError};
+pub use start::StartFailure;
 
 /// An owned, type-erased error that can cross threads: what task bodies attach as the
 /// `source` of a `TaskError`.

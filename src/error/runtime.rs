@@ -5,8 +5,9 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::ControllerError;
+use super::{ControllerError, StartFailure};
 use crate::identity::{TaskId, TaskTarget};
+use crate::outcome_kind::TaskOutcomeKind;
 
 /// A failure of the supervisor runtime: starting it, managing tasks through the handle,
 /// waiting for an outcome, or shutting down.
@@ -239,6 +240,45 @@ pub enum RuntimeError {
     #[error(transparent)]
     Controller(ControllerError),
 
+    /// The actor of a [`TaskSpec::actor`](crate::TaskSpec::actor) task added with
+    /// `add(spec).started()` did not start: its first `pre_start` returned an error or
+    /// panicked (`reason` says which, with the text), or ractor refused the spawn. Like
+    /// OTP's `start_child` returning `{error, Reason}`. Without `.remove_on_failure()` the
+    /// task stays registered and follows its restart policy; with it, the task was not
+    /// retried, ended `Failed` with the start failure's text, and its name was free again
+    /// before this error was returned (docs/semantics.md#start-results).
+    #[error("task '{name}' failed to start: {reason}")]
+    #[non_exhaustive]
+    StartFailed {
+        /// The task's id.
+        id: TaskId,
+        /// The task's name.
+        name: Arc<str>,
+        /// Why its actor did not start.
+        reason: StartFailure,
+    },
+
+    /// A task added with `add(spec).started()` (or a member of `add_group(group).started()`)
+    /// reached its final outcome before an attempt of it started: it was removed or
+    /// cancelled while waiting (for a `max_concurrent` permit, a controller slot, its
+    /// group's start, or a paused start), the supervisor shut down first, or its first
+    /// attempts failed before starting and its policy gave up (e.g. an attempt timeout
+    /// that cut a hanging `pre_start` short). `outcome` is that outcome's kind and
+    /// `reason` its `Display` text (e.g. `outcome_canceled`); the full outcome also reaches
+    /// any waiter of the task (docs/semantics.md#start-results).
+    #[error("task '{name}' ended before it started: {reason}")]
+    #[non_exhaustive]
+    EndedBeforeStart {
+        /// The task's id.
+        id: TaskId,
+        /// The task's name.
+        name: Arc<str>,
+        /// The kind of its final outcome.
+        outcome: TaskOutcomeKind,
+        /// The final outcome's `Display` text.
+        reason: Arc<str>,
+    },
+
     /// `serve` found another live supervisor in this process using the name given to
     /// `SupervisorBuilder::with_name`. Names must be unique because they name the
     /// supervisor's actors and event group in ractor's process-global registry.
@@ -304,6 +344,8 @@ impl RuntimeError {
             Self::GroupNotFound { .. } => "runtime_group_not_found",
             Self::NoStableRef { .. } => "runtime_no_stable_ref",
             Self::StableRefType { .. } => "runtime_stable_ref_type",
+            Self::StartFailed { .. } => "runtime_start_failed",
+            Self::EndedBeforeStart { .. } => "runtime_ended_before_start",
         }
     }
 }
@@ -498,6 +540,25 @@ mod tests {
                 },
                 "runtime_stable_ref_type",
                 "the stable reference of 'db' takes u32, not u8".into(),
+            ),
+            (
+                RuntimeError::StartFailed {
+                    id,
+                    name: "db".into(),
+                    reason: StartFailure::Returned("no database".into()),
+                },
+                "runtime_start_failed",
+                "task 'db' failed to start: pre_start returned an error: no database".into(),
+            ),
+            (
+                RuntimeError::EndedBeforeStart {
+                    id,
+                    name: "job".into(),
+                    outcome: TaskOutcomeKind::Canceled,
+                    reason: "outcome_canceled".into(),
+                },
+                "runtime_ended_before_start",
+                "task 'job' ended before it started: outcome_canceled".into(),
             ),
         ]
     }

@@ -144,6 +144,14 @@ pub enum EventKind {
     /// when it is then refused.
     #[cfg(feature = "cluster")]
     RemoteCommand,
+    /// An HTTP client sent a control command (feature `http`, opt-in): `task` = the target
+    /// task, slot or group (absent for `shutdown`), `reason` = `"<command> by <label>
+    /// from <address>: <result>"` with the command's label, the bearer token's label (never
+    /// the token), the caller's socket address when the server knows it (`-` otherwise)
+    /// and the result (`ok: <reply>`, or the refusal or error). Published once the command
+    /// has run or was refused; refusals are coalesced (docs/semantics.md#http-threat-model).
+    #[cfg(feature = "http")]
+    HttpCommand,
 }
 
 impl EventKind {
@@ -191,6 +199,8 @@ impl EventKind {
             Self::SlotResumed => "slot_resumed",
             #[cfg(feature = "cluster")]
             Self::RemoteCommand => "remote_command",
+            #[cfg(feature = "http")]
+            Self::HttpCommand => "http_command",
         }
     }
 
@@ -283,6 +293,8 @@ mod tests {
         (EventKind::SlotResumed, "slot_resumed"),
         #[cfg(feature = "cluster")]
         (EventKind::RemoteCommand, "remote_command"),
+        #[cfg(feature = "http")]
+        (EventKind::HttpCommand, "http_command"),
     ];
 
     fn serde_label<T: Serialize>(value: &T) -> String {

@@ -32,7 +32,7 @@ pub use event::Event;
 #[cfg(all(test, feature = "cluster"))]
 pub(crate) use event::tests as event_tests;
 pub use kind::{BackoffSource, EventKind};
-#[cfg(feature = "cluster")]
+#[cfg(any(feature = "cluster", feature = "http"))]
 pub(crate) use relay::EventTap;
 pub(crate) use relay::{RelayActor, RelayArgs};
 pub use relay_messages::RelayMessage;

@@ -40,9 +40,9 @@ use crate::events::SubscriberEntry;
 pub(crate) struct RelayActor;
 
 /// A synchronous receiver of every delivered batch, called on the relay's task after the
-/// group members (feature `cluster`: the replay buffer of remote streams, `cluster/stream.rs`).
+/// group members (features `cluster` and `http`: the replay recorder, `replay/mod.rs`).
 /// It must not block; it counts as a listener while [`active`](Self::active) is true.
-#[cfg(feature = "cluster")]
+#[cfg(any(feature = "cluster", feature = "http"))]
 pub(crate) trait EventTap: Send + Sync {
     /// Whether the tap wants events now (read when listening is refreshed and per batch).
     fn active(&self) -> bool;
@@ -57,7 +57,7 @@ pub(crate) struct RelayArgs {
     port: Arc<OutputPort<Event>>,
     pg_group: String,
     observer: crate::hooks::Observer,
-    #[cfg(feature = "cluster")]
+    #[cfg(any(feature = "cluster", feature = "http"))]
     tap: Option<Arc<dyn EventTap>>,
 }
 
@@ -91,13 +91,13 @@ impl RelayArgs {
             port: Arc::new(OutputPort::default()),
             pg_group,
             observer: Default::default(),
-            #[cfg(feature = "cluster")]
+            #[cfg(any(feature = "cluster", feature = "http"))]
             tap: None,
         })
     }
 
     /// Adds the tap (see [`EventTap`]).
-    #[cfg(feature = "cluster")]
+    #[cfg(any(feature = "cluster", feature = "http"))]
     pub(crate) fn with_tap(mut self, tap: Arc<dyn EventTap>) -> Self {
         self.tap = Some(tap);
         self
@@ -139,7 +139,7 @@ pub(crate) struct RelayState {
     /// The batch being delivered; kept to reuse its allocation.
     batch: std::collections::VecDeque<Arc<Event>>,
     observer: crate::hooks::Observer,
-    #[cfg(feature = "cluster")]
+    #[cfg(any(feature = "cluster", feature = "http"))]
     tap: Option<Arc<dyn EventTap>>,
 }
 
@@ -155,7 +155,7 @@ impl RelayState {
             foreign: std::collections::HashSet::new(),
             batch: std::collections::VecDeque::new(),
             observer: args.observer,
-            #[cfg(feature = "cluster")]
+            #[cfg(any(feature = "cluster", feature = "http"))]
             tap: args.tap,
         }
     }
@@ -198,7 +198,7 @@ impl RelayState {
             }
         }
         self.sink.stats.delivery().count_pg_casts(delivered, failed);
-        #[cfg(feature = "cluster")]
+        #[cfg(any(feature = "cluster", feature = "http"))]
         if let Some(tap) = &self.tap
             && tap.active()
         {
@@ -258,7 +258,7 @@ impl RelayState {
 
     fn refresh_listening(&self) {
         let consumers = self.lanes.is_some() || !self.members.is_empty();
-        #[cfg(feature = "cluster")]
+        #[cfg(any(feature = "cluster", feature = "http"))]
         let consumers = consumers || self.tap.as_ref().is_some_and(|tap| tap.active());
         self.sink.stats.refresh_listening(consumers);
     }

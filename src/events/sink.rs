@@ -161,9 +161,10 @@ impl EventSink {
         }
     }
 
-    /// A tap became active (feature `cluster`: the first remote fetch): events are built
+    /// A tap became active (the replay recorder's first reader: a remote fetch or an HTTP
+    /// event stream): events are built
     /// from now on, and the relay recomputes who listens, counting the tap.
-    #[cfg(feature = "cluster")]
+    #[cfg(any(feature = "cluster", feature = "http"))]
     pub(crate) fn tap_activated(&self) {
         if let Some((relay, state)) = &self.inner {
             state.stats.listen();

@@ -1,4 +1,5 @@
 use super::*;
+use serde::Deserialize;
 
 #[test]
 fn display_is_the_label_and_the_reason() {

@@ -11,8 +11,9 @@
 //! the registry core decides the command (`registry/core/exec.rs`), so the same command on
 //! the same state gets the same answer through every door (docs/semantics.md#commands).
 //!
-//! A new command is a variant here (with its reply variant and label), its decision in the
-//! core, and, when other nodes may send it, its permission in `RemoteControl`.
+//! A new command is a variant here (with its reply variant, label and the names it carries,
+//! which the remote intake caps), its decision in the core, and, when other nodes may send
+//! it, its permission in `RemoteControl`.
 //!
 //! [`SupervisorHandle::exec`]: crate::SupervisorHandle::exec
 //! [`RegistryMessage::Exec`]: super::RegistryMessage::Exec
@@ -28,14 +29,16 @@ use crate::task::TaskSpec;
 ///
 /// Run it with [`SupervisorHandle::exec`](crate::SupervisorHandle::exec), with
 /// `ractor::call!(registry, RegistryMessage::Exec, command)` from any actor, or (feature
-/// `cluster`, every variant but `Add`) from another node with `RemoteSupervisor::exec`.
+/// `cluster`, every variant but `Add` and `AddStarted`) from another node with
+/// `RemoteSupervisor::exec`.
 /// The answer is the [`CommandReply`] variant of the same name. Serialized by variant name
-/// in snake case (e.g. `"shutdown"`, `{"cancel": {"Name": "job"}}`); `Add` is never
-/// serialized (a [`TaskSpec`] holds code).
+/// in snake case (e.g. `"shutdown"`, `{"cancel": {"Name": "job"}}`); `Add` and
+/// `AddStarted` are never serialized (a [`TaskSpec`] holds code).
 ///
 /// | command | reply | errors (besides the intake's, below) |
 /// |---|---|---|
 /// | `Add(spec)` | `Add(id)` once the registry accepted it | `TaskAlreadyExists`, `ResourceLimitReached`, `InvalidTaskSpec` (a name that breaks the one name rule, docs/semantics.md#names, is refused at the intake), `ActorNameTaken` |
+/// | `AddStarted { spec, remove_on_failure }` | `AddStarted(id)` once its first attempt started | as `Add`; `StartFailed` (its actor's `pre_start` failed), `EndedBeforeStart` (it ended first) |
 /// | `Remove(target)` | `Remove(true)` when this command claimed the task (before its cleanup); `false` for an unknown, finished or already claimed target | none |
 /// | `Cancel(target)` | `Cancel(true)` when this command claimed it, once its outcome is committed; `false` when it joined another removal (after the same wait) or the target is unknown (at once) | none |
 /// | `Pause(target)` / `Resume(target)` | `true` when this command changed the state, `false` when there was nothing to change | `TaskNotFound` |
@@ -68,6 +71,21 @@ pub enum Command {
     /// Register a task and start its first attempt (SPEC §3 `add`).
     #[serde(skip)]
     Add(TaskSpec),
+    /// Register a task and answer once its first attempt started, as OTP's `start_child`
+    /// (docs/semantics.md#start-results): for an actor task, when its actor's `pre_start`
+    /// returned `Ok`; for a closure task, when its body was first polled. The reply is
+    /// `AddStarted(id)`; a `pre_start` that failed gives `RuntimeError::StartFailed`, a
+    /// task that ended first `RuntimeError::EndedBeforeStart`. With `remove_on_failure`
+    /// a task that cannot start is not retried and its name is free again before the
+    /// error is sent (OTP: a child that cannot start is not added). What
+    /// `handle.add(spec).started()` sends.
+    #[serde(skip)]
+    AddStarted {
+        /// The task.
+        spec: TaskSpec,
+        /// End the task, instead of following its restart policy, when it cannot start.
+        remove_on_failure: bool,
+    },
     /// Claim a task and ask it to stop; answered before its cleanup (SPEC §3 `remove`).
     Remove(TaskTarget),
     /// Claim a task and wait until its outcome is committed (SPEC §3 `cancel`).
@@ -106,13 +124,14 @@ pub enum Command {
 }
 
 impl Command {
-    /// The command's stable snake_case label (`add`, `remove`, `cancel`, `pause`,
+    /// The command's stable snake_case label (`add`, `add_started`, `remove`, `cancel`, `pause`,
     /// `resume`, `shutdown`, `force_shutdown`, `pause_slot`, `resume_slot`, `cancel_slot`,
     /// `pause_group`, `resume_group`, `cancel_group`, `remove_group`, `restart_now`,
     /// `restart_group_now`): its name on the wire and in events.
     pub const fn label(&self) -> &'static str {
         match self {
             Command::Add(_) => "add",
+            Command::AddStarted { .. } => "add_started",
             Command::Remove(_) => "remove",
             Command::Cancel(_) => "cancel",
             Command::Pause(_) => "pause",
@@ -142,6 +161,7 @@ impl Command {
             // Every arm listed: a new command must say whether it names a task (the remote
             // door caps the name it returns, and `exec.rs` looks it up).
             Command::Add(_)
+            | Command::AddStarted { .. }
             | Command::Shutdown
             | Command::ForceShutdown
             | Command::PauseSlot(_)
@@ -153,6 +173,38 @@ impl Command {
             | Command::RemoveGroup(_)
             | Command::RestartGroupNow(_) => None,
         }
+    }
+
+    /// Every name the command carries (a task name of its target, a slot or a group
+    /// name; a by-id target has none), in no particular order: what the remote intake
+    /// checks against its cap (`cluster/query/control.rs`). Listed by an exhaustive match,
+    /// so a new command that carries a name must say so here.
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        let name: Option<&str> = match self {
+            // An add never crosses the network (it is refused there before this).
+            Command::Add(_)
+            | Command::AddStarted { .. }
+            | Command::Shutdown
+            | Command::ForceShutdown => None,
+            Command::Remove(target)
+            | Command::Cancel(target)
+            | Command::Pause(target)
+            | Command::Resume(target)
+            | Command::RestartNow(target) => match target {
+                TaskTarget::Name(name) => Some(name),
+                TaskTarget::Id(_) => None,
+            },
+            Command::PauseSlot(name)
+            | Command::ResumeSlot(name)
+            | Command::CancelSlot(name)
+            | Command::PauseGroup(name)
+            | Command::ResumeGroup(name)
+            | Command::CancelGroup(name)
+            | Command::RemoveGroup(name)
+            | Command::RestartGroupNow(name) => Some(name),
+        };
+        name.into_iter()
     }
 
     /// Whether it shuts the whole supervisor down (`Shutdown`, `ForceShutdown`).
@@ -168,6 +220,8 @@ impl Command {
 pub enum CommandReply {
     /// The new task's id.
     Add(TaskId),
+    /// The new task's id, once its first attempt started.
+    AddStarted(TaskId),
     /// Whether this command claimed the task.
     Remove(bool),
     /// Whether this command claimed the task (given once its outcome is committed).
@@ -230,6 +284,7 @@ impl CommandReply {
             | CommandReply::ResumeSlot(changed)
             | CommandReply::RestartNow(changed) => Some(changed),
             CommandReply::Add(_)
+            | CommandReply::AddStarted(_)
             | CommandReply::Shutdown
             | CommandReply::ForceShutdown
             | CommandReply::CancelSlot(_)
@@ -252,6 +307,7 @@ impl CommandReply {
             | CommandReply::RestartGroupNow(change)
             | CommandReply::CancelSlot(change) => Some(change),
             CommandReply::Add(_)
+            | CommandReply::AddStarted(_)
             | CommandReply::Remove(_)
             | CommandReply::Cancel(_)
             | CommandReply::Pause(_)
@@ -274,6 +330,7 @@ impl CommandReply {
             Command::RestartGroupNow(_) => CommandReply::RestartGroupNow(change),
             Command::CancelSlot(_) => CommandReply::CancelSlot(change),
             Command::Add(_)
+            | Command::AddStarted { .. }
             | Command::Remove(_)
             | Command::Cancel(_)
             | Command::Pause(_)
@@ -286,10 +343,10 @@ impl CommandReply {
         })
     }
 
-    /// The new task's id of an `Add`; `None` for the others.
+    /// The new task's id of an `Add` or `AddStarted`; `None` for the others.
     pub const fn id(&self) -> Option<TaskId> {
         match *self {
-            CommandReply::Add(id) => Some(id),
+            CommandReply::Add(id) | CommandReply::AddStarted(id) => Some(id),
             _ => None,
         }
     }
@@ -305,6 +362,7 @@ impl CommandReply {
             Command::ResumeSlot(_) => CommandReply::ResumeSlot(changed),
             Command::RestartNow(_) => CommandReply::RestartNow(changed),
             Command::Add(_)
+            | Command::AddStarted { .. }
             | Command::Shutdown
             | Command::ForceShutdown
             | Command::CancelSlot(_)
@@ -332,6 +390,17 @@ mod tests {
         );
         let back: Command = serde_json::from_str(r#""force_shutdown""#).unwrap();
         assert!(matches!(back, Command::ForceShutdown));
+    }
+
+    #[test]
+    fn every_name_a_command_carries_is_listed() {
+        let name = |command: Command| command.names().map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(name(Command::Cancel(TaskTarget::from("job"))), ["job"]);
+        assert!(name(Command::Cancel(TaskTarget::Id(TaskId::next()))).is_empty());
+        assert_eq!(name(Command::CancelSlot("slot".into())), ["slot"]);
+        assert_eq!(name(Command::PauseGroup("group".into())), ["group"]);
+        assert_eq!(name(Command::RestartGroupNow("group".into())), ["group"]);
+        assert!(name(Command::Shutdown).is_empty());
     }
 
     #[test]

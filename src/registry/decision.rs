@@ -105,6 +105,7 @@ pub(crate) fn decide_parts(
             return (decide_ignore(history.attempt, cancelled), None);
         }
         AttemptVerdict::Failed { error, elapsed } => (error, elapsed),
+        AttemptVerdict::StartFailed { error } => return decide_start_failure(error, cancelled),
     };
     decide_failure(policy, error, streak(policy, history, elapsed), cancelled)
 }
@@ -124,6 +125,22 @@ fn decide_ignore(attempt: u32, cancelled: bool) -> Decision {
         TaskOutcome::failed(text, None, None)
     };
     Decision::Finish(Finish::plain(outcome))
+}
+
+/// An attempt failed before its task started, under `remove_on_failure` (OTP: a child that
+/// cannot start is not added): not retried, whatever the policy; `Failed` with the error's
+/// text, or `Canceled` when a claim came first (the error then handed back to be dropped
+/// under the panic guard, as a cancelled retry's is).
+fn decide_start_failure(error: TaskError, cancelled: bool) -> (Decision, Option<TaskError>) {
+    if cancelled {
+        let finish = Finish::plain(TaskOutcome::Canceled);
+        return (Decision::Finish(finish), Some(error));
+    }
+    let reason: Arc<str> = error.to_string().into();
+    let exit_code = error.exit_code();
+    let source = error.into_source().map(Arc::from);
+    let outcome = TaskOutcome::failed(reason, exit_code, source);
+    (Decision::Finish(Finish::plain(outcome)), None)
 }
 
 /// The failure streak a failed attempt counts from: `retry_count`, or 0 when the attempt ran

@@ -194,6 +194,16 @@ impl GroupMachine {
         }
     }
 
+    /// The group's strategy.
+    pub(crate) fn strategy(&self) -> GroupStrategy {
+        self.strategy
+    }
+
+    /// Whether a group restart is under way (stopping its set or waiting out its delay).
+    pub(crate) fn restarting(&self) -> bool {
+        self.restart.is_some()
+    }
+
     /// The same machine, starting `batch` members per step (unit tests of the batching).
     #[cfg(test)]
     pub(crate) fn with_batch(mut self, batch: usize) -> Self {

@@ -39,7 +39,7 @@ pub(crate) fn check_task_name(spec: &TaskSpec) -> Result<(), RuntimeError> {
     match crate::name::problem(spec.name()) {
         None => Ok(()),
         Some(reason) => Err(RuntimeError::InvalidTaskSpec {
-            name: spec.name_arc().clone(),
+            name: crate::name::shown(spec.name()),
             reason: reason.into(),
         }),
     }
@@ -123,7 +123,7 @@ impl Gate {
         if self.closed() {
             return Err(RuntimeError::ShuttingDown);
         }
-        if let Command::Add(spec) = command {
+        if let Command::Add(spec) | Command::AddStarted { spec, .. } = command {
             check_task_name(spec)?;
         }
         let permit = Some(
@@ -131,7 +131,7 @@ impl Gate {
                 .await?,
         );
         let (unit, id) = match command {
-            Command::Add(spec) => {
+            Command::Add(spec) | Command::AddStarted { spec, .. } => {
                 let unit = self.units(mode, 1).await?;
                 let id = TaskId::next();
                 self.announce_add(id, spec, None);

@@ -19,7 +19,7 @@ use crate::registry::command::{Command, CommandReply};
 use crate::registry::info::TaskInfo;
 use crate::registry::intake::Pass;
 use crate::registry::query::{Answer, Query};
-use crate::task::TaskSpec;
+use crate::task::{StartPromise, TaskSpec};
 
 /// Messages of the supervisor's registry actor (an internal actor type: users hold it
 /// only as `ActorRef<RegistryMessage>`).
@@ -228,6 +228,15 @@ impl ExecReply {
         ExecReply::Done(Box::new(PickedPort { port, pick }))
     }
 
+    /// Whether its caller stopped waiting (a dropped future, a timed-out call): a wait
+    /// parked for it can be pruned.
+    pub(crate) fn abandoned(&self) -> bool {
+        match self {
+            ExecReply::Done(respond) => respond.abandoned(),
+            ExecReply::Ticket(port) => port.is_closed(),
+        }
+    }
+
     /// Answers with `result`, nothing left to wait for.
     pub(crate) fn send(self, result: Result<CommandReply, RuntimeError>) {
         match self {
@@ -305,6 +314,9 @@ pub(crate) struct AddRequest {
     /// runs (a task woken on a worker that a blocking body then holds could keep it for
     /// as long as that body blocks).
     pub(crate) held: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// The start promise, when the caller asked `started()` (task/start.rs); kept in the
+    /// registration's `TaskShared`.
+    pub(crate) start: Option<Arc<StartPromise>>,
 }
 
 impl AddRequest {
@@ -323,6 +335,7 @@ impl AddRequest {
             release: None,
             group: None,
             held: None,
+            start: None,
         }
     }
 }

@@ -38,6 +38,7 @@ pub(crate) mod life;
 mod lifecycle;
 pub(crate) mod messages;
 mod names;
+mod overview;
 pub(crate) mod permits;
 mod query;
 mod shell;
@@ -48,7 +49,7 @@ pub(crate) use actor::RegistryActor;
 pub use command::{Command, CommandReply, GroupChange};
 pub(crate) use core::RegistrySettings;
 pub use info::{PauseReason, TaskInfo, TaskState};
-pub(crate) use intake::{Gate, Mode, check_task_name};
+pub(crate) use intake::{Gate, Mode, Pass, check_task_name};
 pub(crate) use life::{LifeGuard, RegistryLife};
 pub use messages::RegistryMessage;
 pub(crate) use messages::{
@@ -57,5 +58,8 @@ pub(crate) use messages::{
 };
 #[cfg(feature = "controller")]
 pub(crate) use messages::{ReleaseHook, Stage};
+pub use overview::{
+    GroupInfo, GroupIntensity, MAX_TASK_PAGE, StateCounts, TaskFilter, TaskPage, TaskSummary,
+};
 pub(crate) use query::Pick;
 pub use query::{Answer, Query, StableCell};

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::info::TaskInfo;
+use super::overview::{GroupInfo, TaskFilter, TaskPage, TaskSummary};
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
 
@@ -54,11 +55,25 @@ pub enum Query {
     /// Local only, like `ActorOf` (its answer is an actor cell; another node finds the
     /// reference through its `pg` group, docs/semantics.md#stable-references).
     StableRef(TaskTarget),
+    /// Counts by state and of groups: [`Answer::Summary`]. Costs one pass over the
+    /// registrations, and no record.
+    Summary,
+    /// One page of the registrations that match a [`TaskFilter`], by ascending id:
+    /// [`Answer::Tasks`]. The reply holds at most
+    /// [`MAX_TASK_PAGE`](super::overview::MAX_TASK_PAGE) records whatever the registry
+    /// holds.
+    Tasks(TaskFilter),
+    /// Every supervision group with a member registered, sorted by name:
+    /// [`Answer::Groups`].
+    Groups,
+    /// One group by name: [`Answer::Group`].
+    Group(Arc<str>),
 }
 
 impl Query {
     /// The query's stable snake_case label (`list`, `snapshot`, `alive_snapshot`,
-    /// `is_alive`, `task_info`, `actor_of`): its name on the wire and in errors.
+    /// `is_alive`, `task_info`, `actor_of`, `summary`, `tasks`, `groups`, `group`): its
+    /// name on the wire and in errors.
     pub const fn label(&self) -> &'static str {
         match self {
             Query::List => "list",
@@ -68,6 +83,10 @@ impl Query {
             Query::TaskInfo(_) => "task_info",
             Query::ActorOf(_) => "actor_of",
             Query::StableRef(_) => "stable_ref",
+            Query::Summary => "summary",
+            Query::Tasks(_) => "tasks",
+            Query::Groups => "groups",
+            Query::Group(_) => "group",
         }
     }
 
@@ -105,6 +124,14 @@ pub enum Answer {
     /// `Err(RuntimeError::NoStableRef)` for a task added without one.
     #[serde(skip)]
     StableRef(Result<StableCell, RuntimeError>),
+    /// Counts by state and of groups.
+    Summary(TaskSummary),
+    /// One page of matching records, ascending by id.
+    Tasks(TaskPage),
+    /// Every group, sorted by name.
+    Groups(Vec<GroupInfo>),
+    /// The group, or `None` when no group of that name is registered.
+    Group(Option<GroupInfo>),
 }
 
 /// A task's stable reference as the registry answers [`Query::StableRef`]: the reference's
@@ -166,10 +193,14 @@ impl Answer {
             Answer::List(all) => all.len(),
             Answer::Snapshot(all) => all.len(),
             Answer::AliveSnapshot(names) => names.len(),
+            Answer::Groups(groups) => groups.len(),
             Answer::IsAlive(_)
             | Answer::TaskInfo(_)
             | Answer::ActorOf(_)
-            | Answer::StableRef(_) => 0,
+            | Answer::StableRef(_)
+            | Answer::Summary(_)
+            | Answer::Tasks(_)
+            | Answer::Group(_) => 0,
         }
     }
 
@@ -182,10 +213,15 @@ impl Answer {
                 names.sort_unstable();
                 names.dedup();
             }
+            Answer::Groups(groups) => groups.sort_unstable_by(|a, b| a.name.cmp(&b.name)),
+            // A page is ordered by the core (it picks the lowest ids while it collects).
             Answer::IsAlive(_)
             | Answer::TaskInfo(_)
             | Answer::ActorOf(_)
-            | Answer::StableRef(_) => {}
+            | Answer::StableRef(_)
+            | Answer::Summary(_)
+            | Answer::Tasks(_)
+            | Answer::Group(_) => {}
         }
         self
     }
@@ -227,6 +263,10 @@ pick! {
     TaskInfo => Option<TaskInfo>,
     ActorOf => Option<ractor::ActorCell>,
     StableRef => Result<StableCell, RuntimeError>,
+    Summary => TaskSummary,
+    Tasks => TaskPage,
+    Groups => Vec<GroupInfo>,
+    Group => Option<GroupInfo>,
 }
 
 #[cfg(test)]

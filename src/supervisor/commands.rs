@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::runtime::Runtime;
 use super::shutdown;
@@ -19,8 +19,9 @@ use crate::error::RuntimeError;
 use crate::identity::TaskId;
 use crate::outcome::{OutcomePromise, TaskWaiter};
 use crate::registry::{
-    AddRequest, Command, CommandReply, Exec, ExecReply, Intake, InternalKind, Mode, Ticket,
+    AddRequest, Command, CommandReply, Exec, ExecReply, Intake, InternalKind, Mode, Pass, Ticket,
 };
+use crate::task::{StartPromise, Started, TaskSpec};
 
 /// How the handle runs one command.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,21 +36,42 @@ pub(crate) struct Options {
     pub(crate) termination_timeout: Option<Duration>,
 }
 
+/// What the handle's door answered.
+pub(crate) struct Executed {
+    pub(crate) reply: CommandReply,
+    /// A watched add's waiter.
+    pub(crate) waiter: Option<TaskWaiter>,
+    /// An `AddStarted`'s start result, still to come: its caller waits for it after giving
+    /// up its share of the supervisor's ownership (a pending start keeps nothing alive).
+    pub(crate) started: Option<oneshot::Receiver<Started>>,
+}
+
+impl Executed {
+    fn reply(reply: CommandReply) -> Self {
+        Executed {
+            reply,
+            waiter: None,
+            started: None,
+        }
+    }
+}
+
 /// Runs `command` through the handle's door and returns its reply (and, for a watched add,
-/// the waiter). See [`Command`] for each reply and error.
+/// the waiter; for `AddStarted`, the start result to wait for). See [`Command`] for each
+/// reply and error.
 pub(crate) async fn exec(
     runtime: &Arc<Runtime>,
     command: Command,
     options: Options,
-) -> Result<(CommandReply, Option<TaskWaiter>), RuntimeError> {
+) -> Result<Executed, RuntimeError> {
     match command {
         Command::Shutdown => {
             let result = shutdown::join(runtime, Trigger::Requested).await;
-            return result.map(|()| (CommandReply::Shutdown, None));
+            return result.map(|()| Executed::reply(CommandReply::Shutdown));
         }
         Command::ForceShutdown => {
             let result = shutdown::force(runtime).await;
-            return result.map(|()| (CommandReply::ForceShutdown, None));
+            return result.map(|()| Executed::reply(CommandReply::ForceShutdown));
         }
         _ => {}
     }
@@ -60,24 +82,16 @@ pub(crate) async fn exec(
         fail_fast: options.fail_fast,
     };
     let pass = runtime.shared().gate().enter(mode, &command).await?;
+    let command = match command {
+        Command::Add(spec) => return add(runtime, pass, spec, None, options.watch).await,
+        Command::AddStarted {
+            spec,
+            remove_on_failure,
+        } => return add(runtime, pass, spec, Some(remove_on_failure), options.watch).await,
+        command => command,
+    };
     // Held until the reply, like a message's permit in the core.
     let _permit = pass.permit;
-    if let Command::Add(spec) = command {
-        let id = pass.id.unwrap_or_else(TaskId::next);
-        let (outcome, waiter) = promise(id, options.watch);
-        let request = AddRequest {
-            id,
-            spec,
-            outcome,
-            unit: pass.unit,
-            release: None,
-            group: None,
-            held: None,
-        };
-        let add = |port| InternalKind::Add(Box::new(request), port).into();
-        call(runtime, add).await??;
-        return Ok((CommandReply::Add(id), waiter));
-    }
     let exec = |port| {
         InternalKind::Exec(Box::new(Exec {
             command,
@@ -105,7 +119,60 @@ pub(crate) async fn exec(
         };
         committed.map_err(|_| RuntimeError::ShuttingDown)?;
     }
-    Ok((reply, None))
+    Ok(Executed::reply(reply))
+}
+
+/// The handle's add of `spec`, which passed the intake (`pass`): the registry's decision,
+/// with the waiter when `watch` and, when `start` (`Some(remove_on_failure)`), the
+/// receiver of its start promise. The command permit is held until the registry replied.
+async fn add(
+    runtime: &Arc<Runtime>,
+    pass: Pass,
+    spec: TaskSpec,
+    start: Option<bool>,
+    watch: bool,
+) -> Result<Executed, RuntimeError> {
+    let Pass { permit, unit, id } = pass;
+    let id = id.unwrap_or_else(TaskId::next);
+    let (outcome, waiter) = promise(id, watch);
+    let (start, started) = match start {
+        Some(remove_on_failure) => {
+            let name = spec.name_arc().clone();
+            let (promise, started) =
+                StartPromise::channel(id, name, spec.hosts_actor(), remove_on_failure);
+            (Some(promise), Some(started))
+        }
+        None => (None, None),
+    };
+    let reply = match start {
+        Some(_) => CommandReply::AddStarted(id),
+        None => CommandReply::Add(id),
+    };
+    let request = AddRequest {
+        id,
+        spec,
+        outcome,
+        unit,
+        release: None,
+        group: None,
+        held: None,
+        start,
+    };
+    let add = |port| InternalKind::Add(Box::new(request), port).into();
+    let accepted = call(runtime, add).await;
+    drop(permit);
+    accepted??;
+    Ok(Executed {
+        reply,
+        waiter,
+        started,
+    })
+}
+
+/// What a start promise's receiver says; a promise gone without a result means the
+/// registry went away.
+pub(super) async fn started_result(started: oneshot::Receiver<Started>) -> Started {
+    started.await.unwrap_or(Err(RuntimeError::ShuttingDown))
 }
 
 /// One call to the registry; a registry that is gone gives [`RuntimeError::ShuttingDown`].

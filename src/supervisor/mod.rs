@@ -44,10 +44,11 @@ use std::sync::atomic::AtomicU8;
 use ractor::ActorCell;
 
 pub use builder::SupervisorBuilder;
+pub use groups::{AddGroupOperation, StartedAddGroupOperation};
 pub use handle::SupervisorHandle;
 pub use operations::{
     AddOperation, CancelOperation, ExecOperation, OperationFuture, RemoveOperation,
-    WatchedAddOperation,
+    StartedAddOperation, StartedWatchedAddOperation, WatchedAddOperation,
 };
 use owner::OwnerLease;
 pub use pause::PauseOperation;

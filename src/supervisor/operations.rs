@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use super::commands::{Options, exec};
+use super::commands::{Options, exec, started_result};
 use super::owner::Owned;
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
@@ -42,6 +42,8 @@ into_future! {
     ExecOperation => Result<CommandReply, RuntimeError>,
     AddOperation => Result<TaskId, RuntimeError>,
     WatchedAddOperation => Result<TaskWaiter, RuntimeError>,
+    StartedAddOperation => Result<TaskId, RuntimeError>,
+    StartedWatchedAddOperation => Result<TaskWaiter, RuntimeError>,
     RemoveOperation => Result<bool, RuntimeError>,
     CancelOperation => Result<bool, RuntimeError>,
 }
@@ -79,7 +81,7 @@ impl ExecOperation {
 
     /// Runs the command. Same as awaiting the builder.
     pub async fn execute(self) -> Result<CommandReply, RuntimeError> {
-        let (reply, _) = exec(self.owned.runtime(), self.command, self.options).await?;
+        let (reply, _) = run(self.owned, self.command, self.options).await?;
         Ok(reply)
     }
 
@@ -91,6 +93,23 @@ impl ExecOperation {
     ) -> Result<T, RuntimeError> {
         pick(self.execute().await?).ok_or(RuntimeError::ShuttingDown)
     }
+}
+
+/// Runs `command` through the handle's door with `owned`'s share of the supervisor's
+/// ownership; an `AddStarted` gives the share up once the task was accepted, then waits
+/// for its start (a pending start does not keep the supervisor owned: dropping every
+/// handle meanwhile shuts it down, and the start ends `EndedBeforeStart`).
+async fn run(
+    owned: Owned,
+    command: Command,
+    options: Options,
+) -> Result<(CommandReply, Option<TaskWaiter>), RuntimeError> {
+    let executed = exec(owned.runtime(), command, options).await?;
+    drop(owned);
+    if let Some(started) = executed.started {
+        started_result(started).await?;
+    }
+    Ok((executed.reply, executed.waiter))
 }
 
 /// Builder returned by [`SupervisorHandle::add`](crate::SupervisorHandle::add). Awaits to `Result<TaskId, RuntimeError>`.
@@ -130,6 +149,30 @@ impl AddOperation {
         WatchedAddOperation { inner: self }
     }
 
+    /// Resolve once the task's first attempt started, as OTP's `start_child`, instead of
+    /// once the registry accepted it; see [`StartedAddOperation`].
+    pub fn started(self) -> StartedAddOperation {
+        let ExecOperation {
+            owned,
+            command,
+            options,
+        } = self.inner;
+        let command = match command {
+            Command::Add(spec) => Command::AddStarted {
+                spec,
+                remove_on_failure: false,
+            },
+            other => other,
+        };
+        StartedAddOperation {
+            inner: ExecOperation {
+                owned,
+                command,
+                options,
+            },
+        }
+    }
+
     /// Fails with [`RuntimeError::CommandQueueFull`] (or `ResourceLimitReached` for the
     /// ownership budget) instead of waiting for capacity (docs/semantics.md#admission). The
     /// registry's decision is still awaited.
@@ -160,15 +203,123 @@ impl WatchedAddOperation {
 
     /// Runs the operation and returns the id beside the waiter.
     pub(crate) async fn execute_with_id(self) -> Result<(TaskId, TaskWaiter), RuntimeError> {
-        let ExecOperation {
-            owned,
-            command,
-            mut options,
-        } = self.inner.inner;
-        options.watch = true;
-        let (reply, waiter) = exec(owned.runtime(), command, options).await?;
-        let id = reply.id().ok_or(RuntimeError::ShuttingDown)?;
-        Ok((id, waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?))
+        watched(self.inner.inner).await
+    }
+
+    /// Resolve once the task's first attempt started; see [`StartedWatchedAddOperation`].
+    pub fn started(self) -> StartedWatchedAddOperation {
+        self.inner.started().watch()
+    }
+}
+
+/// Runs the add `operation` with a waiter: `(id, waiter)`.
+async fn watched(operation: ExecOperation) -> Result<(TaskId, TaskWaiter), RuntimeError> {
+    let ExecOperation {
+        owned,
+        command,
+        mut options,
+    } = operation;
+    options.watch = true;
+    let (reply, waiter) = run(owned, command, options).await?;
+    let id = reply.id().ok_or(RuntimeError::ShuttingDown)?;
+    Ok((id, waiter.ok_or(RuntimeError::OutcomeUnavailable { id })?))
+}
+
+/// [`AddOperation`] after `.started()`: awaits to `Result<TaskId, RuntimeError>` once the
+/// task's first attempt started, as OTP's `start_child` returns once the child's `init`
+/// did (docs/semantics.md#start-results). It is `IntoFuture`, not a `Future`: `.await`
+/// it, or call `.execute()` where a `Future` is needed.
+///
+/// "Started": for an actor task ([`TaskSpec::actor`]), its actor's `pre_start` returned
+/// `Ok`; for a closure task, its body was first polled. A task that waits to run (for a
+/// `max_concurrent` permit, a paused start, a controller slot) has not started: the call
+/// waits as long as the task does, with no bound of its own (wrap it in
+/// `tokio::time::timeout` for one; the task is unaffected), and resolves with the task's
+/// end if it ends first. A `pre_start` that hangs is cut short by the task's attempt
+/// timeout (`with_timeout`), if it has one: that attempt then fails and the task follows
+/// its restart policy. The command permit is held only until the registry accepted the
+/// task, not during the wait.
+///
+/// A `pre_start` that failed gives [`RuntimeError::StartFailed`] and the task follows its
+/// restart policy as any failed attempt; with [`remove_on_failure`](Self::remove_on_failure)
+/// it is not retried instead.
+///
+/// # Errors
+/// Those of [`AddOperation`] (the registry's decision), then:
+/// - [`RuntimeError::StartFailed`]: the task's actor did not start (`reason`:
+///   `pre_start` returned an error, with its text; panicked, with its message; or ractor
+///   refused the spawn);
+/// - [`RuntimeError::EndedBeforeStart`]: the task reached its outcome before it started
+///   (removed, cancelled, shut down, or its first attempts failed before starting and its
+///   policy gave up); the error carries the outcome's kind and text;
+/// - [`RuntimeError::ShuttingDown`]: the registry went away before either.
+#[must_use = "an add does nothing until awaited or executed"]
+pub struct StartedAddOperation {
+    inner: ExecOperation,
+}
+
+/// [`StartedAddOperation`] with a waiter (`add(spec).watch().started()`): awaits to
+/// `Result<TaskWaiter, RuntimeError>` once the task started (`waiter.id()` is its id).
+/// Same errors as [`StartedAddOperation`]; on an error the waiter is not returned (the
+/// error carries the outcome's kind and text).
+#[must_use = "an add does nothing until awaited or executed"]
+pub struct StartedWatchedAddOperation {
+    inner: StartedAddOperation,
+}
+
+impl StartedAddOperation {
+    /// OTP's rule for a child that cannot start: it is not added. If the task has not
+    /// started when its first attempt fails (its actor's `pre_start` returned an error or
+    /// panicked, the spawn was refused, or the attempt timed out or failed before
+    /// starting), it is not retried: it ends `Failed` with that failure's text, its name
+    /// is free again, and then this call returns the error (`StartFailed`, or
+    /// `EndedBeforeStart` for a failure that was not its actor's start).
+    pub fn remove_on_failure(mut self) -> Self {
+        if let Command::AddStarted {
+            remove_on_failure, ..
+        } = &mut self.inner.command
+        {
+            *remove_on_failure = true;
+        }
+        self
+    }
+
+    /// As [`AddOperation::fail_fast`].
+    pub fn fail_fast(self) -> Self {
+        StartedAddOperation {
+            inner: self.inner.fail_fast(),
+        }
+    }
+
+    /// Also returns a [`TaskWaiter`] (the same as `add(spec).watch().started()`).
+    pub fn watch(self) -> StartedWatchedAddOperation {
+        StartedWatchedAddOperation { inner: self }
+    }
+
+    /// Runs the operation. Same as awaiting the builder.
+    pub async fn execute(self) -> Result<TaskId, RuntimeError> {
+        self.inner.pick(|reply| reply.id()).await
+    }
+}
+
+impl StartedWatchedAddOperation {
+    /// As [`StartedAddOperation::remove_on_failure`].
+    pub fn remove_on_failure(self) -> Self {
+        StartedWatchedAddOperation {
+            inner: self.inner.remove_on_failure(),
+        }
+    }
+
+    /// As [`AddOperation::fail_fast`].
+    pub fn fail_fast(self) -> Self {
+        StartedWatchedAddOperation {
+            inner: self.inner.fail_fast(),
+        }
+    }
+
+    /// Runs the operation. Same as awaiting the builder.
+    pub async fn execute(self) -> Result<TaskWaiter, RuntimeError> {
+        watched(self.inner.inner).await.map(|(_, waiter)| waiter)
     }
 }
 

@@ -118,6 +118,10 @@ async fn workflow(runtime: &Arc<Runtime>, trigger: Trigger) -> Result<(), Runtim
     // "disconnected") only after the final events.
     #[cfg(feature = "cluster")]
     actors.cluster().close().await;
+    // The HTTP event streams end with the last recorded event (a no-op after the cluster's
+    // close, which closed the same recorder).
+    #[cfg(all(feature = "http", not(feature = "cluster")))]
+    shared.replay().close();
     #[cfg(feature = "controller")]
     actors.stop_controller().await;
     // Waited for, so its name (and the supervisor's) is free once `shutdown` returns: a

@@ -136,11 +136,11 @@ fn hand_above_its_doors(above: &Above, runtime: &Arc<Runtime>) {
     }
 }
 
-/// Hands the serving side the just-built runtime's event sink.
-#[cfg(feature = "cluster")]
-fn attach_cluster(runtime: &Arc<Runtime>) {
+/// Hands the replay recorder the just-built runtime's event sink.
+#[cfg(any(feature = "cluster", feature = "http"))]
+fn attach_replay(runtime: &Arc<Runtime>) {
     let events = runtime.shared().events().clone();
-    runtime.actors().cluster().serving_side().attach(events);
+    runtime.shared().replay().attach(events);
 }
 
 /// How a runtime tells the application it ended: the parent to link under
@@ -176,10 +176,12 @@ impl Runtime {
         let event_group = format!("taskvisor.{name}.events");
         let relay_args = RelayArgs::new(&config, subscribers, event_group.clone())?
             .with_observer(observer.clone());
+        #[cfg(any(feature = "cluster", feature = "http"))]
+        let replay = crate::replay::Recorder::new();
+        #[cfg(any(feature = "cluster", feature = "http"))]
+        let relay_args = relay_args.with_tap(replay.clone());
         #[cfg(feature = "cluster")]
-        let serving = crate::cluster::ClusterPresence::serving();
-        #[cfg(feature = "cluster")]
-        let relay_args = relay_args.with_tap(serving.clone());
+        let serving = crate::cluster::ClusterPresence::serving(replay.clone());
         let sink_state = relay_args.sink_state();
         let event_port = relay_args.port();
         let lanes = relay_args.lanes();
@@ -284,7 +286,6 @@ impl Runtime {
             serving,
             &events,
             &registry,
-            &relay,
             #[cfg(feature = "controller")]
             controller.as_ref().map(|link| link.actor.clone()),
         )
@@ -304,14 +305,16 @@ impl Runtime {
             events,
             port: event_port,
             group: event_group,
+            #[cfg(any(feature = "cluster", feature = "http"))]
+            replay,
         };
         let shared = Shared::new(name, config, defaults, path, gate);
         let stopping = Stopping::new(root_token, started, shutdown_report);
         let runtime = Arc::new(Runtime::new(actors, shared, stopping));
         hand_above_its_doors(&above, &runtime);
         hand_link_the_shutdown(&link_shutdown, &runtime);
-        #[cfg(feature = "cluster")]
-        attach_cluster(&runtime);
+        #[cfg(any(feature = "cluster", feature = "http"))]
+        attach_replay(&runtime);
         start_watchers(
             &runtime,
             parent_link.map(|(_, gone)| gone),

@@ -178,6 +178,7 @@ fn cast(
         intake: Some(permit),
         placed,
         stamp: crate::observe::Stamp::now(),
+        submitted_at: std::time::SystemTime::now(),
     };
     link.actor
         .cast(command(ControllerCommandKind::Submit(Box::new(submission))))

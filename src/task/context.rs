@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::TaskError;
 use super::heartbeat::Heartbeat;
 use super::stable_ref::StableHook;
+use super::start::StartPromise;
 use crate::identity::TaskId;
 
 /// Cancellation scope of one attempt (docs/semantics.md#cancellation).
@@ -36,6 +37,9 @@ pub struct TaskContext {
     heartbeat: Option<Arc<Heartbeat>>,
     /// The registration's stable reference, for a hosted actor to tell of its incarnations.
     stable: Option<StableHook>,
+    /// The registration's start promise while it is open, for an actor task (its host
+    /// resolves it when the actor's `pre_start` returned).
+    start: Option<Arc<StartPromise>>,
 }
 
 /// Who an attempt is, for [`TaskContext::for_attempt`].
@@ -47,6 +51,7 @@ pub(crate) struct AttemptIdentity {
     pub(crate) actor_name: Option<Arc<str>>,
     pub(crate) heartbeat: Option<Arc<Heartbeat>>,
     pub(crate) stable: Option<StableHook>,
+    pub(crate) start: Option<Arc<StartPromise>>,
 }
 
 impl TaskContext {
@@ -62,6 +67,7 @@ impl TaskContext {
             actor_name: None,
             heartbeat: None,
             stable: None,
+            start: None,
         }
     }
 
@@ -76,6 +82,7 @@ impl TaskContext {
             actor_name: who.actor_name,
             heartbeat: who.heartbeat,
             stable: who.stable,
+            start: who.start,
         }
     }
 
@@ -87,6 +94,11 @@ impl TaskContext {
     /// The registration's stable reference, if the spec has one.
     pub(crate) fn stable(&self) -> Option<&StableHook> {
         self.stable.as_ref()
+    }
+
+    /// The open start promise an actor task's host resolves (`add(spec).started()`).
+    pub(crate) fn start_promise(&self) -> Option<&Arc<StartPromise>> {
+        self.start.as_ref()
     }
 
     /// The ractor name for the hosted actor of this attempt, if the spec set one.
@@ -190,6 +202,7 @@ impl TaskContext {
             actor_name: self.actor_name.clone(),
             heartbeat: self.heartbeat.clone(),
             stable: self.stable.clone(),
+            start: self.start.clone(),
         }
     }
 

@@ -18,6 +18,10 @@
 //! | `pre_start` returns `Err` | `TaskError::Fail` (`"actor failed to start: pre_start returned an error: <text>"`) |
 //! | `pre_start` panics | `TaskError::Fail` (`"actor failed to start: pre_start panicked: <message>"`) |
 //!
+//! Added with `add(spec).started()`, the host also tells the registration's start promise
+//! (`start.rs`) how the first `pre_start` ended, right after `spawn_linked` returned: `Ok`,
+//! or the typed [`StartFailure`] (docs/semantics.md#start-results).
+//!
 //! So [`RestartPolicy::Always`](crate::RestartPolicy) is OTP's *permanent* child,
 //! `OnFailure` *transient* and `Never` *temporary*.
 //!
@@ -34,6 +38,7 @@ use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::sync::oneshot;
 
 use super::stable_ref::Relay;
+use super::start::StartPromise;
 use super::start_guard::{self, StartFailure};
 use super::{Task, TaskContext, TaskError, TaskSpec};
 
@@ -173,6 +178,7 @@ where
             last: self.last.clone(),
             relay: ctx.stable().and_then(|hook| hook.relay::<A::Msg>()),
             report,
+            start: ctx.start_promise().cloned(),
         };
         let started = match ctx.actor() {
             Some(parent) => Actor::spawn_linked(None, host, hosted, parent.clone()).await,
@@ -217,6 +223,9 @@ struct Hosted<A: Actor> {
     /// The registration's stable reference, told of each incarnation's start and end.
     relay: Option<Arc<Relay<A::Msg>>>,
     report: oneshot::Sender<ChildExit>,
+    /// The registration's open start promise (`add(spec).started()`), resolved once the
+    /// actor's `pre_start` returned.
+    start: Option<Arc<StartPromise>>,
 }
 
 /// State of the host: where to report, and the hosted actor's cell.
@@ -226,6 +235,7 @@ struct HostState<A: Actor> {
     relay: Option<Arc<Relay<A::Msg>>>,
     report: Option<oneshot::Sender<ChildExit>>,
     child: Option<ActorCell>,
+    start: Option<Arc<StartPromise>>,
 }
 
 /// Whatever ends the host (its child's exit, a kill by a timeout or force-abort), ractor
@@ -261,6 +271,7 @@ impl<A: Actor> Actor for AttemptHost<A> {
             relay: hosted.relay,
             report: Some(hosted.report),
             child: None,
+            start: hosted.start,
         })
     }
 
@@ -272,7 +283,14 @@ impl<A: Actor> Actor for AttemptHost<A> {
         let Some((actor, arguments, name)) = state.pending.take() else {
             return Ok(());
         };
-        match start_guard::spawn_linked(name, actor, arguments, myself.get_cell()).await {
+        let started = start_guard::spawn_linked(name, actor, arguments, myself.get_cell()).await;
+        if let Some(start) = state.start.take() {
+            match &started {
+                Ok(_) => start.started(),
+                Err(failure) => start.failed(failure.clone()),
+            }
+        }
+        match started {
             Ok(child) => {
                 let cell = child.get_cell();
                 if let Some(relay) = &state.relay {

@@ -8,6 +8,7 @@ mod heartbeat;
 mod hosted_actor;
 mod spec;
 pub(crate) mod stable_ref;
+mod start;
 pub(crate) mod start_guard;
 // The file name `task.rs` is fixed by the crate layout; the trait lives
 // here next to its adapter.
@@ -24,4 +25,5 @@ pub use hosted_actor::{FATAL_STOP_PREFIX, IGNORE_STOP_REASON, SHUTDOWN_STOP_PREF
 pub(crate) use spec::{Resolved, ResolvedPolicy};
 pub use spec::{TaskSetting, TaskSpec};
 pub(crate) use stable_ref::{Loss, LossReport, OpenArgs, StableLink};
+pub(crate) use start::{StartPromise, StartReply, Started};
 pub use task::{Task, TaskFn, TaskRef};

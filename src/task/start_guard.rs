@@ -14,22 +14,8 @@ use ractor::{
     Actor, ActorCell, ActorName, ActorProcessingErr, ActorRef, SpawnErr, SupervisionEvent,
 };
 
+pub(crate) use crate::error::StartFailure;
 use crate::panic_guard::{dispose, panic_message};
-
-/// Why a user's actor did not start.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum StartFailure {
-    /// Its `pre_start` returned `Err`; the error's text.
-    #[error("pre_start returned an error: {0}")]
-    Returned(String),
-    /// Its `pre_start` panicked; the panic's message.
-    #[error("pre_start panicked: {0}")]
-    Panicked(String),
-    /// ractor refused the spawn before or after `pre_start` ran (the name is taken, the
-    /// supervisor is shutting down, the actor was killed while starting); ractor's text.
-    #[error("{0}")]
-    Spawn(String),
-}
 
 /// The user's actor `A`, with a `pre_start` that reports how it failed (see the module
 /// documentation).

@@ -221,6 +221,25 @@ impl Case<'_> {
                 ));
             }
         }
+        for (work, call) in std::mem::take(&mut self.starts) {
+            match tokio::time::timeout_at(deadline, call).await {
+                Ok(Ok(verdict)) => {
+                    self.covered(verdict.covered);
+                    if let Some(violation) = verdict.violation {
+                        self.violation(violation);
+                    }
+                }
+                Ok(Err(error)) => {
+                    self.violation(format!("{}: started() panicked: {error}", work.label))
+                }
+                Err(_) => self.violation(format!(
+                    "{}: started() (or its waiter) still pending at the deadline ({} attempt(s) \
+                     started)",
+                    work.label,
+                    work.attempts()
+                )),
+            }
+        }
         // Every end fires the contexts (a kill is checked on its own when it happens), so
         // the last one bounds the wait.
         let last_end = [self.ends.shutdown, self.ends.owner_drop, self.ends.kill]

@@ -147,6 +147,8 @@ pub enum AddForm {
     TryAndWatch,
     /// `add(spec).watch().fail_fast()`.
     FailFastWatch,
+    /// `add(spec).watch().started()`, answered in the background (`started.rs`).
+    Started,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -420,6 +422,7 @@ fn op(rng: &mut fastrand::Rng, long_grace: bool) -> Op {
                     (4, AddForm::AndWatch),
                     (1, AddForm::TryAndWatch),
                     (1, AddForm::FailFastWatch),
+                    (2, AddForm::Started),
                 ],
             ),
         },

@@ -18,6 +18,7 @@ use tokio::time::Instant;
 
 use super::plan::{AddForm, Op, Plan, Policy, SLACK, SubmitForm, Target, Task};
 use super::probe::{Counting, Origin, Probe, Work, task_spec};
+use super::started::{StartVerdict, spawn_started};
 
 fn nz(n: usize) -> NonZeroUsize {
     NonZeroUsize::new(n).expect("non-zero")
@@ -69,6 +70,8 @@ pub struct Case<'a> {
     pub lanes: Option<Lanes>,
     pub works: Vec<Arc<Work>>,
     watchers: Vec<(Arc<Work>, JoinHandle<()>)>,
+    /// Background `started()` calls (`started.rs`).
+    starts: Vec<(Arc<Work>, JoinHandle<StartVerdict>)>,
     ids: Vec<TaskId>,
     prepared: Vec<(PreparedSubmission, Arc<Work>)>,
     shutdowns: Vec<JoinHandle<ShutdownCall>>,
@@ -136,6 +139,7 @@ impl<'a> Case<'a> {
             lanes,
             works: Vec::new(),
             watchers: Vec::new(),
+            starts: Vec::new(),
             ids: Vec::new(),
             prepared: Vec::new(),
             shutdowns: Vec::new(),
@@ -385,6 +389,12 @@ impl<'a> Case<'a> {
         self.works.push(work.clone());
         let spec = task_spec(&self.probe, &work);
         let handle = self.handle().clone();
+        if form == AddForm::Started {
+            self.log(format!("{} (Started) in the background", work.label));
+            let call = spawn_started(handle, spec, work.clone());
+            self.starts.push((work, call));
+            return;
+        }
         let answer = match form {
             AddForm::Plain => handle.add(spec).await.map(|id| (id, None)),
             AddForm::Watch => handle.add(spec).watch().await.map(|w| (w.id(), Some(w))),
@@ -393,7 +403,7 @@ impl<'a> Case<'a> {
                 .try_add_and_watch(spec)
                 .await
                 .map(|(i, w)| (i, Some(w))),
-            AddForm::FailFastWatch => handle
+            AddForm::FailFastWatch | AddForm::Started => handle
                 .add(spec)
                 .watch()
                 .fail_fast()

@@ -14,7 +14,9 @@ impl RemoteSupervisor {
     /// reply crosses nodes: `Shutdown` and `ForceShutdown` are answered once the shutdown
     /// started (streams then end with `Disconnected { reason: Stopped }` after the
     /// supervisor's last event), and a cancel's wait for the commit is bounded by
-    /// `query_timeout` (give the client a timeout longer than the task's stop window).
+    /// `query_timeout` (give the client a timeout longer than the task's stop window) and
+    /// by the serving side's [`MAX_REMOTE_COMMAND_WAIT`](crate::cluster::MAX_REMOTE_COMMAND_WAIT)
+    /// (30 s), after which it is answered `Unavailable` while the cancel goes on.
     /// The serving node publishes a `RemoteCommand` event naming this node and the result.
     ///
     /// # Errors
@@ -25,8 +27,9 @@ impl RemoteSupervisor {
     /// [`QueryError::UnknownTask`](crate::cluster::QueryError::UnknownTask) for a pause or
     /// resume of a task not registered there;
     /// [`QueryError::Refused`](crate::cluster::QueryError::Refused) with the supervisor's
-    /// error otherwise (shutting down, command queue full, unknown slot), or for a task or
-    /// slot name longer than [`MAX_TARGET_NAME_BYTES`](crate::cluster::MAX_TARGET_NAME_BYTES);
+    /// error otherwise (shutting down, command queue full, unknown slot), or for a task,
+    /// slot or group name longer than
+    /// [`MAX_TARGET_NAME_BYTES`](crate::cluster::MAX_TARGET_NAME_BYTES);
     /// [`QueryError::Busy`](crate::cluster::QueryError::Busy) beyond the serving side's
     /// remote-command budget (docs/semantics.md#remote-control; not retried here: the
     /// command did not run, send it again after `retry_after_ms`); and as

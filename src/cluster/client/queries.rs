@@ -99,6 +99,28 @@ impl RemoteSupervisor {
             .await
     }
 
+    /// One remote slot with its first `limit` queued submissions (as
+    /// [`SupervisorHandle::controller_slot`](crate::SupervisorHandle::controller_slot));
+    /// `Ok(None)` when no tracked slot matches or that supervisor has no controller
+    /// ([`controller_snapshot`](Self::controller_snapshot) tells which).
+    ///
+    /// # Errors
+    /// As [`list`](Self::list) (operation `"controller_slot"`);
+    /// [`QueryError::Unsupported`](crate::cluster::QueryError::Unsupported) when the remote node
+    /// was built without `controller` or predates this query.
+    #[cfg(feature = "controller")]
+    pub async fn controller_slot(
+        &self,
+        lookup: impl Into<crate::controller::SlotLookup>,
+        limit: usize,
+    ) -> Result<Option<crate::controller::SlotDetail>, RemoteError> {
+        let lookup = lookup.into();
+        self.query("controller_slot", move |reply| {
+            QueryMessage::ControllerSlot(lookup, limit, reply)
+        })
+        .await
+    }
+
     /// The remote supervisor's event counters. Its `group_delivered` counts casts into the
     /// event group members' mailboxes (actors with `Msg = Event`; remote streams of this
     /// crate are not members: see [`stream_stats`](Self::stream_stats) for them).

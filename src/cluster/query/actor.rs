@@ -13,7 +13,7 @@ use super::{DEFAULT_LOCAL_TIMEOUT, QueryError, QueryMessage, QueryResult, query_
 use crate::cluster::stream::Serving;
 #[cfg(feature = "controller")]
 use crate::controller::ControllerMessage;
-use crate::events::{EventSink, RelayMessage};
+use crate::events::EventSink;
 use crate::registry::{Pick, Query, RegistryMessage};
 
 /// The query actor. See the module documentation.
@@ -29,7 +29,6 @@ pub(crate) fn spawn(
     serving: &Arc<Serving>,
     events: &EventSink,
     registry: &ActorRef<RegistryMessage>,
-    relay: &ActorRef<RelayMessage>,
     #[cfg(feature = "controller")] controller: Option<ActorRef<ControllerMessage>>,
 ) -> Result<ActorRef<QueryMessage>, SpawnErr> {
     let name = query_name(supervisor);
@@ -37,7 +36,6 @@ pub(crate) fn spawn(
         serving: serving.clone(),
         events: events.clone(),
         registry: registry.clone(),
-        relay: relay.clone(),
         #[cfg(feature = "controller")]
         controller,
         pg_group: name.clone(),
@@ -72,6 +70,24 @@ fn forward<M, T, U>(
             Ok(CallResult::Success(value)) => convert(value),
             _ => Err(QueryError::Unavailable),
         };
+        let _ = reply.send(answer);
+    });
+}
+
+/// Answers `reply` with the event path's counters as the handle's `event_stats` reads them
+/// (`EventSink::stats`): the relay's answer while it lives, else the counters it shares
+/// with the publishers, so the counts outlive the relay (docs/semantics.md#component-failure)
+/// for remote callers too. Bounded by the caller's timeout, on a task of its own.
+fn event_stats(events: &EventSink, reply: RpcReplyPort<QueryResult<crate::events::EventStats>>) {
+    if reply.is_closed() {
+        return;
+    }
+    let events = events.clone();
+    let timeout = reply.get_timeout().unwrap_or(DEFAULT_LOCAL_TIMEOUT);
+    tokio::spawn(async move {
+        let answer = tokio::time::timeout(timeout, events.stats())
+            .await
+            .map_err(|_| QueryError::Unavailable);
         let _ = reply.send(answer);
     });
 }
@@ -144,9 +160,21 @@ impl Actor for QueryActor {
                     });
                 }
             },
-            QueryMessage::EventStats(reply) => {
-                forward(&state.relay, RelayMessage::Stats, reply, Ok);
-            }
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSlot(lookup, limit, reply) => match &state.controller {
+                None => {
+                    let _ = reply.send(Ok(None));
+                }
+                Some(controller) => {
+                    let request = move |reply| ControllerMessage::Slot {
+                        lookup,
+                        limit,
+                        reply,
+                    };
+                    forward(controller, request, reply, Ok);
+                }
+            },
+            QueryMessage::EventStats(reply) => event_stats(&state.events, reply),
             QueryMessage::Heartbeat(reply) => {
                 let _ = reply.send(Ok(state.serving.epoch()));
             }

@@ -9,15 +9,15 @@ use ractor::ActorRef;
 use crate::cluster::stream::Serving;
 #[cfg(feature = "controller")]
 use crate::controller::ControllerMessage;
-use crate::events::{EventSink, RelayMessage};
+use crate::events::EventSink;
 use crate::registry::RegistryMessage;
 
 /// What the query actor forwards to (opaque).
 pub(crate) struct QueryArgs {
     pub(super) serving: Arc<Serving>,
+    /// The supervisor's publisher: remote-command events and the event counters.
     pub(super) events: EventSink,
     pub(super) registry: ActorRef<RegistryMessage>,
-    pub(super) relay: ActorRef<RelayMessage>,
     #[cfg(feature = "controller")]
     pub(super) controller: Option<ActorRef<ControllerMessage>>,
     pub(super) pg_group: String,

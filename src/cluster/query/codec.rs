@@ -11,12 +11,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::oneshot;
 
-#[cfg(feature = "controller")]
-use super::CONTROLLER_SNAPSHOT;
 use super::{
     ALIVE_SNAPSHOT, ASK, CONTROL, ControlRequest, EVENT_STATS, FETCH, HEARTBEAT, IS_ALIVE, LIST,
     QueryError, QueryMessage, QueryResult, SNAPSHOT, STREAM_STATS, TASK_INFO,
 };
+#[cfg(feature = "controller")]
+use super::{CONTROLLER_SLOT, CONTROLLER_SNAPSHOT};
 use crate::cluster::stream::FetchRequest;
 use crate::cluster::wire;
 use crate::identity::TaskTarget;
@@ -122,6 +122,10 @@ impl ractor::Message for QueryMessage {
             QueryMessage::TaskInfo(target, reply) => outgoing(variant, &target, reply),
             #[cfg(feature = "controller")]
             QueryMessage::ControllerSnapshot(reply) => outgoing(variant, &(), reply),
+            #[cfg(feature = "controller")]
+            QueryMessage::ControllerSlot(lookup, limit, reply) => {
+                outgoing(variant, &(lookup, limit), reply)
+            }
             QueryMessage::EventStats(reply) => outgoing(variant, &(), reply),
             QueryMessage::Heartbeat(reply) => outgoing(variant, &(), reply),
             QueryMessage::Fetch(request, reply) => outgoing(variant, &request, reply),
@@ -159,6 +163,12 @@ impl ractor::Message for QueryMessage {
             }
             #[cfg(feature = "controller")]
             CONTROLLER_SNAPSHOT => QueryMessage::ControllerSnapshot(incoming(reply)),
+            #[cfg(feature = "controller")]
+            CONTROLLER_SLOT => {
+                let ((lookup, limit), reply) =
+                    argument::<(crate::controller::SlotLookup, usize)>(&args, reply)?;
+                QueryMessage::ControllerSlot(lookup, limit, incoming(reply))
+            }
             EVENT_STATS => QueryMessage::EventStats(incoming(reply)),
             HEARTBEAT => QueryMessage::Heartbeat(incoming(reply)),
             FETCH => {

@@ -12,7 +12,10 @@ use ractor::rpc::CallResult;
 use ractor::{ActorRef, RpcReplyPort};
 
 use super::args::QueryArgs;
-use super::intake::{MAX_NODE_NAME_BYTES, MAX_TARGET_NAME_BYTES, Ticket};
+use super::intake::{
+    CALLER_CHECK_INTERVAL, MAX_NODE_NAME_BYTES, MAX_REMOTE_COMMAND_WAIT, MAX_TARGET_NAME_BYTES,
+    Ticket,
+};
 use super::{ControlRequest, DEFAULT_LOCAL_TIMEOUT, QueryError, QueryResult};
 use crate::bounds::{cap, fits};
 use crate::error::RuntimeError;
@@ -23,17 +26,22 @@ use crate::registry::{Command, CommandReply, RegistryMessage};
 /// Carries out (or refuses) one remote command, in this order, each step cheap and
 /// synchronous until the command is admitted:
 /// 1. the peer's strings are capped where they enter: its node name cut at
-///    [`MAX_NODE_NAME_BYTES`], a task or slot name longer than [`MAX_TARGET_NAME_BYTES`]
-///    refused (`QueryError::Refused`; a cut name could name another task);
+///    [`MAX_NODE_NAME_BYTES`], a command carrying a task, slot or group name longer than
+///    [`MAX_TARGET_NAME_BYTES`] refused (`QueryError::Refused`, naming only the length: a
+///    cut name could name another task); every name a command carries is checked
+///    ([`Command::names`]), so a new command cannot pass one uncapped;
 /// 2. a command remote control does not allow is refused (`QueryError::ControlDisabled`);
 /// 3. a command beyond the overall remote-command budget is refused (`QueryError::Busy`);
 ///
 /// each refusal is answered at once and logged as a coalesced `RemoteCommand` event
 /// (`intake.rs`). An admitted command runs on a task of its own, holding its place in the
-/// budget; then its `RemoteCommand` event with the command's real result ([`verdict`]) is
-/// published, then the reply is sent. The event therefore comes after whatever the command
-/// caused (a cancelled task's `TaskFinished`, the `ShutdownRequested` of a shutdown) and
-/// never claims a command that did not happen.
+/// budget until the supervisor answers, its caller is gone ([`caller_gone`]) or
+/// [`MAX_REMOTE_COMMAND_WAIT`] passed (whichever comes first; the peer's own timeout only
+/// shortens it); then its `RemoteCommand` event with the command's real result
+/// ([`verdict`], or `abandoned` when the caller left) is published, then the reply is
+/// sent. The event therefore comes after whatever the command caused (a cancelled task's
+/// `TaskFinished`, the `ShutdownRequested` of a shutdown) and never claims a command that
+/// did not happen.
 pub(super) fn control(
     state: &QueryArgs,
     request: ControlRequest,
@@ -52,22 +60,50 @@ pub(super) fn control(
             return;
         }
     };
-    let timeout = reply.get_timeout().unwrap_or(DEFAULT_LOCAL_TIMEOUT);
+    let timeout = reply
+        .get_timeout()
+        .unwrap_or(DEFAULT_LOCAL_TIMEOUT)
+        .min(MAX_REMOTE_COMMAND_WAIT);
     let registry = state.registry.clone();
     let events = state.events.clone();
     tokio::spawn(async move {
-        let answer = carry_out(&registry, command, timeout).await;
+        let answer = tokio::select! {
+            answer = carry_out(&registry, command, timeout) => Some(answer),
+            () = caller_gone(&reply) => None,
+        };
         drop(ticket);
+        let result = match &answer {
+            Some(answer) => verdict(label, answer),
+            None => ABANDONED.to_owned(),
+        };
         events.publish(|| {
-            let reason = format!("{label} by {node}: {}", verdict(label, &answer));
+            let reason = format!("{label} by {node}: {result}");
             let event = Event::new(EventKind::RemoteCommand).with_reason(reason);
             match &target {
                 Some(target) => event.with_task(target.as_str()),
                 None => event,
             }
         });
-        let _ = reply.send(answer);
+        if let Some(answer) = answer {
+            let _ = reply.send(answer);
+        }
     });
+}
+
+/// The result in the `RemoteCommand` event of a command whose caller stopped waiting
+/// before its answer.
+const ABANDONED: &str =
+    "abandoned (its caller stopped waiting; the command was handed to the supervisor)";
+
+/// Ends once `reply`'s caller is gone (its receiver dropped: ractor_cluster drops it when
+/// the peer's timeout passes, a local caller when it gives up), checked every
+/// [`CALLER_CHECK_INTERVAL`]: ractor's port has no notice of its closing.
+async fn caller_gone<T>(reply: &RpcReplyPort<T>) {
+    let mut checks = tokio::time::interval(CALLER_CHECK_INTERVAL);
+    checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    while !reply.is_closed() {
+        checks.tick().await;
+    }
 }
 
 /// Steps 1 to 3 of [`control`]: the command's place in the budget, or the refusal's kind
@@ -90,17 +126,19 @@ fn admit(state: &QueryArgs, command: &Command) -> Result<Ticket, (&'static str, 
     })
 }
 
-/// The task or slot name of `command` when it is longer than [`MAX_TARGET_NAME_BYTES`].
+/// A name of `command` (task, slot or group: every one [`Command::names`] lists) longer
+/// than [`MAX_TARGET_NAME_BYTES`].
 fn oversized(command: &Command) -> Option<&str> {
-    let name = match command {
-        Command::PauseSlot(slot) | Command::ResumeSlot(slot) => slot,
-        _ => match command.target() {
-            Some(TaskTarget::Name(name)) => name,
-            _ => return None,
-        },
-    };
-    (!fits(name, MAX_TARGET_NAME_BYTES)).then_some(&**name)
+    command
+        .names()
+        .find(|name| !fits(name, MAX_TARGET_NAME_BYTES))
 }
+
+/// Longest supervisor error text a remote caller is answered with (in
+/// `QueryError::Refused`) and its `RemoteCommand` event keeps, in bytes; a longer one is
+/// cut and ends with `…`. The names in it are already capped on receipt; this bounds the
+/// rest whatever a future error says.
+const MAX_ERROR_TEXT_BYTES: usize = 4 * MAX_TARGET_NAME_BYTES;
 
 /// Runs an allowed command and returns what its caller is answered.
 async fn carry_out(
@@ -130,7 +168,7 @@ async fn carry_out(
             })
         }
         Ok(CallResult::Success(Err(error))) => Err(QueryError::Refused {
-            reason: error.to_string(),
+            reason: cap(&error.to_string(), MAX_ERROR_TEXT_BYTES).into_owned(),
         }),
         _ => Err(QueryError::Unavailable),
     }
@@ -144,7 +182,9 @@ async fn carry_out(
 ///   there was no such task, already paused, not paused);
 /// - `not found (...)` for a pause or resume of an unknown target, `refused (...)` when
 ///   remote control does not allow the command or the supervisor refused it (with its
-///   error), `failed (...)` when the supervisor did not answer.
+///   error), `failed (...)` when the supervisor did not answer (within
+///   [`MAX_REMOTE_COMMAND_WAIT`] or the caller's timeout). [`control`] publishes
+///   `abandoned (...)` itself when the caller left first.
 pub(super) fn verdict(label: &str, result: &QueryResult<CommandReply>) -> String {
     let reply = match result {
         Ok(reply) => reply,

@@ -20,13 +20,27 @@ use crate::events::{Event, EventKind, EventSink};
 /// one is cut and ends with `…`.
 pub const MAX_NODE_NAME_BYTES: usize = 128;
 
-/// Longest task or slot name a remote command may name, in bytes; a longer one is refused
-/// (a cut name could name another task), and shown cut in the refusal's event.
+/// Longest task, slot or group name a remote command may carry, in bytes; a command with
+/// a longer one is refused on receipt (a cut name could name another task), and neither
+/// the refusal nor its event repeats the name (a task target is shown cut).
 pub const MAX_TARGET_NAME_BYTES: usize = 1_024;
 
 /// Remote commands of one supervisor carried out at the same time, at most; more are
 /// refused with `QueryError::Busy`.
 pub const MAX_REMOTE_COMMANDS_IN_FLIGHT: usize = 16;
+
+/// Longest an admitted remote command holds its place in the budget, waiting for the
+/// supervisor's answer: its caller is then answered `QueryError::Unavailable` (the command
+/// itself was handed over and goes on, as a local call's does after its timeout). A bound
+/// of the serving side: the wait is the shorter of this and the caller's own timeout,
+/// which the peer chooses (ractor_cluster passes it through, and passes none for a call
+/// without one, which waits `DEFAULT_LOCAL_TIMEOUT`). A place is also given back as soon
+/// as the caller is seen to be gone (docs/semantics.md#remote-control).
+pub const MAX_REMOTE_COMMAND_WAIT: Duration = Duration::from_secs(30);
+
+/// How often an admitted command checks whether its caller still waits: ractor's reply
+/// port has no notice of its closing, only `is_closed`.
+pub(super) const CALLER_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Remote commands of one supervisor admitted per second, at most (on average; as many at
 /// once after a quiet second); more are refused with `QueryError::Busy`.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::events::EventKind;
+use crate::events::{Event, EventKind, EventTap};
 
 fn buffer(capacity: usize, events: u64) -> ReplayBuffer {
     let mut buffer = ReplayBuffer::new(7, capacity, usize::MAX);
@@ -86,7 +86,7 @@ fn readiness_and_the_end() {
 
 #[tokio::test]
 async fn readers_are_bounded_and_fetches_from_the_future_are_typed() {
-    let serving = Serving::new();
+    let serving = Serving::new(Recorder::new());
     for reader in 0..(MAX_READERS as u64 + 50) {
         let request = FetchRequest::new(reader, None, None, 1, Duration::ZERO);
         serving.fetch(request).await.unwrap();
@@ -106,7 +106,7 @@ async fn readers_are_bounded_and_fetches_from_the_future_are_typed() {
 
 #[tokio::test]
 async fn a_waiting_fetch_wakes_at_the_first_event() {
-    let serving = Serving::new();
+    let serving = Serving::new(Recorder::new());
     serving
         .fetch(FetchRequest::new(1, None, None, 1, Duration::ZERO))
         .await
@@ -128,7 +128,9 @@ async fn a_waiting_fetch_wakes_at_the_first_event() {
     while serving.stats().waiting_fetches == 0 {
         tokio::task::yield_now().await;
     }
-    serving.deliver(&[Arc::new(Event::new(EventKind::TaskAdded))]);
+    serving
+        .recorder
+        .deliver(&[Arc::new(Event::new(EventKind::TaskAdded))]);
     let batch = waiting.await.unwrap().unwrap();
     assert_eq!(seqs(&batch), [1]);
 }
@@ -154,17 +156,18 @@ fn a_read_is_bounded_by_bytes_but_always_carries_one_event() {
     for event in &events {
         b.push(event.clone());
     }
-    let three: usize = events[..3].iter().map(|e| buffer::wire_size(e)).sum();
-    let (batch, bytes) = b
-        .read_bounded(Some(7), Some(0), 100, buffer::REPLY_OVERHEAD + three)
+    let three: usize = events[..3].iter().map(|e| wire_size(e)).sum();
+    let (read, bytes) = b
+        .read_bounded(Some(7), Some(0), 100, REPLY_OVERHEAD + three)
         .unwrap();
+    let batch = EventBatch::from_read(read);
     assert_eq!(seqs(&batch), [1, 2, 3]);
-    assert_eq!(bytes, buffer::REPLY_OVERHEAD + three);
+    assert_eq!(bytes, REPLY_OVERHEAD + three);
     // The bound covers the real encoding of the reply.
     assert!(crate::cluster::wire::encode(&Ok::<_, QueryError>(batch)).len() <= bytes);
     // Smaller than one event: that one event, alone.
-    let (batch, _) = b.read_bounded(Some(7), Some(4), 100, 10).unwrap();
-    assert_eq!(seqs(&batch), [5]);
+    let (read, _) = b.read_bounded(Some(7), Some(4), 100, 10).unwrap();
+    assert_eq!(seqs(&EventBatch::from_read(read)), [5]);
 }
 
 #[test]
@@ -278,7 +281,7 @@ fn fetch_limits_are_validated() {
             ..
         })
     ));
-    let serving = Serving::new();
+    let serving = Serving::new(Recorder::new());
     assert!(
         serving
             .set_fetch_limits(FetchLimits::default().with_bytes_in_flight(1))
@@ -289,10 +292,10 @@ fn fetch_limits_are_validated() {
 
 #[tokio::test(start_paused = true)]
 async fn a_fetch_beyond_the_budget_is_busy_and_a_reply_counts_until_acknowledged() {
-    let serving = Serving::new();
-    let one = buffer::wire_size(&big(1_000));
+    let serving = Serving::new(Recorder::new());
+    let one = wire_size(&big(1_000));
     // Room for two events (their `seq` and `at` may differ in length by a few bytes).
-    let reply = buffer::REPLY_OVERHEAD + 2 * one + 100;
+    let reply = REPLY_OVERHEAD + 2 * one + 100;
     serving
         .set_fetch_limits(
             FetchLimits::default()
@@ -308,7 +311,7 @@ async fn a_fetch_beyond_the_budget_is_busy_and_a_reply_counts_until_acknowledged
         .await
         .unwrap();
     let events: Vec<_> = (0..10).map(|_| big(1_000)).collect();
-    serving.deliver(&events);
+    serving.recorder.deliver(&events);
     let from_start = |reader| FetchRequest::new(reader, None, Some(0), 100, Duration::ZERO);
     for reader in [1, 2, 3] {
         lock(&serving.budget).prove(reader);
@@ -362,7 +365,7 @@ fn room_for_one_reply_is_kept_for_readers_that_acknowledged_before() {
 #[test]
 fn the_byte_budget_drops_the_oldest_and_readers_see_the_gap() {
     let event = || Arc::new(Event::new(EventKind::RemoteCommand).with_reason("x".repeat(1_000)));
-    let size = buffer::wire_size(&event());
+    let size = wire_size(&event());
     // Room for three such events by bytes, ten by count.
     let mut b = ReplayBuffer::new(7, 10, 3 * size + size / 2);
     for _ in 0..5 {
@@ -388,12 +391,14 @@ async fn a_served_reader(serving: &Serving, reader: u64, wait: Duration) {
         .fetch(FetchRequest::new(reader, None, None, 1, wait))
         .await
         .unwrap();
-    serving.deliver(&[Arc::new(Event::new(EventKind::TaskAdded))]);
+    serving
+        .recorder
+        .deliver(&[Arc::new(Event::new(EventKind::TaskAdded))]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_shutdown_flush_waits_for_no_reader_that_said_goodbye() {
-    let serving = Serving::new();
+    let serving = Serving::new(Recorder::new());
     a_served_reader(&serving, 1, Duration::from_secs(1)).await;
     let goodbye = serving.fetch(FetchRequest::leave(1)).await.unwrap();
     assert!(goodbye.events.is_empty());
@@ -403,7 +408,7 @@ async fn the_shutdown_flush_waits_for_no_reader_that_said_goodbye() {
 
 #[tokio::test(start_paused = true)]
 async fn the_shutdown_flush_waits_for_no_reader_silent_past_its_poll_interval() {
-    let serving = Serving::new();
+    let serving = Serving::new(Recorder::new());
     a_served_reader(&serving, 1, Duration::from_millis(200)).await;
     tokio::time::sleep(Duration::from_millis(200) + REPLY_SLACK * 2).await;
     assert_eq!(serving.close(Duration::from_millis(500)).await, 0);
@@ -411,7 +416,7 @@ async fn the_shutdown_flush_waits_for_no_reader_silent_past_its_poll_interval() 
 
 #[tokio::test(start_paused = true)]
 async fn the_shutdown_flush_waits_for_a_polling_reader_until_it_has_the_last_event() {
-    let serving = Serving::new();
+    let serving = Serving::new(Recorder::new());
     a_served_reader(&serving, 1, Duration::from_secs(1)).await;
     // Within its poll interval the reader asks again: it gets the last event with the
     // end of the stream and confirms it with its next request.

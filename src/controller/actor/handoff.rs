@@ -63,6 +63,7 @@ impl ControllerState {
             group: None,
             // Given back by the registry as it decides the add.
             held: Some(permit),
+            start: None,
         };
         // Not ractor's `call_and_forward`: it forwards nothing when the reply port is
         // dropped unanswered, and the slot must still hear `Decided { accepted: false }`.

@@ -77,6 +77,8 @@ impl TracingSubscriber {
             EventKind::ControllerSubmitted | EventKind::ControllerJoined => Level::DEBUG,
             #[cfg(feature = "cluster")]
             EventKind::RemoteCommand => Level::INFO,
+            #[cfg(feature = "http")]
+            EventKind::HttpCommand => Level::INFO,
             _ => Level::TRACE,
         }
     }

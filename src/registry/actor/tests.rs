@@ -57,6 +57,7 @@ async fn a_panicking_registry_handler_cancels_every_task_and_fails_the_shutdown(
         })),
         group: None,
         held: None,
+        start: None,
     };
     let reply = runtime
         .registry()

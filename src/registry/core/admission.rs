@@ -165,6 +165,9 @@ fn admit_one(state: &mut State, request: AddRequest) -> Result<(), RuntimeError>
         state.insert(request, resolved);
         return Ok(());
     };
+    if let Some(start) = &request.start {
+        start.refused(refused.error.clone());
+    }
     refuse(
         state,
         request,
@@ -196,6 +199,7 @@ fn refuse(
         mut release,
         group,
         held: _,
+        start,
     } = request;
     if let Some(hook) = release.as_mut() {
         hook(Stage::Refused);
@@ -220,7 +224,9 @@ fn refuse(
         outcome,
         TaskOutcome::rejected(kind, reason),
     ));
-    drop_contained((spec, unit, release));
+    // An open start promise left here says `ShuttingDown` (`admit_one` told it the
+    // precise error first).
+    drop_contained((spec, unit, release, start));
 }
 
 /// All-or-nothing admission of a static batch (docs/semantics.md#admission).

@@ -138,6 +138,10 @@ pub(super) fn finish(
     for watcher in watchers {
         panics.extend(deliver(Some(watcher), outcome.clone()));
     }
+    // A `started()` still waiting learns of the end (its name is free already).
+    if let Some(start) = &shared.start {
+        start.ended(&outcome);
+    }
     panics.extend(deliver(promise, outcome));
     state
         .events()

@@ -4,7 +4,9 @@
 //! through the same `Gate::enter` the handle waited in) and how the reply is given
 //! ([`ExecReply`]).
 //!
-//! - `Add`: admitted through the one door of admission (`admission.rs`).
+//! - `Add`: admitted through the one door of admission (`admission.rs`). `AddStarted`
+//!   too, with a start promise that answers it (`task/start.rs`): the admission's error,
+//!   or later, from the attempt or the terminal commit, the start result.
 //! - `Remove`/`Cancel`: claim the registration within its stop window
 //!   (docs/semantics.md#removal); an unknown, finished or already claimed target gives
 //!   `false`. With a controller, a by-id target is first handed to the controller with its
@@ -46,6 +48,7 @@ use crate::registry::intake::Mode;
 use crate::registry::lifecycle::Input;
 use crate::registry::messages::{AddRequest, Exec, ExecReply, Intake, Ticket};
 use crate::registry::shell::Shell;
+use crate::task::{StartPromise, StartReply, Started};
 
 /// Carries out `exec` and answers it.
 pub(super) async fn exec(state: &mut State, shell: &mut impl Shell, exec: Exec) {
@@ -98,6 +101,34 @@ pub(super) async fn exec(state: &mut State, shell: &mut impl Shell, exec: Exec) 
             let accepted = admitted.is_ok();
             reply.send(admitted.map(|_| CommandReply::Add(id)));
             if accepted {
+                step(state, shell, id, Input::Admitted).await;
+            }
+            return;
+        }
+        (
+            Command::AddStarted {
+                spec,
+                remove_on_failure,
+            },
+            _,
+        ) => {
+            // Answered by its start promise: once started, or with the admission's error,
+            // a start failure, or the task's end.
+            let (unit, id) = pass.map_or((None, None), |pass| (pass.unit, pass.id));
+            let id = id.unwrap_or_else(TaskId::next);
+            let answer = move |started: Started| {
+                reply.send(started.map(|()| CommandReply::AddStarted(id)));
+            };
+            let start = StartPromise::new(
+                id,
+                spec.name_arc().clone(),
+                spec.hosts_actor(),
+                remove_on_failure,
+                StartReply::Respond(Box::new(answer)),
+            );
+            let mut request = AddRequest::unwatched(id, spec, unit);
+            request.start = Some(start);
+            if admission::admit(state, Admission::One(Box::new(request))).is_ok() {
                 step(state, shell, id, Input::Admitted).await;
             }
             return;

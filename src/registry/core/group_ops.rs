@@ -133,9 +133,18 @@ impl Respond for Share {
         }
     }
 
-    /// Never pruned: a group cancel parks one share per member, a bounded number.
+    /// Pruned as a task cancel is (`entry.rs`) once the group cancel's caller stopped
+    /// waiting, or once its answer went out: every share of an abandoned group cancel is
+    /// then dropped at its member's next pruning, so a member in a long stop window holds
+    /// about twice the live cancels, group ones included (issue 34).
     fn abandoned(&self) -> bool {
-        false
+        let wait = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        wait.answer
+            .as_ref()
+            .is_none_or(|(_, reply)| reply.abandoned())
     }
 }
 
@@ -160,5 +169,36 @@ fn wait_for_all(
                 _identity: None,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn share_of(reply: ExecReply) -> Share {
+        let answer = CommandReply::CancelGroup(GroupChange::default());
+        Share(Arc::new(Mutex::new(GroupWait {
+            left: 1,
+            answer: Some((answer, reply)),
+        })))
+    }
+
+    /// Issue 34 (trial): a group cancel's shares are pruned once its caller is gone, as a
+    /// task cancel's waiter is, and kept while it waits.
+    #[test]
+    fn a_share_is_abandoned_with_its_caller_or_once_answered() {
+        let (port, caller) = tokio::sync::oneshot::channel();
+        let share = share_of(ExecReply::done(port.into()));
+        assert!(!share.abandoned(), "its caller still waits");
+        drop(caller);
+        assert!(share.abandoned());
+
+        let (port, _caller) = tokio::sync::oneshot::channel();
+        let share = share_of(ExecReply::Ticket(port.into()));
+        assert!(!share.abandoned());
+        let twin = Share(share.0.clone());
+        Box::new(share).respond(Ok(CommandReply::Cancel(true)));
+        assert!(twin.abandoned(), "answered: nothing left to tell");
     }
 }

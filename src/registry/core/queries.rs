@@ -7,6 +7,7 @@
 //! view. List answers come back unordered: the actor sorts them ([`Answer::sorted`]), off
 //! its thread when they are large.
 
+use std::collections::BinaryHeap;
 use std::sync::atomic::Ordering;
 
 use tokio::time::Instant;
@@ -15,6 +16,7 @@ use super::state::State;
 use crate::error::RuntimeError;
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::TaskInfo;
+use crate::registry::overview::{MAX_TASK_PAGE, TaskFilter, TaskPage, TaskSummary};
 use crate::registry::query::{Answer, Query, StableCell};
 use crate::registry::shell::AttemptRef;
 use crate::task::{StableLink, hosted_actor};
@@ -66,6 +68,60 @@ pub(super) fn answer(state: &State, query: Query) -> Answer {
                 .and_then(AttemptRef::cell)
                 .and_then(hosted_actor),
         ),
+        Query::Summary => {
+            let mut summary = TaskSummary {
+                groups: state.groups.len(),
+                ..TaskSummary::default()
+            };
+            for (_, entry) in state.entries.iter() {
+                summary.total += 1;
+                summary.by_state.count(
+                    entry
+                        .life
+                        .task_state(entry.shared.running.load(Ordering::Acquire)),
+                );
+            }
+            Answer::Summary(summary)
+        }
+        Query::Tasks(filter) => Answer::Tasks(page(state, &filter, now)),
+        Query::Groups => Answer::Groups(state.groups.infos().collect()),
+        Query::Group(name) => Answer::Group(state.groups.info(&name)),
+    }
+}
+
+/// One page of `filter`: the matching records with the lowest ids above `after`, at most
+/// `limit` (cut to `MAX_TASK_PAGE`). One pass over the registrations; the page is kept in a
+/// max-heap of `limit + 1` ids, so the memory is the page's whatever the registry holds.
+fn page(state: &State, filter: &TaskFilter, now: Instant) -> TaskPage {
+    let limit = filter.limit.min(MAX_TASK_PAGE);
+    let mut matched = 0;
+    let mut lowest: BinaryHeap<TaskId> = BinaryHeap::with_capacity(limit + 1);
+    for (id, _) in state.entries.iter() {
+        let Some(info) = info_at(state, id, now) else {
+            continue;
+        };
+        if !filter.matches(&info) {
+            continue;
+        }
+        matched += 1;
+        if filter.after.is_some_and(|after| id <= after) {
+            continue;
+        }
+        lowest.push(id);
+        if lowest.len() > limit + 1 {
+            lowest.pop();
+        }
+    }
+    let mut ids = lowest.into_sorted_vec();
+    let more = ids.len() > limit;
+    ids.truncate(limit);
+    TaskPage {
+        next: if more { ids.last().copied() } else { None },
+        tasks: ids
+            .into_iter()
+            .filter_map(|id| info_at(state, id, now))
+            .collect(),
+        matched,
     }
 }
 

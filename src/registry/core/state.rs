@@ -295,6 +295,7 @@ impl State {
             release,
             group,
             held: _,
+            start,
         } = request;
         self.significant.0 += usize::from(policy.significant);
         let name: Arc<str> = Arc::from(spec.name());
@@ -322,6 +323,7 @@ impl State {
             events: self.settings.events.clone(),
             running: Default::default(),
             observe: self.settings.observer.task(&spec),
+            start,
         });
         self.names.register(name, id);
         let entry = Entry::new(shared, Life::new(policy), outcome, unit, release);

@@ -264,6 +264,7 @@ impl Harness {
             })),
             group: None,
             held: None,
+            start: None,
         }
     }
 

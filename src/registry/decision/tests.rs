@@ -504,3 +504,33 @@ fn only_the_retry_limit_exhausts() {
         Decision::Finish(_)
     ));
 }
+
+/// `remove_on_failure` (docs/semantics.md#start-results): a failure before the start is
+/// final whatever the policy, `Failed` with the failure's text; a claim made first wins.
+#[test]
+fn a_failure_before_the_start_under_remove_on_failure_is_final() {
+    let always = policy(RestartPolicy::Always { interval: None }, None);
+    let start_failed = || AttemptVerdict::StartFailed {
+        error: TaskError::fail("actor failed to start: pre_start returned an error: no db"),
+    };
+    match finished(decide(&always, start_failed(), 0, false)) {
+        TaskOutcome::Failed { reason, .. } => {
+            assert_eq!(
+                &*reason,
+                "execution failed: actor failed to start: pre_start returned an error: no db"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let history = History {
+        retry_count: 0,
+        directed: 0,
+        attempt: 1,
+    };
+    let (decision, error) = decide_parts(&always, start_failed(), history, true);
+    assert_eq!(finished(decision).kind(), TaskOutcomeKind::Canceled);
+    assert!(
+        error.is_some(),
+        "the error is handed back to be dropped under the guard"
+    );
+}

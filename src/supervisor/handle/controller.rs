@@ -9,7 +9,9 @@ use ractor::ActorRef;
 use ractor::rpc::CallResult;
 
 use super::SupervisorHandle;
-use crate::controller::{ControllerMessage, ControllerSnapshot, ControllerSpec};
+use crate::controller::{
+    ControllerMessage, ControllerSnapshot, ControllerSpec, SlotDetail, SlotLookup,
+};
 use crate::error::{ControllerError, RuntimeError};
 use crate::identity::TaskId;
 use crate::outcome::TaskWaiter;
@@ -95,6 +97,37 @@ impl SupervisorHandle {
         match link.actor.call(ControllerMessage::Snapshot, None).await {
             Ok(CallResult::Success(snapshot)) => Some(snapshot),
             _ => Some(ControllerSnapshot::default()),
+        }
+    }
+
+    /// One slot with its first `limit` queued submissions (head first; `limit` is lowered
+    /// to [`MAX_SLOT_QUEUE_LIST`](crate::MAX_SLOT_QUEUE_LIST)): the slot named so
+    /// (`handle.controller_slot("tenant-7", 20)`) or the one holding a task, as owner or
+    /// queued (`handle.controller_slot(id, 0)`: the slot a task owns). `Ok(None)` when no
+    /// tracked slot matches, or the controller has stopped. One question to the
+    /// controller actor, as [`controller_snapshot`](Self::controller_snapshot).
+    ///
+    /// # Errors
+    /// [`ControllerError::NotConfigured`] without a controller.
+    pub async fn controller_slot(
+        &self,
+        lookup: impl Into<SlotLookup>,
+        limit: usize,
+    ) -> Result<Option<SlotDetail>, ControllerError> {
+        let link = self
+            .runtime()
+            .actors()
+            .controller()
+            .ok_or(ControllerError::NotConfigured)?;
+        let lookup = lookup.into();
+        let message = |reply| ControllerMessage::Slot {
+            lookup,
+            limit,
+            reply,
+        };
+        match link.actor.call(message, None).await {
+            Ok(CallResult::Success(detail)) => Ok(detail),
+            _ => Ok(None),
         }
     }
 

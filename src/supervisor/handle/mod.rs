@@ -20,7 +20,7 @@ use std::sync::Arc;
 use ractor::ActorRef;
 use ractor::rpc::CallResult;
 
-use super::groups::add_group;
+use super::groups::{AddGroupOperation, add_group};
 use super::operations::{AddOperation, CancelOperation, ExecOperation, RemoveOperation};
 use super::owner::{Owned, OwnerLease};
 use super::runtime::Runtime;
@@ -90,7 +90,9 @@ impl SupervisorHandle {
 
     /// Starts adding `spec`; await the builder (or `.execute()`) for the `TaskId`, add
     /// `.watch()` for a [`TaskWaiter`], `.fail_fast()` to fail instead of waiting for
-    /// capacity. See [`AddOperation`] for the errors.
+    /// capacity, `.started()` to answer once the task's first attempt started (OTP's
+    /// `start_child`; [`StartedAddOperation`](crate::StartedAddOperation)). See
+    /// [`AddOperation`] for the errors.
     pub fn add(&self, spec: TaskSpec) -> AddOperation {
         AddOperation::new(self.owned.clone(), spec)
     }
@@ -134,9 +136,12 @@ impl SupervisorHandle {
     ///   `max_registered_tasks` (`"registered_tasks"`) or the ownership capacity
     ///   (`"owned_user_lifetimes"`);
     /// - [`RuntimeError::ShuttingDown`]: admission is closed.
-    pub async fn add_group(&self, group: TaskGroup) -> Result<Vec<TaskId>, RuntimeError> {
-        let members = add_group(self.runtime(), group, false).await?;
-        Ok(members.into_iter().map(|(id, _)| id).collect())
+    ///
+    /// Returns an [`AddGroupOperation`]: `.await` it for the ids once the group is
+    /// admitted, or add `.started()` to wait until every member started (its first
+    /// `StartFailed` or `EndedBeforeStart` otherwise; docs/semantics.md#start-results).
+    pub fn add_group(&self, group: TaskGroup) -> AddGroupOperation {
+        AddGroupOperation::new(self.owned.clone(), group)
     }
 
     /// [`add_group`](Self::add_group) with a [`TaskWaiter`] per member, in member order
@@ -148,8 +153,9 @@ impl SupervisorHandle {
         &self,
         group: TaskGroup,
     ) -> Result<Vec<TaskWaiter>, RuntimeError> {
-        let members = add_group(self.runtime(), group, true).await?;
-        members
+        let added = add_group(self.runtime(), group, true, false).await?;
+        added
+            .members
             .into_iter()
             .map(|(id, waiter)| waiter.ok_or(RuntimeError::OutcomeUnavailable { id }))
             .collect()

@@ -23,6 +23,10 @@ pub(crate) struct Shared {
     /// (`registry_queue_capacity`, the bound that ractor's unbounded mailbox lacks) and the
     /// ownership units.
     gate: Arc<Gate>,
+    /// The replay recorder (features `cluster`, `http`): the stream sequence and replay
+    /// buffer that remote streams and the HTTP event stream read.
+    #[cfg(any(feature = "cluster", feature = "http"))]
+    replay: Arc<crate::replay::Recorder>,
 }
 
 /// The event path of one supervisor, as the relay was started with it.
@@ -30,6 +34,8 @@ pub(crate) struct EventPath {
     pub(crate) events: EventSink,
     pub(crate) port: Arc<ractor::OutputPort<Event>>,
     pub(crate) group: String,
+    #[cfg(any(feature = "cluster", feature = "http"))]
+    pub(crate) replay: Arc<crate::replay::Recorder>,
 }
 
 impl Shared {
@@ -48,6 +54,8 @@ impl Shared {
             event_port: path.port,
             event_group: path.group,
             gate,
+            #[cfg(any(feature = "cluster", feature = "http"))]
+            replay: path.replay,
         }
     }
 
@@ -79,6 +87,12 @@ impl Shared {
     /// The name of the `pg` group that receives every event.
     pub(crate) fn event_group(&self) -> &str {
         &self.event_group
+    }
+
+    /// The replay recorder (`replay/`).
+    #[cfg(any(feature = "cluster", feature = "http"))]
+    pub(crate) fn replay(&self) -> &Arc<crate::replay::Recorder> {
+        &self.replay
     }
 
     /// The one intake of every command (`registry/intake.rs`).

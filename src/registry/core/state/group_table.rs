@@ -13,6 +13,7 @@ use crate::group::GroupStrategy;
 use crate::identity::TaskId;
 use crate::registry::group::{Effect, GroupMachine, Input, Status};
 use crate::registry::messages::Timer;
+use crate::registry::overview::{GroupInfo, GroupIntensity};
 
 /// A group's restart intensity `(max_restarts, period)`, if it has one.
 type Intensity = Option<(u32, Duration)>;
@@ -28,6 +29,28 @@ struct GroupRecord {
     timer: Option<Timer>,
     /// The epoch and due time of that delay, for `TaskInfo::next_run_in`.
     restart_due: Option<(u64, Instant)>,
+}
+
+impl GroupRecord {
+    /// What the queries show of it: the members not gone, in start order.
+    fn info(&self) -> GroupInfo {
+        GroupInfo {
+            name: self.name.clone(),
+            strategy: self.machine.strategy(),
+            members: self
+                .members
+                .iter()
+                .enumerate()
+                .filter(|(index, _)| self.machine.status(*index) != Status::Gone)
+                .map(|(_, id)| *id)
+                .collect(),
+            intensity: self.intensity.map(|(max_restarts, period)| GroupIntensity {
+                max_restarts,
+                period,
+            }),
+            restarting: self.machine.restarting(),
+        }
+    }
 }
 
 /// Every group, by its key.
@@ -118,6 +141,22 @@ impl Groups {
         let record = self.records.remove(&key)?;
         self.names.remove(&record.name);
         record.timer
+    }
+
+    /// Every group's record for the queries (`Query::Groups`), unordered.
+    pub(in crate::registry::core) fn infos(&self) -> impl Iterator<Item = GroupInfo> + '_ {
+        self.records.values().map(GroupRecord::info)
+    }
+
+    /// The record of the group named `name` (`Query::Group`).
+    pub(in crate::registry::core) fn info(&self, name: &str) -> Option<GroupInfo> {
+        let key = self.names.get(name)?;
+        self.records.get(key).map(GroupRecord::info)
+    }
+
+    /// Groups registered.
+    pub(in crate::registry::core) fn len(&self) -> usize {
+        self.records.len()
     }
 
     /// The id of member `index` of group `key`.

@@ -4,9 +4,8 @@
 
 use std::sync::Arc;
 
-use super::{EventBatch, Gap, SequencedEvent};
+use super::{Gap, ReplayError, SequencedEvent};
 use crate::bounds::ByteRing;
-use crate::cluster::query_error::QueryError;
 use crate::events::Event;
 
 /// What one reply costs on the wire besides its events, at most: the envelope header, the
@@ -31,8 +30,26 @@ impl std::io::Write for Count {
     }
 }
 
-/// What `event` adds to an encoded reply, in bytes: its exact JSON size (the wire body,
-/// see `cluster::wire`) plus the per-event overhead. Computed once, when the event enters
+/// What one read of the buffer returns (the cluster's `EventBatch` and the HTTP face's
+/// event stream are built from it).
+#[derive(Debug, Clone)]
+pub(crate) struct ReplayRead {
+    /// The epoch of the sequence.
+    pub(crate) epoch: u64,
+    /// The newest sequence number assigned so far (0: none yet).
+    pub(crate) head: u64,
+    /// The read named another epoch: it starts at the beginning of this epoch's buffer.
+    pub(crate) restarted: bool,
+    /// Sequence numbers after the requested one that the buffer no longer holds.
+    pub(crate) gap: Option<Gap>,
+    /// The events, in sequence order, without gaps between them.
+    pub(crate) events: Vec<SequencedEvent>,
+    /// The buffer is closed and this read ends at its last event.
+    pub(crate) closed: bool,
+}
+
+/// What `event` adds to an encoded reply, in bytes: its exact JSON size (the body of the
+/// cluster's wire and of an SSE event's data) plus the per-event overhead. Computed once, when the event enters
 /// the buffer.
 pub(crate) fn wire_size(event: &Event) -> usize {
     let mut count = Count(0);
@@ -46,10 +63,10 @@ pub(crate) fn wire_size(event: &Event) -> usize {
 /// [`wire_size`]s), in a [`ByteRing`] of `(seq, event)`.
 #[derive(Debug)]
 pub(crate) struct ReplayBuffer {
-    pub(super) epoch: u64,
+    pub(crate) epoch: u64,
     events: ByteRing<(u64, Arc<Event>)>,
-    pub(super) head: u64,
-    pub(super) closed: bool,
+    pub(crate) head: u64,
+    pub(crate) closed: bool,
 }
 
 impl ReplayBuffer {
@@ -123,22 +140,6 @@ impl ReplayBuffer {
         }
     }
 
-    /// Reads everything after `after` (see [`FetchRequest`](super::FetchRequest)), at most
-    /// `max` events, with no bound on bytes.
-    ///
-    /// # Errors
-    /// As [`read_bounded`](Self::read_bounded).
-    #[cfg(test)]
-    pub(crate) fn read(
-        &self,
-        epoch: Option<u64>,
-        after: Option<u64>,
-        max: usize,
-    ) -> Result<EventBatch, QueryError> {
-        self.read_bounded(epoch, after, max, usize::MAX)
-            .map(|(batch, _)| batch)
-    }
-
     /// Reads everything after `after`, at most `max` events, and at most `max_bytes`
     /// encoded bytes (the events' [`wire_size`]s plus [`REPLY_OVERHEAD`]), but always at
     /// least one event when there is one to return, so a stream always progresses (a reply
@@ -147,25 +148,23 @@ impl ReplayBuffer {
     /// bound in bytes.
     ///
     /// # Errors
-    /// [`QueryError::SequenceFromTheFuture`] when `after` is beyond the head of the same
-    /// epoch.
+    /// [`ReplayError::FromTheFuture`] when `after` is beyond the head of the same epoch.
     pub(crate) fn read_bounded(
         &self,
         epoch: Option<u64>,
         after: Option<u64>,
         max: usize,
         max_bytes: usize,
-    ) -> Result<(EventBatch, usize), QueryError> {
+    ) -> Result<(ReplayRead, usize), ReplayError> {
         let restarted = epoch.is_some_and(|epoch| epoch != self.epoch);
         let after = if restarted { Some(0) } else { after };
-        let mut batch = EventBatch {
+        let mut batch = ReplayRead {
             epoch: self.epoch,
             head: self.head,
             restarted,
             gap: None,
             events: Vec::new(),
             closed: false,
-            lease: None,
         };
         let mut bytes = REPLY_OVERHEAD;
         let Some(after) = after else {
@@ -173,7 +172,7 @@ impl ReplayBuffer {
             return Ok((batch, bytes));
         };
         if after > self.head {
-            return Err(QueryError::SequenceFromTheFuture {
+            return Err(ReplayError::FromTheFuture {
                 requested: after,
                 head: self.head,
             });
