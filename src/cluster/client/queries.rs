@@ -24,7 +24,8 @@ impl RemoteSupervisor {
     /// # Errors
     /// As [`list`](Self::list), with the query's label as the operation;
     /// [`QueryError::Unsupported`](crate::cluster::QueryError::Unsupported) inside
-    /// [`RemoteError::Query`] for [`Query::ActorOf`] (an actor cell does not cross nodes) and
+    /// [`RemoteError::Query`] for [`Query::ActorOf`] and [`Query::StableRef`] (an actor cell
+    /// does not cross nodes) and
     /// from a serving node too old to know `ask`;
     /// [`QueryError::Wire`](crate::cluster::QueryError::Wire) from one that does not know
     /// this query.
