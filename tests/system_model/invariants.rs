@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use ractor_taskvisor::prelude::*;
 
 use super::plan::{Body, GROUPS, MEMBERS, NAMES, SLOTS, Strategy};
-use super::probe::{Origin, Work, exhausted_attempts};
+use super::probe::{Origin, Work, exhausted_attempts, intensity_failure};
 use super::run::Case;
 
 /// Every invariant, in the order a reader would check them.
@@ -296,7 +296,7 @@ fn outcome(case: &Case<'_>, work: &Work) -> Option<String> {
     // `Failed`, whatever its body (docs/semantics.md#group-intensity).
     if let TaskOutcome::Failed { reason, .. } = outcome
         && intensity
-        && reason.contains("restart intensity exceeded")
+        && intensity_failure(reason)
     {
         return None;
     }

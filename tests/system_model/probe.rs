@@ -160,18 +160,26 @@ impl Work {
     /// Nothing of this work can still hold a name, a slot or a registry place: it was
     /// never taken in, or its waiter answered with an outcome other than `ForceAborted`
     /// (a force-aborted attempt may still be running and keeps its name and registry
-    /// place, and counts against the controller's limits).
+    /// place, and counts against the controller's limits). A group member failed by its
+    /// group's intensity is stopped like a removal: its `Failed` may come from a
+    /// force-abort, the attempt still running.
     pub fn settled(&self) -> bool {
         if !self.accepted() {
             return true;
         }
         self.watched()
-            && self.resolution.get().is_some_and(|r| {
-                r.outcome
-                    .as_ref()
-                    .is_ok_and(|o| o.kind() != TaskOutcomeKind::ForceAborted)
+            && self.resolution.get().is_some_and(|r| match &r.outcome {
+                Ok(TaskOutcome::Failed { reason, .. }) => !intensity_failure(reason),
+                Ok(outcome) => outcome.kind() != TaskOutcomeKind::ForceAborted,
+                Err(_) => false,
             })
     }
+}
+
+/// Whether a `Failed` reason is a group's exceeded restart intensity
+/// (docs/semantics.md#group-intensity).
+pub fn intensity_failure(reason: &str) -> bool {
+    reason.starts_with("group '") && reason.contains("restart intensity exceeded")
 }
 
 /// Observations shared by every body of one case.
