@@ -132,7 +132,9 @@ impl Case<'_> {
         self.works.extend(members.iter().cloned());
         let mut task_group = TaskGroup::new(name.clone(), strategy(spec.strategy));
         for work in &members {
-            task_group = task_group.with_task(task_spec(&self.probe, work));
+            let member =
+                task_spec(&self.probe, work).with_backoff(BackoffPolicy::constant(spec.backoff));
+            task_group = task_group.with_task(member);
         }
         if let Some((max, period)) = spec.intensity {
             task_group = task_group.with_restart_intensity(max, period);

@@ -150,14 +150,16 @@ pub enum Strategy {
     RestForOne,
 }
 
-/// A `TaskGroup`: its strategy, its first `size` member tasks, and sometimes a restart
-/// intensity `(max_restarts, period)`.
+/// A `TaskGroup`: its strategy, its first `size` member tasks, sometimes a restart
+/// intensity `(max_restarts, period)`, and its members' constant backoff (a long one
+/// leaves `restart_now` and `restart_group_now` a wait to end).
 #[derive(Clone, Copy)]
 pub struct Group {
     pub strategy: Strategy,
     pub size: usize,
     pub members: [Task; MEMBERS],
     pub intensity: Option<(u32, Duration)>,
+    pub backoff: Duration,
 }
 
 impl Group {
@@ -172,6 +174,7 @@ impl fmt::Debug for Group {
             .field("strategy", &self.strategy)
             .field("members", &self.members())
             .field("intensity", &self.intensity)
+            .field("backoff", &self.backoff)
             .finish()
     }
 }
@@ -593,22 +596,33 @@ fn group_spec(rng: &mut fastrand::Rng, long_grace: bool) -> Group {
         size: rng.usize(2..=MEMBERS),
         members,
         intensity: (rng.u32(0..3) == 0).then(|| (rng.u32(0..=2), ms(rng.u64(20..=200)))),
+        backoff: ms(*rng.choice(&[2, 2, 40]).unwrap()),
     }
 }
 
-/// One group operation, drawn from the group stream. Most commands and member restarts
-/// name the group added last (`last`), which is more likely still registered. In
-/// long-grace cases a group is not cancelled (`cancel_group` has no termination timeout
-/// and would wait for the grace): it is removed instead.
-fn group_op(rng: &mut fastrand::Rng, long_grace: bool, last: &mut Option<usize>) -> Op {
-    let named = |rng: &mut fastrand::Rng| match *last {
+/// What the group stream remembers between its operations.
+#[derive(Default)]
+struct GroupStream {
+    /// The group added last: most commands and member restarts name it, being more
+    /// likely still registered.
+    last: Option<usize>,
+    /// The last command was a `pause_group`: the next one is often its resume.
+    paused: bool,
+}
+
+/// One group operation, drawn from the group stream. In long-grace cases a group is not
+/// cancelled (`cancel_group` has no termination timeout and would wait for the grace): it
+/// is removed instead.
+fn group_op(rng: &mut fastrand::Rng, long_grace: bool, stream: &mut GroupStream) -> Op {
+    let last = stream.last;
+    let named = |rng: &mut fastrand::Rng| match last {
         Some(group) if rng.u32(0..4) > 0 => group,
         _ => rng.usize(0..GROUPS),
     };
     match weighted(rng, &[(6, 0), (2, 1), (10, 2), (3, 3)]) {
         0 | 1 => {
             let group = rng.usize(0..GROUPS);
-            *last = Some(group);
+            stream.last = Some(group);
             Op::AddGroup {
                 group,
                 spec: group_spec(rng, long_grace),
@@ -616,6 +630,7 @@ fn group_op(rng: &mut fastrand::Rng, long_grace: bool, last: &mut Option<usize>)
             }
         }
         2 => {
+            let resume = std::mem::take(&mut stream.paused) && rng.bool();
             let command = *rng
                 .choice(&[
                     GroupCommand::Pause,
@@ -625,6 +640,12 @@ fn group_op(rng: &mut fastrand::Rng, long_grace: bool, last: &mut Option<usize>)
                     GroupCommand::RestartNow,
                 ])
                 .unwrap();
+            let command = if resume {
+                GroupCommand::Resume
+            } else {
+                command
+            };
+            stream.paused = command == GroupCommand::Pause;
             Op::Group {
                 // One command in eight names the unknown group.
                 group: if rng.u32(0..8) == 0 {
@@ -663,11 +684,11 @@ pub fn draw(seed: u64) -> Plan {
     let config = config(&mut rng, long_grace);
     let len = rng.usize(5..=40);
     let mut ops = Vec::with_capacity(len + 1);
-    let mut last_group = None;
+    let mut stream = GroupStream::default();
     for _ in 0..len {
         let mut op = op(&mut rng, long_grace);
         if with_groups && !matches!(op, Op::End(_)) && groups.u32(0..4) == 0 {
-            op = group_op(&mut groups, long_grace, &mut last_group);
+            op = group_op(&mut groups, long_grace, &mut stream);
         }
         let owner_dropped = matches!(op, Op::End(End::OwnerDrop));
         ops.push(op);
