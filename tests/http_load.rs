@@ -205,10 +205,7 @@ fn serve() -> SupervisorHandle {
         .with_grace(Duration::from_millis(500))
         .with_max_registered_tasks(capacity)
         .with_ownership_capacity(capacity);
-    Supervisor::builder(config)
-        .build()
-        .serve()
-        .unwrap()
+    Supervisor::builder(config).build().serve().unwrap()
 }
 
 /// Periodic no-op tasks, `count` of them every `interval`: each run publishes its events.
