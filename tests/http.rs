@@ -231,6 +231,13 @@ async fn bad_input_gets_typed_json_errors() {
             StatusCode::BAD_REQUEST,
             "bad_query",
         ),
+        // A well-formed label of no event kind (a fresh operator's trial: it gave a stream
+        // that never sent anything).
+        (
+            "/api/events?kind=task_added,nope",
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+        ),
         ("/api/nothing", StatusCode::NOT_FOUND, "unknown_route"),
         ("/metrics", StatusCode::NOT_FOUND, "no_metrics"),
     ] {

@@ -606,3 +606,39 @@ fn dropping_the_last_owner_outside_a_runtime_is_safe_and_still_stops_the_tasks()
     );
     runtime.shutdown_timeout(Duration::from_secs(5));
 }
+
+/// Found by the system model (seed 8389253293679179366): the last owner's drop caps every
+/// stop window at 100 ms (docs/semantics.md#owner-drop), also one that was already running
+/// when the owner went: a task removed with its own 10 s window, and a group member removed
+/// under a 60 s grace, are force-aborted at the drop's deadline instead of keeping theirs.
+#[tokio::test(start_paused = true)]
+async fn the_last_owners_drop_caps_stop_windows_already_running() {
+    let (sup, handle) = serve(SupervisorConfig::default().with_grace(Duration::from_secs(60)));
+    let (_, own) = handle
+        .add_and_watch(
+            TaskSpec::once("own-window", stubborn()).with_shutdown_timeout(Duration::from_secs(10)),
+        )
+        .await
+        .unwrap();
+    let group = TaskGroup::new("g", ractor_taskvisor::GroupStrategy::OneForOne)
+        .with_task(TaskSpec::once("member", stubborn()));
+    let member = handle.add_group_and_watch(group).await.unwrap().remove(0);
+    tokio::time::sleep(ms(5)).await;
+    assert!(handle.remove("own-window").await.unwrap());
+    assert_eq!(handle.remove_group("g").await.unwrap().changed, 1);
+    let dropped = Instant::now();
+    drop(handle);
+    drop(sup);
+    for waiter in [own, member] {
+        let outcome = tokio::time::timeout(Duration::from_secs(5), waiter.wait())
+            .await
+            .expect("resolved by the owner drop's deadline, not the task's own window")
+            .unwrap();
+        assert!(matches!(outcome, TaskOutcome::ForceAborted), "{outcome:?}");
+    }
+    assert!(
+        dropped.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        dropped.elapsed()
+    );
+}

@@ -19,6 +19,14 @@
 //!   `shutdown()` from one or two clones (awaited, or raced by the operations after it),
 //!   the last-owner drop (the `Supervisor`, every handle and prepared submission), and
 //!   `registry_actor().kill()` (followed by more operations and a final end);
+//! - groups, in three cases out of four (a second stream of the seed replaces about one
+//!   operation in four, so the first stream draws what it always drew): `add_group_and_watch`
+//!   of `g0` or `g1` (strategy `OneForOne`/`OneForAll`/`RestForOne`, 2–4 members named
+//!   `g<n>.m<i>` after nothing else, with the bodies below, sometimes a group restart
+//!   intensity), sometimes the moment its earlier members have answered; `pause_group`,
+//!   `resume_group`, `cancel_group` (`remove_group` in long-grace cases), `remove_group`
+//!   and `restart_group_now` on a group (mostly the one added last) or the unknown `gx`;
+//!   `restart_now` on a member's name; by-id removes and cancels reach members too;
 //! - task bodies: succeed at once, succeed after a short sleep, fail N times then
 //!   succeed, always fail with a small `max_retries`, panic, return `Fatal`, outlive the
 //!   attempt timeout (sleeping, or blocking the thread past it), ignore cancellation,
@@ -38,11 +46,21 @@
 //! - `started()` (`system_model/started.rs`) resolves, `Ok` only if an attempt of its
 //!   task ran, never `StartFailed` (no actor tasks here), `EndedBeforeStart` only if
 //!   none ran.
+//! - groups (`system_model/groups.rs`, docs/semantics.md#group-commands): an `add_group`
+//!   is refused before any end only while an earlier group of its name may be registered,
+//!   or for the task limit; a group command answers `Ok` with counts that add up to the
+//!   members of the group's latest add, `ended` at least its settled members, never for a
+//!   group never taken in or whose members had all settled; `GroupNotFound` only for those
+//!   (every member's waiter then answers within the slack); after a `cancel_group` that
+//!   claimed every member still registered, every member has answered; `ShuttingDown` only
+//!   once the run is ending, nothing else once admission is closed; `restart_now` of a
+//!   member whose registrations all settled is `Ok(false)`.
 //!
 //! After the run (`system_model/invariants.rs`):
 //! - every waiter resolves, by the end's stop window plus the slack: `grace` (or a
-//!   longer task window) after a shutdown; only the task windows after a last-owner drop
-//!   or a registry kill, which wait for nobody's grace;
+//!   longer task window, or the sum of a group's member windows: its members stop one at
+//!   a time) after a shutdown; only the task windows after a last-owner drop or a
+//!   registry kill, which wait for nobody's grace;
 //! - every task context handed to a helper has fired by then, however the run ended, and
 //!   within the slack of a registry kill (a dead registry cancels the bodies,
 //!   docs/semantics.md#registry-failure);
@@ -54,13 +72,17 @@
 //!   and when no event was lost each outcome has exactly one, of its kind;
 //! - outcomes fit their bodies (a body that always succeeds never ends `Failed`, one
 //!   that ignores cancellation ends `ForceAborted` once it started, `Rejected` only for
-//!   controller work that never ran, attempt counts match the retry limits);
+//!   controller work that never ran, attempt counts match the retry limits); a group
+//!   member may also end `Failed` by its group's exceeded intensity, and under
+//!   `OneForAll`/`RestForOne` its siblings' restarts add attempts (a late decline fails)
+//!   and may end it between two;
 //! - the controller refuses no submission to a slot whose earlier submissions have all
 //!   answered (`SlotBusy`, `QueueFull`; a force-aborted owner still running leaves the
 //!   slot `Exiting`, which admits the next owner), none for a slot or pending limit that
 //!   the unsettled submissions alone cannot fill, and none for its name;
-//! - one owner body per slot, one body per task name, no overlapping attempts, at most
-//!   `max_concurrent` bodies, no body started after `shutdown()` returned;
+//! - one owner body per slot, one body per task name (group members included), no
+//!   overlapping attempts, at most `max_concurrent` bodies, no body started after
+//!   `shutdown()` returned;
 //! - nothing hangs: every operation and every case has a time limit.
 //!
 //! "Settled" means the work's waiter answered with an outcome other than `ForceAborted`
@@ -251,6 +273,30 @@ fn seeds(base: u64, default_count: usize) -> Vec<u64> {
     }
     let count = env_number("SYSTEM_MODEL_CASES").map_or(default_count, |n| n as usize);
     (0..count as u64).map(|i| plan::mix(base + i)).collect()
+}
+
+/// A seed draws the same plan every time: a failing case replays from its seed alone.
+/// Groups come from their own stream, so a case drawn without them has no group
+/// operation.
+#[test]
+fn plans_are_deterministic_per_seed() {
+    for seed in (0..500).map(plan::mix) {
+        let (first, second) = (plan::draw(seed), plan::draw(seed));
+        assert_eq!(first.to_string(), second.to_string(), "seed {seed}");
+    }
+    let grouped = (0..500)
+        .map(plan::mix)
+        .filter(|seed| {
+            plan::draw(*seed)
+                .ops
+                .iter()
+                .any(|op| matches!(op, plan::Op::AddGroup { .. } | plan::Op::Group { .. }))
+        })
+        .count();
+    assert!(
+        (250..=450).contains(&grouped),
+        "{grouped} of 500 plans have group operations"
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! runs (the one [`Command`] type, through the handle's `exec`, fail-fast), and the
 //! `http_command` event of every attempt: each command run is published with the token's
 //! label, the caller's address and the result; refused attempts are coalesced per
-//! (address, command, refusal) with the bounds' `Coalescer`, their strings capped.
+//! (caller IP, command, refusal) with the bounds' `Coalescer`, their strings capped.
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -112,15 +112,19 @@ fn authorize(
     })
 }
 
-/// Publishes the event of a refused attempt, coalesced: one per (address, command,
+/// Publishes the event of a refused attempt, coalesced: one per (caller IP, command,
 /// refusal) per `REFUSAL_INTERVAL`, carrying the count of those folded before it.
 fn refuse(app: &App, address: String, label: &'static str, kind: &'static str, target: &str) {
-    let key = (address, label, kind);
-    let offer = crate::replay::lock(&app.refusals).offer(key.clone(), tokio::time::Instant::now());
+    // Keyed by the caller's IP, not its port: each new connection has a new port, so a
+    // key with the port coalesced nothing (a fresh operator's trial).
+    let host = address
+        .parse::<SocketAddr>()
+        .map_or_else(|_| address.clone(), |addr| addr.ip().to_string());
+    let key = (host, label, kind);
+    let offer = crate::replay::lock(&app.refusals).offer(key, tokio::time::Instant::now());
     let Offer::Report { earlier } = offer else {
         return;
     };
-    let (address, ..) = key;
     let target = cap(target, SHOWN_TARGET_BYTES).into_owned();
     app.handle.runtime().shared().events().publish(|| {
         let mut text = format!("{label} from {address}: refused: {kind}");

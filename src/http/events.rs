@@ -62,10 +62,14 @@ impl Filter {
                 }
                 "kind" => {
                     let kinds: Vec<String> = value.split(',').map(str::to_owned).collect();
+                    // A label of an event kind that exists: an unknown one would give a
+                    // stream that never sends anything (a fresh operator's trial).
                     let valid = |kind: &String| {
-                        !kind.is_empty()
-                            && kind.len() <= 64
-                            && kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                        kind.len() <= 64
+                            && serde_json::from_value::<crate::events::EventKind>(
+                                serde_json::Value::String(kind.clone()),
+                            )
+                            .is_ok_and(|known| known.as_label() == kind.as_str())
                     };
                     if kinds.len() > MAX_KINDS || !kinds.iter().all(valid) {
                         return Err(ApiError::bad_request(

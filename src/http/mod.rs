@@ -72,7 +72,7 @@ pub(crate) struct App {
     handle: SupervisorHandle,
     config: HttpConfig,
     budget: Mutex<CallBudget>,
-    /// Refused control attempts, coalesced per (address, command, refusal).
+    /// Refused control attempts, coalesced per (caller IP, command, refusal).
     refusals: Mutex<Coalescer<(String, &'static str, &'static str)>>,
     counters: Counters,
 }

@@ -193,7 +193,7 @@ where
             ended = &mut exit => ended,
             () = ctx.cancelled() => {
                 // Graceful first: the force-abort after the grace kills what is left.
-                host.stop_children(Some(SHUTDOWN_REASON.to_owned()));
+                let _ = host.cast(HostMessage::Stop);
                 exit.await
             }
         };
@@ -248,8 +248,16 @@ impl<A: Actor> Drop for HostState<A> {
     }
 }
 
-/// The host takes no messages.
-enum HostMessage {}
+/// What the host is told.
+enum HostMessage {
+    /// The attempt was cancelled: stop the hosted actor gracefully (`"shutdown"`). Sent as
+    /// a message rather than stopping the host's children directly, so it is handled after
+    /// the host's `post_start`: a cancellation that arrives while the hosted actor is
+    /// still being spawned then stops it once it exists, instead of finding no child and
+    /// leaving the new incarnation running until the force-abort (a group restart that
+    /// stopped a member just after its start hung on this).
+    Stop,
+}
 
 // Local-only under `cluster` (ractor then has no blanket `Message` impl); see src/cluster/local.rs.
 #[cfg(feature = "cluster")]
@@ -316,9 +324,17 @@ impl<A: Actor> Actor for AttemptHost<A> {
         &self,
         _myself: ActorRef<Self::Msg>,
         message: Self::Msg,
-        _state: &mut Self::State,
+        state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        match message {}
+        match message {
+            HostMessage::Stop => {
+                // No child: it failed to start, and that end is reported already.
+                if let Some(child) = &state.child {
+                    child.stop(Some(SHUTDOWN_REASON.to_owned()));
+                }
+            }
+        }
+        Ok(())
     }
 
     async fn handle_supervisor_evt(

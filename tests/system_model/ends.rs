@@ -182,18 +182,24 @@ impl Case<'_> {
     /// The instant by which every waiter must have resolved and every helper's token
     /// fired: after each way of ending, its stop window plus the slack. A shutdown waits
     /// for the grace (or a longer task window); a last-owner drop (with no shutdown
-    /// installed before it) and a registry kill wait for nobody's grace.
+    /// installed before it) and a registry kill wait for nobody's grace. A group stops
+    /// its members one at a time, each with its own window (capped at 100 ms after an
+    /// owner drop), so its stop may take their sum (docs/semantics.md#groups).
     pub fn deadline(&self) -> Option<Instant> {
         let windows = self.task_windows();
-        let shutdown = self
-            .ends
-            .shutdown
-            .map(|at| at + self.plan.config.grace.max(windows));
+        let shutdown = self.ends.shutdown.map(|at| {
+            at + self
+                .plan
+                .config
+                .grace
+                .max(windows)
+                .max(self.group_stops(Duration::MAX))
+        });
         let owner_drop = self
             .ends
             .owner_drop
             .filter(|at| self.ends.shutdown.is_none_or(|s| s > *at))
-            .map(|at| at + windows);
+            .map(|at| at + windows.max(self.group_stops(Duration::from_millis(100))));
         let kill = self.ends.kill.map(|at| at + windows);
         [shutdown, owner_drop, kill]
             .into_iter()

@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 
 use ractor_taskvisor::prelude::*;
 
-use super::plan::{Body, NAMES, SLOTS};
-use super::probe::{Origin, Work, exhausted_attempts};
+use super::plan::{Body, GROUPS, MEMBERS, NAMES, SLOTS, Strategy};
+use super::probe::{Origin, Work, exhausted_attempts, intensity_failure};
 use super::run::Case;
 
 /// Every invariant, in the order a reader would check them.
@@ -284,11 +284,34 @@ fn outcome(case: &Case<'_>, work: &Work) -> Option<String> {
         return rejection_problem(case, work, *rejection, reason, resolution.at)
             .map(|p| format!("{p} ({outcome:?})"));
     }
+    let (siblings_restart, intensity) = match work.origin {
+        Origin::Group {
+            strategy,
+            intensity,
+            ..
+        } => (strategy != Strategy::OneForOne, intensity),
+        _ => (false, false),
+    };
+    // A group whose restart intensity is exceeded ends every member still registered
+    // `Failed`, whatever its body (docs/semantics.md#group-intensity).
+    if let TaskOutcome::Failed { reason, .. } = outcome
+        && intensity
+        && intensity_failure(reason)
+    {
+        return None;
+    }
+    // A sibling's restart stops a member and starts it again: its attempts are not its
+    // own retries, and it may end between two of them (claimed while held for the
+    // restart) even if its body never ends by itself.
+    let started = attempts > 0 && !siblings_restart;
     let body = work.task.body;
-    if !plausible(body, attempts > 0).contains(&kind) {
+    // Only a first attempt may decline: a member started again by its group and
+    // declining then fails (docs/semantics.md#outcomes).
+    let declined_late = siblings_restart && body == Body::Ignore && kind == TaskOutcomeKind::Failed;
+    if !declined_late && !plausible(body, started).contains(&kind) {
         return Some(format!(
             "ended {outcome:?} after {attempts} attempt(s); a {body:?} body ends {:?}",
-            plausible(body, attempts > 0)
+            plausible(body, started)
         ));
     }
     let expected_attempts = match (kind, body) {
@@ -299,7 +322,7 @@ fn outcome(case: &Case<'_>, work: &Work) -> Option<String> {
         _ => None,
     };
     if let Some(expected) = expected_attempts
-        && attempts != expected
+        && (attempts < expected || (attempts > expected && !siblings_restart))
     {
         return Some(format!(
             "ended {outcome:?} after {attempts} attempt(s), expected {expected}"
@@ -307,7 +330,7 @@ fn outcome(case: &Case<'_>, work: &Work) -> Option<String> {
     }
     if kind == TaskOutcomeKind::Failed
         && let Some(limit) = exhausted_attempts(&work.task)
-        && !(1..=limit).contains(&attempts)
+        && (attempts < 1 || (attempts > limit && !siblings_restart))
     {
         return Some(format!(
             "ended {outcome:?} after {attempts} attempt(s); its retry limit allows {limit}"
@@ -373,7 +396,7 @@ fn last_answer(case: &Case<'_>, work: &Work, same_slot: bool) -> String {
         .take_while(|w| !std::ptr::eq(Arc::as_ptr(w), work))
         .filter(|w| match w.origin {
             Origin::Controller { slot: s, .. } => !same_slot || s == slot,
-            Origin::Direct { .. } => false,
+            Origin::Direct { .. } | Origin::Group { .. } => false,
         })
         .filter_map(|w| w.resolution.get().map(|r| (w, r)))
         .max_by_key(|(_, r)| r.at);
@@ -401,6 +424,16 @@ fn exclusion(case: &mut Case<'_>) {
         let peak = case.probe.names[name].peak();
         if peak > 1 {
             problems.push(format!("name t{name} had {peak} bodies running at once"));
+        }
+    }
+    for group in 0..GROUPS {
+        for member in 0..MEMBERS {
+            let peak = case.probe.members[group][member].peak();
+            if peak > 1 {
+                problems.push(format!(
+                    "member g{group}.m{member} had {peak} bodies running at once"
+                ));
+            }
         }
     }
     for work in &case.works {

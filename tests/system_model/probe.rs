@@ -15,7 +15,7 @@ use ractor_taskvisor::prelude::*;
 use ractor_taskvisor::{Subscribe, TaskRef};
 use tokio::time::Instant;
 
-use super::plan::{Body, NAMES, Policy, SLOTS, Task};
+use super::plan::{Body, GROUPS, MEMBERS, NAMES, Policy, SLOTS, Strategy, Task};
 
 // The panics bodies raise on purpose carry the shared marker and stay out of the output.
 #[path = "../common/panics.rs"]
@@ -49,8 +49,21 @@ impl Gauge {
 /// Where a piece of work entered the system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
-    Direct { name: usize },
-    Controller { slot: usize, policy: Policy },
+    Direct {
+        name: usize,
+    },
+    Controller {
+        slot: usize,
+        policy: Policy,
+    },
+    /// Member `member` of group `g<group>`, added with `strategy` and, when `intensity`,
+    /// a group restart intensity.
+    Group {
+        group: usize,
+        member: usize,
+        strategy: Strategy,
+        intensity: bool,
+    },
 }
 
 /// The final answer a waiter gave, and when the test saw it.
@@ -147,18 +160,26 @@ impl Work {
     /// Nothing of this work can still hold a name, a slot or a registry place: it was
     /// never taken in, or its waiter answered with an outcome other than `ForceAborted`
     /// (a force-aborted attempt may still be running and keeps its name and registry
-    /// place, and counts against the controller's limits).
+    /// place, and counts against the controller's limits). A group member failed by its
+    /// group's intensity is stopped like a removal: its `Failed` may come from a
+    /// force-abort, the attempt still running.
     pub fn settled(&self) -> bool {
         if !self.accepted() {
             return true;
         }
         self.watched()
-            && self.resolution.get().is_some_and(|r| {
-                r.outcome
-                    .as_ref()
-                    .is_ok_and(|o| o.kind() != TaskOutcomeKind::ForceAborted)
+            && self.resolution.get().is_some_and(|r| match &r.outcome {
+                Ok(TaskOutcome::Failed { reason, .. }) => !intensity_failure(reason),
+                Ok(outcome) => outcome.kind() != TaskOutcomeKind::ForceAborted,
+                Err(_) => false,
             })
     }
+}
+
+/// Whether a `Failed` reason is a group's exceeded restart intensity
+/// (docs/semantics.md#group-intensity).
+pub fn intensity_failure(reason: &str) -> bool {
+    reason.starts_with("group '") && reason.contains("restart intensity exceeded")
 }
 
 /// Observations shared by every body of one case.
@@ -175,9 +196,22 @@ pub struct Probe {
     pub names: [Gauge; NAMES],
     /// Per controller slot: one owner at a time.
     pub slots: [Gauge; SLOTS],
+    /// Per group member name: two registrations of one member never run at once.
+    pub members: [[Gauge; MEMBERS]; GROUPS],
     /// Spawned helpers whose context has not fired yet.
     pub helpers_pending: AtomicUsize,
     pub helpers_spawned: AtomicUsize,
+}
+
+impl Probe {
+    /// The gauge of one name, slot or member: what must never run twice at once.
+    fn gauge_of(&self, origin: Origin) -> &Gauge {
+        match origin {
+            Origin::Direct { name } => &self.names[name],
+            Origin::Controller { slot, .. } => &self.slots[slot],
+            Origin::Group { group, member, .. } => &self.members[group][member],
+        }
+    }
 }
 
 /// Leaves every gauge a body entered, however the body ends: returned, or dropped by a
@@ -199,10 +233,7 @@ impl Running {
         }
         probe.running.enter();
         work.overlap.enter();
-        match work.origin {
-            Origin::Direct { name } => probe.names[name].enter(),
-            Origin::Controller { slot, .. } => probe.slots[slot].enter(),
-        }
+        probe.gauge_of(work.origin).enter();
         Running {
             probe: probe.clone(),
             work: work.clone(),
@@ -212,10 +243,7 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        match self.work.origin {
-            Origin::Direct { name } => self.probe.names[name].leave(),
-            Origin::Controller { slot, .. } => self.probe.slots[slot].leave(),
-        }
+        self.probe.gauge_of(self.work.origin).leave();
         self.work.overlap.leave();
         self.probe.running.leave();
     }

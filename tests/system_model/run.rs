@@ -5,6 +5,8 @@
 // private state.
 #[path = "ends.rs"]
 mod ends;
+#[path = "groups.rs"]
+mod groups;
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -28,6 +30,7 @@ fn policy_of(work: &Work) -> String {
     match work.origin {
         Origin::Controller { policy, .. } => format!("{policy:?}"),
         Origin::Direct { .. } => "direct".into(),
+        Origin::Group { .. } => "group".into(),
     }
 }
 
@@ -77,6 +80,8 @@ pub struct Case<'a> {
     shutdowns: Vec<JoinHandle<ShutdownCall>>,
     pub shutdown_calls: Vec<ShutdownCall>,
     pub ends: Ends,
+    /// Every `add_group` of the case, taken in or not.
+    groups: Vec<groups::GroupAdd>,
     /// From here on, admission must be closed: every operation is refused.
     refusing: bool,
     /// The previous operation gave the controller work (a submission) or took work back
@@ -145,6 +150,7 @@ impl<'a> Case<'a> {
             shutdowns: Vec::new(),
             shutdown_calls: Vec::new(),
             ends: Ends::default(),
+            groups: Vec::new(),
             refusing: false,
             controller_in_flight: false,
             unique: 0,
@@ -313,6 +319,12 @@ impl<'a> Case<'a> {
             Op::CancelSlot { slot } => {
                 tokio::time::timeout(limit, self.cancel_slot(index, slot)).await
             }
+            Op::AddGroup { group, spec, after } => {
+                tokio::time::timeout(limit, self.add_group(index, group, spec, after)).await
+            }
+            Op::Group { group, command } => {
+                tokio::time::timeout(limit, self.group_command(index, group, command)).await
+            }
             Op::End(end) => tokio::time::timeout(limit + SLACK, self.end(index, end)).await,
         };
         self.controller_in_flight = touches_controller;
@@ -345,6 +357,7 @@ impl<'a> Case<'a> {
                 self.unique += 1;
                 format!("s{slot}.{}", self.unique).into()
             }
+            Origin::Group { group, member, .. } => groups::member_name(group, member).into(),
         }
     }
 
@@ -455,6 +468,7 @@ impl<'a> Case<'a> {
             }
             Target::Id(_) => None,
             Target::Name(name) => Some(format!("t{name}").into()),
+            Target::Member { group, member } => Some(groups::member_name(group, member).into()),
         }
     }
 
@@ -515,18 +529,31 @@ impl<'a> Case<'a> {
     }
 
     /// `restart_now`: `Ok(bool)` while open, `ShuttingDown` once refusing; never another
-    /// error.
+    /// error. On a group member's name whose every registration had settled: `Ok(false)`
+    /// (nothing is left to restart).
     async fn restart_now(&mut self, index: usize, target: Target) {
+        let member_ended = match target {
+            Target::Member { group, member } => self
+                .works
+                .iter()
+                .filter(|w| {
+                    matches!(w.origin, Origin::Group { group: g, member: m, .. }
+                        if g == group && m == member)
+                })
+                .all(|w| w.settled()),
+            _ => false,
+        };
         let Some(target) = self.target(target) else {
             return;
         };
         let answer = self.handle().clone().restart_now(target.clone()).await;
-        self.judge_stop(
-            format!("#{index} restart_now {target}"),
-            answer,
-            false,
-            false,
-        );
+        let what = format!("#{index} restart_now {target}");
+        if member_ended && !self.ended() && matches!(answer, Ok(true)) {
+            self.violation(format!(
+                "{what}: restarted a member whose registrations had all ended"
+            ));
+        }
+        self.judge_stop(what, answer, false, false);
     }
 
     /// `cancel_slot`: the counts, an unknown slot, or `Closed` once refusing.
@@ -623,7 +650,7 @@ impl<'a> Case<'a> {
             .filter(|w| !Arc::ptr_eq(w, work) && !w.settled())
             .filter_map(|w| match w.origin {
                 Origin::Controller { slot, .. } => Some(slot),
-                Origin::Direct { .. } => None,
+                Origin::Direct { .. } | Origin::Group { .. } => None,
             })
             .collect();
         let mut busy_slots = unsettled.clone();

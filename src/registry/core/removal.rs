@@ -116,10 +116,21 @@ pub(super) async fn turn_claim(
 
 /// The shared shutdown deadline passed: force-abort every ungrouped task still registered,
 /// except those with their own stop window (their own timer does it). Group members are
-/// not its: each is claimed in its turn with a window of its own (`turn_claim`).
+/// not its: each is claimed in its turn with a window of its own (`turn_claim`). Under a
+/// capped plan it ends everything still registered.
 pub(super) async fn shutdown_deadline_passed(state: &mut State, shell: &mut impl Shell) {
     if !state.closing.deadline_passed() {
         // A deadline of a shutdown wait that completed: nothing is registered any more.
+        return;
+    }
+    // A capped plan (the last owner's drop, a forced shutdown): nobody waits, so at its
+    // deadline everything still registered ends, including a stop window that was already
+    // running (a remove or cancel before the drop) and group members not reached yet.
+    if state.closing.cap().flatten().is_some() {
+        for id in state.entries.ids() {
+            step(state, shell, id, Input::Claim { timer: None }).await;
+            step(state, shell, id, Input::ForceAbort).await;
+        }
         return;
     }
     let grace = state.settings.grace;
