@@ -62,6 +62,11 @@ const MAX_READERS: usize = 1_024;
 /// ask again before the shutdown flush stops waiting for it.
 const REPLY_SLACK: Duration = Duration::from_millis(100);
 
+/// How long the shutdown flush lingers after the last reader's last reply was handed out,
+/// so the node session writes it before the shutdown goes on (a graceful shutdown seen as
+/// a lost session otherwise, now and then, by `tests/console_remote.rs`).
+const REPLY_LINGER: Duration = Duration::from_millis(50);
+
 /// A fetch request (the argument of `QueryMessage::Fetch` on the wire).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -332,7 +337,10 @@ impl ReaderSeen {
             || self.replied.is_some_and(|replied| {
                 now.saturating_duration_since(replied) <= self.poll + REPLY_SLACK
             });
-        !confirmed && polling
+        // Confirmed, but the reply that tells it the stream closed is still being
+        // answered: without it the reader sees the node go away (`SessionLost`) rather
+        // than `Stopped`.
+        (!confirmed && polling) || (confirmed && self.pending > 0)
     }
 }
 
@@ -582,6 +590,14 @@ impl Serving {
         let deadline = Instant::now() + timeout;
         while awaited(Instant::now()) > 0 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if waited > 0 {
+            // The last replies were handed to the node session; give it a moment to write
+            // them before the shutdown goes on and the node may go away.
+            tokio::time::sleep(
+                REPLY_LINGER.min(deadline.saturating_duration_since(Instant::now())),
+            )
+            .await;
         }
         waited
     }
