@@ -6,7 +6,7 @@ use ractor::RpcReplyPort;
 use super::admission::{Admission, admit};
 use super::attempts::step;
 use super::exec;
-use super::removal::{begin_shutdown, shutdown_deadline_passed};
+use super::removal::{begin_shutdown, force_abort_all, shutdown_deadline_passed};
 use super::state::State;
 use super::state::entry::EntryTimer;
 use crate::error::RuntimeError;
@@ -54,13 +54,7 @@ pub(super) async fn command(state: &mut State, shell: &mut impl Shell, command: 
         InternalKind::ShutdownWait { kind, reply } => {
             begin_shutdown(state, shell, kind, reply).await
         }
-        InternalKind::ForceAbortAll => {
-            let ids = state.entries.ids();
-            for id in ids {
-                step(state, shell, id, Input::Claim { timer: None }).await;
-                step(state, shell, id, Input::ForceAbort).await;
-            }
-        }
+        InternalKind::ForceAbortAll => force_abort_all(state, shell).await,
         InternalKind::Timer(timer) => self::timer(state, shell, timer).await,
     }
 }

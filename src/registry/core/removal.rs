@@ -114,6 +114,15 @@ pub(super) async fn turn_claim(
     claim(state, shell, id, window, None).await;
 }
 
+/// Claims and force-aborts every registration at once (OTP's `brutal_kill` for all):
+/// `ForceAbortAll`, and a capped shutdown plan's deadline.
+pub(super) async fn force_abort_all(state: &mut State, shell: &mut impl Shell) {
+    for id in state.entries.ids() {
+        step(state, shell, id, Input::Claim { timer: None }).await;
+        step(state, shell, id, Input::ForceAbort).await;
+    }
+}
+
 /// The shared shutdown deadline passed: force-abort every ungrouped task still registered,
 /// except those with their own stop window (their own timer does it). Group members are
 /// not its: each is claimed in its turn with a window of its own (`turn_claim`). Under a
@@ -127,11 +136,7 @@ pub(super) async fn shutdown_deadline_passed(state: &mut State, shell: &mut impl
     // deadline everything still registered ends, including a stop window that was already
     // running (a remove or cancel before the drop) and group members not reached yet.
     if state.closing.cap().flatten().is_some() {
-        for id in state.entries.ids() {
-            step(state, shell, id, Input::Claim { timer: None }).await;
-            step(state, shell, id, Input::ForceAbort).await;
-        }
-        return;
+        return force_abort_all(state, shell).await;
     }
     let grace = state.settings.grace;
     let shared = Claim::Shutdown { cap: None };
