@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use common::{Recorder, ms, nzu, serve, serve_recorded};
 use ractor::rpc::CallResult;
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use ractor::{
+    Actor, ActorProcessingErr, ActorRef, MessagingErr, RactorErr, RpcReplyPort, SupervisionEvent,
+};
 use ractor_taskvisor::prelude::*;
 use ractor_taskvisor::{Answer, Query, RegistryMessage, TaskState, TaskTarget};
 use tokio::sync::{Notify, mpsc};
@@ -260,8 +262,13 @@ async fn the_reference_stops_with_the_task_naming_its_outcome_and_drops_what_wai
     let reported = common::eventually(LIMIT, || async { dropped(&recorder, "ending") == 2 }).await;
     assert!(reported, "{:?}", recorder.for_task("ending"));
     assert_eq!(undelivered_reports(&recorder, "ending")[0].1, "task_ended");
-    // After the end a send is refused to its sender, never a panic.
-    assert!(stable.cast(Msg::Note(3)).is_err());
+    // After the end a send is refused to its sender, never a panic, and nothing is
+    // counted: the record left with the registration.
+    assert!(matches!(
+        stable.cast(Msg::Note(3)),
+        Err(MessagingErr::SendErr(Msg::Note(3)))
+    ));
+    assert!(handle.task_info(id).await.is_none());
     assert!(matches!(
         handle.stable_ref::<Msg>(id).await,
         Err(RuntimeError::TaskNotFound { .. })
@@ -285,6 +292,11 @@ async fn a_call_in_the_mailbox_of_an_incarnation_that_dies_fails_at_once() {
         let stable = stable.clone();
         tokio::spawn(async move { stable.call(Msg::Get, Some(LIMIT)).await })
     };
+    // What users write: the macro's error, as the docs name it.
+    let by_macro = {
+        let stable = stable.clone();
+        tokio::spawn(async move { ractor::call_t!(stable, Msg::Get, LIMIT.as_millis() as u64) })
+    };
     tokio::time::sleep(ms(50)).await;
     let started = Instant::now();
     ractor::registry::where_is("stable-ref-busy")
@@ -292,6 +304,14 @@ async fn a_call_in_the_mailbox_of_an_incarnation_that_dies_fails_at_once() {
         .kill();
     let answer = call.await.unwrap();
     assert!(matches!(answer, Ok(CallResult::SenderError)), "{answer:?}");
+    let by_macro = by_macro.await.unwrap();
+    assert!(
+        matches!(
+            by_macro,
+            Err(RactorErr::Messaging(MessagingErr::ChannelClosed))
+        ),
+        "{by_macro:?}"
+    );
     assert!(
         started.elapsed() < LIMIT / 2,
         "the caller learns at once, not at its timeout"
@@ -397,4 +417,54 @@ async fn messages_sent_while_paused_wait_for_the_resume() {
     stable.cast(Msg::Note(8)).unwrap();
     assert!(handle.resume("paused").await.unwrap());
     assert_eq!(get(&stable).await, vec![7, 8]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pause_lets_the_running_incarnation_take_messages_until_it_ends() {
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    handle.add(notes_task("running", None, 8)).await.unwrap();
+    let stable = handle.stable_ref::<Msg>("running").await.unwrap();
+    assert!(get(&stable).await.is_empty());
+    // The pause holds the next attempt only: this incarnation keeps handling messages.
+    assert!(handle.pause("running").await.unwrap());
+    stable.cast(Msg::Note(1)).unwrap();
+    assert_eq!(get(&stable).await, vec![1]);
+    assert_eq!(state_of(&handle, "running").await, Some(TaskState::Running));
+    assert_eq!(handle.task_info("running").await.unwrap().undelivered, 0);
+}
+
+/// Ends when its `pre_start` returns: an actor that exits at once.
+struct Brief;
+
+impl Actor for Brief {
+    type Msg = ();
+    type State = ();
+    type Arguments = ();
+
+    async fn pre_start(&self, _me: ActorRef<()>, _: ()) -> Result<(), ActorProcessingErr> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_actor_linked_under_the_reference_takes_it_down_when_it_exits() {
+    // The documented limit (docs/semantics.md#stable-references, "The end"): ractor kills
+    // an actor's linked children when it exits, the reference among them.
+    let (_sup, handle) = serve(SupervisorConfig::default());
+    handle.add(notes_task("linked", None, 4)).await.unwrap();
+    let stable = handle.stable_ref::<Msg>("linked").await.unwrap();
+    assert!(get(&stable).await.is_empty());
+    let (brief, join) = Actor::spawn(None, Brief, ()).await.unwrap();
+    stable.get_cell().link(brief.get_cell());
+    brief.stop(None);
+    join.await.unwrap();
+    stable.get_cell().wait(Some(LIMIT)).await.unwrap();
+    // The task runs on without a reference: sends are refused, the same dead actor answers.
+    assert!(matches!(
+        stable.cast(Msg::Note(1)),
+        Err(MessagingErr::SendErr(_))
+    ));
+    assert_eq!(state_of(&handle, "linked").await, Some(TaskState::Running));
+    let again = handle.stable_ref::<Msg>("linked").await.unwrap();
+    assert_eq!(again.get_id(), stable.get_id());
 }

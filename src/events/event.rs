@@ -70,10 +70,14 @@ pub struct Event {
     pub delay_ms: Option<u32>,
     /// How long the attempt ran, in whole milliseconds, saturating at `u32::MAX`.
     pub duration_ms: Option<u32>,
-    /// Coalesced number of lost events, on `SubscriberOverflow` reports.
+    /// Coalesced number of lost events, on `SubscriberOverflow` reports; the number of
+    /// messages a stable reference dropped, on `MessagesUndelivered` reports (summed over
+    /// a task's reports, the total).
     pub dropped: Option<u64>,
     /// Human-readable diagnostic text (on `ShutdownRequested` only for an auto shutdown:
     /// the rule and the task whose end fired it). Not a stable format: do not parse it.
+    /// One exception: on `MessagesUndelivered` it is one of the stable labels
+    /// `stash_full`, `task_ended`, `after_end` (see that kind), to match on.
     pub reason: Option<Arc<str>>,
     /// Terminal outcome kind, on `TaskFinished` and on rejections (`Rejected`).
     pub outcome_kind: Option<TaskOutcomeKind>,

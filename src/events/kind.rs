@@ -108,9 +108,11 @@ pub enum EventKind {
     /// ([`TaskSpec::with_stable_ref`](crate::TaskSpec::with_stable_ref)) were dropped:
     /// `id`, `task`, `dropped` = how many this report counts, `reason` = `stash_full` (no
     /// incarnation ran and the stash was full), `task_ended` (still stashed at the end) or
-    /// `after_end` (reached the reference after the end). One report per reason per burst:
-    /// the first drop at once, the others of the next second in one report at its end
-    /// (docs/semantics.md#stable-references). The exact total is `TaskInfo::undelivered`.
+    /// `after_end` (reached the reference between the end and its stop). At most two
+    /// reports per reason per burst: the first drop at once (`dropped = 1`), the others of
+    /// the next second in one report at its end (docs/semantics.md#stable-references).
+    /// While the task runs the exact total is also `TaskInfo::undelivered`; the drops at
+    /// the end only these reports give.
     MessagesUndelivered,
     /// The controller refused a submission. `id`, `rejection_kind`, `outcome_kind =
     /// Rejected`, `reason`, `task` = slot when known.

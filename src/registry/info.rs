@@ -121,9 +121,11 @@ pub struct TaskInfo {
     pub pause_reason: Option<PauseReason>,
     /// Messages its stable reference
     /// ([`TaskSpec::with_stable_ref`](crate::TaskSpec::with_stable_ref)) dropped so far:
-    /// beyond the stash, still stashed at the end, or reaching it after the end
-    /// (docs/semantics.md#stable-references). 0 without a stable reference, and in
-    /// records from older peers.
+    /// beyond the stash, still stashed at the end, or reaching it between the end and its
+    /// stop (docs/semantics.md#stable-references). The record leaves with the
+    /// registration, so the drops at the end may never show here: their
+    /// `MessagesUndelivered` event is where every drop is sure to be reported. 0 without a
+    /// stable reference, and in records from older peers.
     #[serde(default)]
     pub undelivered: u64,
 }

@@ -1,6 +1,7 @@
 //! Opening a registration's stable reference at admission
 //! (docs/semantics.md#stable-references): the `pg` group it joins and where its drops are
-//! reported (one `MessagesUndelivered` event per burst, from the registration's events).
+//! reported (`MessagesUndelivered` events: the first drop of a burst at once, the rest in one
+//! report, from the registration's events).
 
 use std::sync::Arc;
 

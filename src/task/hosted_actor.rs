@@ -375,7 +375,11 @@ impl TaskSpec {
     /// [`FATAL_STOP_PREFIX`] (`"fatal:"`) is a fatal failure. Cancellation stops `A`
     /// gracefully; grace expiry and attempt timeouts kill it. Restart policy, backoff, retry
     /// limit and timeout are inherited from the supervisor's [`TaskDefaults`](super::TaskDefaults)
-    /// (default: restart on failure) and can be set with the `with_*` methods.
+    /// (default: restart on failure) and can be set with the `with_*` methods. An attempt
+    /// is one incarnation, so an attempt timeout ([`with_timeout`](TaskSpec::with_timeout))
+    /// caps an incarnation's whole life: a long-lived actor with one is restarted at every
+    /// timeout. Each incarnation is a new actor; for one `ActorRef` across all of them, add
+    /// [`with_stable_ref`](TaskSpec::with_stable_ref).
     ///
     /// ```no_run
     /// use ractor::{Actor, ActorProcessingErr, ActorRef};

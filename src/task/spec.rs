@@ -415,14 +415,17 @@ impl TaskSpec {
     /// Gives the registration one `ActorRef<M>` for its whole life, `M` being the hosted
     /// actor's message type: a stable reference that forwards each message to the live
     /// incarnation and keeps at most `stash` messages, in order, while none runs (before
-    /// the first start, in backoff, during a group restart, while paused), handing them to
-    /// the next incarnation first (kameo's restart behind one `ActorRef`, Akka typed's
-    /// stash during backoff). Get it with
+    /// the first start, in backoff, during a group restart, while a pause holds the next
+    /// attempt), handing them to the next incarnation first (kameo's restart behind one
+    /// `ActorRef`, Akka typed's stash during backoff). A pause lets the running incarnation
+    /// run on: messages keep reaching it until it ends. Get the reference with
     /// [`SupervisorHandle::stable_ref`](crate::SupervisorHandle::stable_ref) as soon as
-    /// `add` returned; it stops when the task ends. A message beyond the stash, still
-    /// stashed at the end, or sent after the end is dropped and counted in
-    /// [`TaskInfo::undelivered`](crate::TaskInfo::undelivered). The rules, and what a
-    /// `call!` in flight gets when an incarnation dies: docs/semantics.md#stable-references.
+    /// `add` returned; it stops when the task ends. A message beyond the stash, or still
+    /// stashed at the end, is dropped and counted in
+    /// [`TaskInfo::undelivered`](crate::TaskInfo::undelivered) (a `call!` among them fails
+    /// at once); once the reference has stopped, ractor refuses a send (`Err(SendErr)`, the
+    /// message handed back). The rules, and what a `call!` in flight gets when an
+    /// incarnation dies: docs/semantics.md#stable-references.
     ///
     /// # Errors (at admission, from `add` and the other add forms)
     /// [`RuntimeError::InvalidTaskSpec`](crate::RuntimeError::InvalidTaskSpec) when the

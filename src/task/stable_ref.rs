@@ -20,8 +20,9 @@
 //!
 //! Forwarding moves the message value, reply port included: a `call!`'s reply goes from the
 //! incarnation straight to the caller. Dropped messages are counted (`TaskInfo::undelivered`)
-//! and reported by one `MessagesUndelivered` event per burst: the first drop of a reason at
-//! once, the others of the next [`REPORT_INTERVAL`] folded into one report at its end.
+//! and reported by at most two `MessagesUndelivered` events per reason per burst: the first
+//! drop of a reason at once, the others of the next [`REPORT_INTERVAL`] folded into one
+//! report at its end.
 
 mod handover;
 
@@ -218,7 +219,8 @@ impl<M: Message> Ends for Relay<M> {
     }
 }
 
-/// One report per reason per burst ([`REPORT_INTERVAL`]), the folded rest flushed by a timer.
+/// Per reason and burst ([`REPORT_INTERVAL`]): the first drop at once, the folded rest in one
+/// report flushed by a timer.
 struct Reports {
     sink: Arc<dyn LossReport>,
     /// At most three keys (the [`Loss`] reasons).

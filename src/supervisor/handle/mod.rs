@@ -244,7 +244,9 @@ impl SupervisorHandle {
     /// messages, monitor it, link to it. `None` for closure tasks, between attempts (the
     /// hosted actor of each attempt is a new incarnation with a new id), and for unknown
     /// targets. To find the live incarnation by name instead, give the spec
-    /// [`TaskSpec::with_actor_name`] and use `ractor::registry::where_is`.
+    /// [`TaskSpec::with_actor_name`] and use `ractor::registry::where_is`; to hold one
+    /// reference across every incarnation, [`TaskSpec::with_stable_ref`] and
+    /// [`stable_ref`](Self::stable_ref).
     pub async fn actor_of(&self, target: impl Into<TaskTarget>) -> Option<ractor::ActorCell> {
         self.answer(Query::ActorOf(target.into())).await.flatten()
     }
@@ -255,6 +257,13 @@ impl SupervisorHandle {
     /// incarnation in order, or waits in the stash while none runs; it stops when the task
     /// ends (docs/semantics.md#stable-references). Any number of calls return the same
     /// actor. Also `Query::StableRef` (then [`StableCell::typed`](crate::StableCell::typed)).
+    ///
+    /// A `ractor::call!` through it whose message is lost (beyond the stash, or in the
+    /// mailbox of an incarnation that dies) fails at once with
+    /// `Err(RactorErr::Messaging(MessagingErr::ChannelClosed))`, not at its timeout.
+    /// `get_cell().wait(..)` on it returns once the task ended; the outcome comes from
+    /// [`watch`](Self::watch). Link under it only an actor that outlives the task: ractor
+    /// kills an actor's linked children when it exits.
     ///
     /// # Errors
     /// - [`RuntimeError::TaskNotFound`]: no registered task matches `target` (never added,

@@ -328,3 +328,12 @@ proptest! {
         }
     }
 }
+
+/// The `reason` labels of `MessagesUndelivered` are documented as stable, to match on
+/// (`Event::reason`, `EventKind::MessagesUndelivered`, docs/semantics.md#stable-references).
+#[test]
+fn the_loss_labels_are_the_documented_stable_ones() {
+    assert_eq!(Loss::StashFull.as_label(), "stash_full");
+    assert_eq!(Loss::TaskEnded.as_label(), "task_ended");
+    assert_eq!(Loss::AfterEnd.as_label(), "after_end");
+}
