@@ -269,6 +269,8 @@ async fn the_reference_stops_with_the_task_naming_its_outcome_and_drops_what_wai
         Err(MessagingErr::SendErr(Msg::Note(3)))
     ));
     assert!(handle.task_info(id).await.is_none());
+    // An end the registration asked for is not an early stop.
+    assert_eq!(early_stops(&recorder, "ending"), 0);
     assert!(matches!(
         handle.stable_ref::<Msg>(id).await,
         Err(RuntimeError::TaskNotFound { .. })
@@ -449,11 +451,18 @@ impl Actor for Brief {
 #[tokio::test]
 async fn an_actor_linked_under_the_reference_takes_it_down_when_it_exits() {
     // The documented limit (docs/semantics.md#stable-references, "The end"): ractor kills
-    // an actor's linked children when it exits, the reference among them.
-    let (_sup, handle) = serve(SupervisorConfig::default());
+    // an actor's linked children when it exits, the reference among them. Never silent:
+    // one `RuntimeFailure` event of the task says so.
+    let (_sup, handle, recorder) = serve_recorded(SupervisorConfig::default());
     handle.add(notes_task("linked", None, 4)).await.unwrap();
     let stable = handle.stable_ref::<Msg>("linked").await.unwrap();
     assert!(get(&stable).await.is_empty());
+    tokio::time::sleep(ms(100)).await;
+    assert_eq!(
+        early_stops(&recorder, "linked"),
+        0,
+        "a running reference is not reported"
+    );
     let (brief, join) = Actor::spawn(None, Brief, ()).await.unwrap();
     stable.get_cell().link(brief.get_cell());
     brief.stop(None);
@@ -467,4 +476,26 @@ async fn an_actor_linked_under_the_reference_takes_it_down_when_it_exits() {
     assert_eq!(state_of(&handle, "linked").await, Some(TaskState::Running));
     let again = handle.stable_ref::<Msg>("linked").await.unwrap();
     assert_eq!(again.get_id(), stable.get_id());
+    let reported =
+        common::eventually(LIMIT, || async { early_stops(&recorder, "linked") == 1 }).await;
+    assert!(reported, "{:?}", recorder.for_task("linked"));
+    // The task's own end reports nothing more.
+    assert!(handle.cancel("linked").await.unwrap());
+    tokio::time::sleep(ms(50)).await;
+    assert_eq!(early_stops(&recorder, "linked"), 1);
+}
+
+/// `RuntimeFailure` events of `task` saying its stable reference stopped before the task
+/// ended.
+fn early_stops(recorder: &Recorder, task: &str) -> usize {
+    recorder
+        .for_task(task)
+        .into_iter()
+        .filter(|e| e.kind == EventKind::RuntimeFailure)
+        .filter(|e| {
+            e.reason.as_deref().is_some_and(|reason| {
+                reason.starts_with("stable reference stopped before its task ended")
+            })
+        })
+        .count()
 }

@@ -27,7 +27,9 @@ pub enum EventKind {
     /// A runtime component failed in a way that has no task-level outcome. `task` =
     /// component (`subscriber_dispatch`, `subscriber_listener`, `registry`, `task_runner`,
     /// `task_destructor`, `shutdown_owner`, `controller`), `reason`; sometimes `id` and
-    /// `attempt`. Internal diagnostic.
+    /// `attempt`. For a task's stable reference that could not start or stopped before
+    /// its task ended, `id` and `task` are the task's (reason `stable reference …`).
+    /// Internal diagnostic.
     RuntimeFailure,
     /// Events were lost on the way to a subscriber. `task` = subscriber name (or
     /// `subscriber_listener` for the relay), `dropped` = coalesced count, `reason` = `full`,

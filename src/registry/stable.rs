@@ -31,7 +31,22 @@ impl LossReport for EventReport {
             }
         });
     }
+
+    fn stopped_early(&self) {
+        self.events.publish(|| {
+            Event::new(EventKind::RuntimeFailure)
+                .with_id(self.id)
+                .with_task(self.name.clone())
+                .with_reason(STOPPED_EARLY)
+        });
+    }
 }
+
+/// The `reason` of the `RuntimeFailure` event of a stable reference that stopped while its
+/// task still ran.
+const STOPPED_EARLY: &str = "stable reference stopped before its task ended \
+    (stopped or killed from outside, e.g. an actor linked over it exited); sends to it are \
+    refused, the task runs on";
 
 /// The stable reference of `spec`'s registration `id`, when it asks for one
 /// (`TaskSpec::with_stable_ref` on an actor task: admission refused it otherwise). Its

@@ -9,7 +9,9 @@
 //! when `add` returns) and stopped at the terminal commit (`registry/core/commit.rs`) with
 //! the reason `"task ended: <outcome>"`. It is linked under nobody: the registration's
 //! record owns it ([`StableLink`], in the attempt-shared record), and dropping that record
-//! (a registry that died) stops it too.
+//! (a registry that died) stops it too. A user can still link an actor over it, and ractor
+//! kills an actor's linked children when it exits: a task waits on the proxy's exit and
+//! reports an end the registration did not ask for ([`LossReport::stopped_early`]).
 //!
 //! Each message the proxy receives goes through the registration's [`Relay`]: the
 //! hand-over machine (`stable_ref/handover.rs`: stash or forward, in order) behind one lock
@@ -48,6 +50,10 @@ pub(crate) const REPORT_INTERVAL: Duration = Duration::from_secs(1);
 pub(crate) trait LossReport: Send + Sync + 'static {
     /// `dropped` messages (at least 1) were not delivered, for `loss`.
     fn report(&self, dropped: u64, loss: Loss);
+    /// The proxy stopped while its registration still held it open: stopped or killed
+    /// from outside (ractor kills an actor's linked children when it exits). Sends to it
+    /// are refused from now on; the task runs on.
+    fn stopped_early(&self);
 }
 
 /// What opening a stable reference needs (from admission).
@@ -321,9 +327,22 @@ fn open<M: Message>(args: OpenArgs) -> Result<StableLink, String> {
             closed: AtomicBool::new(false),
         }),
     });
-    let (proxy, _) =
+    let (proxy, exit) =
         ractor::ActorRuntime::<Proxy<M>>::spawn_instant(None, Proxy(PhantomData), relay.clone())
             .map_err(|error| error.to_string())?;
+    // Its end before the registration closed it is reported, never silent: `close` marks
+    // the reports closed before it stops the proxy.
+    let reports = relay.reports.clone();
+    tokio::spawn(async move {
+        // `spawn_instant`'s handle answers once `pre_start` returned, with the handle of
+        // the running actor: its end is that one's.
+        if let Ok(Ok(running)) = exit.await {
+            let _ = running.await;
+        }
+        if !reports.closed.load(Ordering::Acquire) {
+            reports.sink.stopped_early();
+        }
+    });
     ractor::pg::join(group, vec![proxy.get_cell()]);
     Ok(StableLink {
         cell: proxy.get_cell(),
