@@ -195,18 +195,25 @@ impl Gate {
         n: u32,
         full: RuntimeError,
     ) -> Result<OwnedSemaphorePermit, RuntimeError> {
-        if matches!(mode, Mode::Check | Mode::Wait { fail_fast: true }) {
-            return semaphore
-                .clone()
-                .try_acquire_many_owned(n)
-                .map_err(|_| full);
-        }
-        tokio::select! {
-            biased;
-            _ = self.started.cancelled() => Err(RuntimeError::ShuttingDown),
-            permit = semaphore.clone().acquire_many_owned(n) => {
-                permit.map_err(|_| RuntimeError::ShuttingDown)
+        // A free permit is taken at once in every mode: the wait below (a select over two
+        // futures, which registers with the shutdown signal's lock) is for when none is.
+        match semaphore.clone().try_acquire_many_owned(n) {
+            Ok(permit) => return Ok(permit),
+            Err(_) if matches!(mode, Mode::Check | Mode::Wait { fail_fast: true }) => {
+                return Err(full);
             }
+            Err(_) => {}
         }
+        // Boxed: only a caller that has to wait pays for the room of the two futures.
+        Box::pin(async {
+            tokio::select! {
+                biased;
+                _ = self.started.cancelled() => Err(RuntimeError::ShuttingDown),
+                permit = semaphore.clone().acquire_many_owned(n) => {
+                    permit.map_err(|_| RuntimeError::ShuttingDown)
+                }
+            }
+        })
+        .await
     }
 }

@@ -6,10 +6,10 @@
 //! Below the operations (`operations.rs`, `groups.rs`, `pause.rs`, the handle), so each
 //! imports it and none imports another for it.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::rpc::CallResult;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::runtime::Runtime;
@@ -125,13 +125,18 @@ pub(crate) async fn exec(
 /// The handle's add of `spec`, which passed the intake (`pass`): the registry's decision,
 /// with the waiter when `watch` and, when `start` (`Some(remove_on_failure)`), the
 /// receiver of its start promise. The command permit is held until the registry replied.
-async fn add(
+///
+/// Not an `async fn`: the request is built and boxed before the future is, so the future
+/// holds a pointer, not the spec, the request and the message closure side by side (every
+/// level of the handle's door stores its callee's future inline, and moving a future
+/// copies it whole: W1's `memmove` in BENCHMARKS.md).
+fn add(
     runtime: &Arc<Runtime>,
     pass: Pass,
     spec: TaskSpec,
     start: Option<bool>,
     watch: bool,
-) -> Result<Executed, RuntimeError> {
+) -> impl Future<Output = Result<Executed, RuntimeError>> + Send + '_ {
     let Pass { permit, unit, id } = pass;
     let id = id.unwrap_or_else(TaskId::next);
     let (outcome, waiter) = promise(id, watch);
@@ -148,7 +153,7 @@ async fn add(
         Some(_) => CommandReply::AddStarted(id),
         None => CommandReply::Add(id),
     };
-    let request = AddRequest {
+    let request = Box::new(AddRequest {
         id,
         spec,
         outcome,
@@ -157,16 +162,17 @@ async fn add(
         group: None,
         held: None,
         start,
-    };
-    let add = |port| InternalKind::Add(Box::new(request), port).into();
-    let accepted = call(runtime, add).await;
-    drop(permit);
-    accepted??;
-    Ok(Executed {
-        reply,
-        waiter,
-        started,
-    })
+    });
+    async move {
+        let accepted = call(runtime, |port| InternalKind::Add(request, port).into()).await;
+        drop(permit);
+        accepted??;
+        Ok(Executed {
+            reply,
+            waiter,
+            started,
+        })
+    }
 }
 
 /// What a start promise's receiver says; a promise gone without a result means the
@@ -176,14 +182,19 @@ pub(super) async fn started_result(started: oneshot::Receiver<Started>) -> Start
 }
 
 /// One call to the registry; a registry that is gone gives [`RuntimeError::ShuttingDown`].
+///
+/// What `ActorRef::call` with no timeout does (send with a one-shot reply port, await the
+/// reply), without its future's room for a timer: this future is part of every command's.
 async fn call<T: Send + 'static>(
     runtime: &Runtime,
     message: impl FnOnce(ractor::RpcReplyPort<T>) -> crate::registry::RegistryMessage,
 ) -> Result<T, RuntimeError> {
-    match runtime.registry().call(message, None).await {
-        Ok(CallResult::Success(value)) => Ok(value),
-        _ => Err(RuntimeError::ShuttingDown),
-    }
+    let (reply, answer) = oneshot::channel();
+    runtime
+        .registry()
+        .send_message(message(reply.into()))
+        .map_err(|_| RuntimeError::ShuttingDown)?;
+    answer.await.map_err(|_| RuntimeError::ShuttingDown)
 }
 
 /// A command permit for the handle's batch and group adds (not commands): waited for
