@@ -306,11 +306,13 @@ pub enum Op {
     },
     /// Through the stable reference of the latest actor task added as `t<name>`: `casts`
     /// casts, then a `call!` when `call`, each with the registration's next sequence
-    /// number (`system_model/stable.rs`).
+    /// number (`system_model/stable.rs`); `spread`: 1 ms between two casts, so that a
+    /// burst meets an incarnation's end or start.
     Send {
         name: usize,
         casts: u32,
         call: bool,
+        spread: bool,
     },
     End(End),
 }

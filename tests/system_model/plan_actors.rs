@@ -43,7 +43,8 @@ impl ActorStream {
     }
 
     /// Once an actor task exists, a send after about one operation in two: a burst of
-    /// casts, sometimes longer than any stash, and a `call!` one time in three.
+    /// casts, sometimes longer than any stash, half the time spread out, and a `call!`
+    /// one time in three.
     pub(super) fn send(&mut self) -> Option<Op> {
         if self.hosted.is_empty() || self.rng.bool() {
             return None;
@@ -52,6 +53,7 @@ impl ActorStream {
             name: *self.rng.choice(&self.hosted).expect("not empty"),
             casts: self.rng.u32(0..=5),
             call: self.rng.u32(0..3) == 0,
+            spread: self.rng.bool(),
         })
     }
 }

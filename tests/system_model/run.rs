@@ -330,8 +330,13 @@ impl<'a> Case<'a> {
             Op::Group { group, command } => {
                 tokio::time::timeout(limit, self.group_command(index, group, command)).await
             }
-            Op::Send { name, casts, call } => {
-                self.send(index, name, casts, call);
+            Op::Send {
+                name,
+                casts,
+                call,
+                spread,
+            } => {
+                self.send(index, name, casts, call, spread).await;
                 Ok(())
             }
             Op::End(end) => tokio::time::timeout(limit + SLACK, self.end(index, end)).await,

@@ -268,8 +268,16 @@ impl Case<'_> {
     }
 
     /// `Op::Send`: `casts` casts and maybe a `call!` through the reference of the latest
-    /// actor task of `t<name>`, each with its registration's next number.
-    pub(super) fn send(&mut self, index: usize, name: usize, casts: u32, call: bool) {
+    /// actor task of `t<name>`, each with its registration's next number; `spread`: 1 ms
+    /// apart.
+    pub(super) async fn send(
+        &mut self,
+        index: usize,
+        name: usize,
+        casts: u32,
+        call: bool,
+        spread: bool,
+    ) {
         let Some(work) = self
             .works
             .iter()
@@ -284,7 +292,10 @@ impl Case<'_> {
             return;
         };
         let (mut taken, mut refused) = (0, 0);
-        for _ in 0..casts {
+        for cast in 0..casts {
+            if spread && cast > 0 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
             let seq = bag.next.fetch_add(1, Ordering::SeqCst);
             match reference.cast(Msg::Cast(seq)) {
                 Ok(()) => {
