@@ -134,22 +134,6 @@ impl Body {
         }
     }
 
-    /// Bodies a hosted actor plays too (`system_model/stable.rs`): each ends its incarnation
-    /// the way the closure ends its attempt (a normal stop, a failure, a `fatal:` stop, or
-    /// not until it is stopped). The others need a context, a panic or a blocked thread.
-    pub fn actor_can_play(self) -> bool {
-        matches!(
-            self,
-            Body::Instant
-                | Body::Sleep(_)
-                | Body::Flaky { .. }
-                | Body::AlwaysFail { .. }
-                | Body::Fatal
-                | Body::Cooperative
-                | Body::Exhausts
-        )
-    }
-
     /// Bodies that hand their context to a spawned helper, which waits for it to fire:
     /// the long-running kinds, whose tokens must fire by the end of every run.
     pub fn spawns_helper(self) -> bool {
@@ -168,7 +152,7 @@ pub struct Task {
     pub slow_drop: Option<Duration>,
     /// Hosted as a ractor actor (`TaskSpec::actor`) with a stable reference of this stash
     /// size (`with_stable_ref`) instead of a closure; only bodies an actor can play
-    /// ([`Body::actor_can_play`]), drawn by the actor stream (`plan_actors.rs`).
+    /// (`Body::actor_can_play`), drawn by the actor stream (`plan_actors.rs`).
     pub actor: Option<usize>,
 }
 

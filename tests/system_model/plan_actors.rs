@@ -5,7 +5,7 @@
 //! draw exactly what they drew before, and a case without actors is the plan its seed
 //! always had.
 
-use super::{Op, mix};
+use super::{Body, Op, mix};
 
 /// What the actor stream decides while the plan is drawn.
 pub(super) struct ActorStream {
@@ -55,5 +55,23 @@ impl ActorStream {
             call: self.rng.u32(0..3) == 0,
             spread: self.rng.bool(),
         })
+    }
+}
+
+impl Body {
+    /// Bodies a hosted actor plays too (`system_model/stable.rs`): each ends its incarnation
+    /// the way the closure ends its attempt (a normal stop, a failure, a `fatal:` stop, or
+    /// not until it is stopped). The others need a context, a panic or a blocked thread.
+    pub fn actor_can_play(self) -> bool {
+        matches!(
+            self,
+            Body::Instant
+                | Body::Sleep(_)
+                | Body::Flaky { .. }
+                | Body::AlwaysFail { .. }
+                | Body::Fatal
+                | Body::Cooperative
+                | Body::Exhausts
+        )
     }
 }
