@@ -220,21 +220,26 @@ impl Probe {
 
 /// Leaves every gauge a body entered, however the body ends: returned, or dropped by a
 /// timeout or a force-abort.
-pub struct Running {
+struct Running {
     probe: Arc<Probe>,
     work: Arc<Work>,
 }
 
+/// Notes a body (or a hosted actor's incarnation) that starts after `shutdown()` returned.
+pub fn note_start(probe: &Probe, work: &Work) {
+    if probe.shutdown_returned.load(Ordering::SeqCst) {
+        probe.late_starts.fetch_add(1, Ordering::SeqCst);
+        probe
+            .late_start_labels
+            .lock()
+            .unwrap()
+            .push(work.label.clone());
+    }
+}
+
 impl Running {
-    pub fn enter(probe: &Arc<Probe>, work: &Arc<Work>) -> Running {
-        if probe.shutdown_returned.load(Ordering::SeqCst) {
-            probe.late_starts.fetch_add(1, Ordering::SeqCst);
-            probe
-                .late_start_labels
-                .lock()
-                .unwrap()
-                .push(work.label.clone());
-        }
+    fn enter(probe: &Arc<Probe>, work: &Arc<Work>) -> Running {
+        note_start(probe, work);
         probe.running.enter();
         work.overlap.enter();
         probe.gauge_of(work.origin).enter();

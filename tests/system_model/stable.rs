@@ -40,7 +40,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::super::plan::{Body, SLACK};
-use super::super::probe::{Origin, Probe, Running, SlowDrop, Work};
+use super::super::probe::{Origin, Probe, SlowDrop, Work, note_start};
 use super::Case;
 
 /// How long a failing, fatal or flaky incarnation runs before it ends: long enough for
@@ -90,10 +90,16 @@ struct Hosted {
     bag: Arc<Bag>,
 }
 
-/// One incarnation's state: the gauges it holds while alive (left when dropped, however
-/// it ends) and its attempt number.
+/// One incarnation's state: its attempt number.
+///
+/// An incarnation holds none of the probe's exclusion gauges (`max_concurrent`, one body
+/// per name, no overlapping attempts): after a force-abort ractor kills the attempt's
+/// subtree by signals, so the hosted actor ends (and drops its state) a moment after its
+/// attempt was reported ended, and the next body may already run. Found by the model's
+/// first soak with actors (seed 395235726579042496: a `Cooperative` actor task with a
+/// 0 ms stop window, cancelled under `max_concurrent = 1`). The stable-reference checks
+/// keep their own order of incarnations.
 struct Life {
-    _running: Running,
     attempt: u32,
 }
 
@@ -103,12 +109,9 @@ impl Actor for Hosted {
     type Arguments = ();
 
     async fn pre_start(&self, _me: ActorRef<Msg>, _: ()) -> Result<Life, ActorProcessingErr> {
-        let running = Running::enter(&self.probe, &self.work);
+        note_start(&self.probe, &self.work);
         let attempt = self.work.attempts.fetch_add(1, Ordering::SeqCst) + 1;
-        Ok(Life {
-            _running: running,
-            attempt,
-        })
+        Ok(Life { attempt })
     }
 
     async fn post_start(
