@@ -1,5 +1,6 @@
-//! The synchronization primitives of the event path's two lock protocols (the bus ring in
-//! `events::sink`, the subscriber lanes in `events::lanes`).
+//! The synchronization primitives of the lock protocols that have loom models: the event
+//! path's two (the bus ring in `events::sink`, the subscriber lanes in `events::lanes`) and
+//! a stable reference's stash hand-over (`task::stable_ref::handover`).
 //!
 //! A normal build gets `std`'s. This crate's own test build with `--cfg loom` gets loom's,
 //! so the models next to that code explore every interleaving of the production code

@@ -33,6 +33,13 @@
 //!   block the thread briefly, run until cancelled; some with their own stop window
 //!   (`with_shutdown_timeout` 0–50 ms), some whose task object is slow to drop. The
 //!   long-running ones hand their context to a spawned helper.
+//! - actor tasks, in half the cases (a third stream of the seed marks adds and inserts
+//!   sends, so the first two draw what they always drew; `system_model/plan_actors.rs`):
+//!   about half the direct adds whose body an actor can play (instant, sleep, flaky,
+//!   always failing, fatal, cooperative, exhausting) host a ractor actor instead
+//!   (`TaskSpec::actor`) with a stable reference of a 1–3 message stash, and after about
+//!   one operation in two a burst of 0–5 casts, sometimes a `call!`, goes through the
+//!   reference of one of them (`system_model/stable.rs`).
 //!
 //! # Invariants
 //! While the operations run (`system_model/run.rs`):
@@ -83,7 +90,15 @@
 //! - one owner body per slot, one body per task name (group members included), no
 //!   overlapping attempts, at most `max_concurrent` bodies, no body started after
 //!   `shutdown()` returned;
-//! - nothing hangs: every operation and every case has a time limit.
+//! - nothing hangs: every operation and every case has a time limit;
+//! - stable references (`system_model/stable.rs`), per registration: the messages its
+//!   incarnations handled strictly increase in send order across incarnations (none
+//!   duplicated or reordered) and were all sent; when the event books balance, its
+//!   `MessagesUndelivered` counts are at most the messages missing and at least those
+//!   missing between two messages one incarnation handled (a message missing at an
+//!   incarnation boundary may be the one documented uncounted loss, in a mailbox that
+//!   stopped); every `call!` gets its reply or an error, never a hang; the reference
+//!   stops once the registration ended, its reason `task ended: <the outcome>`.
 //!
 //! "Settled" means the work's waiter answered with an outcome other than `ForceAborted`
 //! (a force-aborted attempt may still run, keeping its name and its registry place), or

@@ -98,6 +98,7 @@ impl Case<'_> {
             restartable: false,
             shutdown_timeout: None,
             slow_drop: None,
+            actor: None,
         };
         let mut probes = 0;
         loop {

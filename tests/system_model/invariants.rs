@@ -20,6 +20,7 @@ pub async fn check(case: &mut Case<'_>, observer: Option<SupervisorHandle>) {
         lossless = after_shutdown(case, &handle).await && case.ends.kill.is_none();
     }
     terminal_events(case, lossless);
+    case.check_stable(lossless).await;
     let works = case.works.clone();
     for work in &works {
         if let Some(resolution) = work.resolution.get() {

@@ -26,6 +26,10 @@ pub const OWNER_DROP_CAPS_EARLIER_CLAIMS: bool = true;
 // The group half of a plan: its types and its stream's draws.
 #[path = "plan_groups.rs"]
 mod groups;
+// The actor half: which direct adds host an actor, and the sends to them.
+#[path = "plan_actors.rs"]
+mod actors;
+use actors::ActorStream;
 pub use groups::{Group, GroupCommand, Strategy};
 use groups::{GroupStream, group_op};
 
@@ -146,6 +150,10 @@ pub struct Task {
     /// The task object's destructor blocks this long: user values may be slow to drop,
     /// and whatever the registry does after delivering an outcome waits for it.
     pub slow_drop: Option<Duration>,
+    /// Hosted as a ractor actor (`TaskSpec::actor`) with a stable reference of this stash
+    /// size (`with_stable_ref`) instead of a closure; only bodies an actor can play
+    /// (`Body::actor_can_play`), drawn by the actor stream (`plan_actors.rs`).
+    pub actor: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,6 +288,16 @@ pub enum Op {
         group: usize,
         command: GroupCommand,
     },
+    /// Through the stable reference of the latest actor task added as `t<name>`: `casts`
+    /// casts, then a `call!` when `call`, each with the registration's next sequence
+    /// number (`system_model/stable.rs`); `spread`: 1 ms between two casts, so that a
+    /// burst meets an incarnation's end or start.
+    Send {
+        name: usize,
+        casts: u32,
+        call: bool,
+        spread: bool,
+    },
     End(End),
 }
 
@@ -402,6 +420,7 @@ fn task(rng: &mut fastrand::Rng) -> Task {
             ])
             .unwrap(),
         slow_drop: (rng.u32(0..4) == 0).then(|| ms(rng.u64(1..=3))),
+        actor: None,
     }
 }
 
@@ -554,16 +573,20 @@ pub fn draw(seed: u64) -> Plan {
     let len = rng.usize(5..=40);
     let mut ops = Vec::with_capacity(len + 1);
     let mut stream = GroupStream::default();
+    let mut actors = ActorStream::new(seed);
     for _ in 0..len {
         let mut op = op(&mut rng, long_grace);
         if with_groups && !matches!(op, Op::End(_)) && groups.u32(0..4) == 0 {
             op = group_op(&mut groups, long_grace, &mut stream);
         }
+        actors.host(&mut op);
         let owner_dropped = matches!(op, Op::End(End::OwnerDrop));
+        let send = if owner_dropped { None } else { actors.send() };
         ops.push(op);
         if owner_dropped {
             break;
         }
+        ops.extend(send);
     }
     let ended = ops
         .iter()

@@ -16,6 +16,7 @@ use ractor_taskvisor::{Subscribe, TaskRef};
 use tokio::time::Instant;
 
 use super::plan::{Body, GROUPS, MEMBERS, NAMES, Policy, SLOTS, Strategy, Task};
+use super::run::stable::{Bag, actor_spec};
 
 // The panics bodies raise on purpose carry the shared marker and stay out of the output.
 #[path = "../common/panics.rs"]
@@ -99,6 +100,8 @@ pub struct Work {
     pub pending_room: AtomicBool,
     /// Turns `true` once the waiter has answered, for operations that wait for it.
     pub done: tokio::sync::watch::Sender<bool>,
+    /// An actor task's stable reference and what went through it (`stable.rs`).
+    pub stable: Option<Arc<Bag>>,
 }
 
 impl Work {
@@ -119,6 +122,7 @@ impl Work {
             slot_room: AtomicBool::new(false),
             pending_room: AtomicBool::new(false),
             done: tokio::sync::watch::Sender::new(false),
+            stable: task.actor.map(|_| Arc::default()),
         })
     }
 
@@ -221,16 +225,21 @@ struct Running {
     work: Arc<Work>,
 }
 
+/// Notes a body (or a hosted actor's incarnation) that starts after `shutdown()` returned.
+pub fn note_start(probe: &Probe, work: &Work) {
+    if probe.shutdown_returned.load(Ordering::SeqCst) {
+        probe.late_starts.fetch_add(1, Ordering::SeqCst);
+        probe
+            .late_start_labels
+            .lock()
+            .unwrap()
+            .push(work.label.clone());
+    }
+}
+
 impl Running {
     fn enter(probe: &Arc<Probe>, work: &Arc<Work>) -> Running {
-        if probe.shutdown_returned.load(Ordering::SeqCst) {
-            probe.late_starts.fetch_add(1, Ordering::SeqCst);
-            probe
-                .late_start_labels
-                .lock()
-                .unwrap()
-                .push(work.label.clone());
-        }
+        note_start(probe, work);
         probe.running.enter();
         work.overlap.enter();
         probe.gauge_of(work.origin).enter();
@@ -262,7 +271,7 @@ fn spawn_helper(probe: &Arc<Probe>, ctx: TaskContext) {
 }
 
 /// Blocks its thread for a while when dropped.
-struct SlowDrop(Option<Duration>);
+pub struct SlowDrop(pub Option<Duration>);
 
 impl Drop for SlowDrop {
     fn drop(&mut self) {
@@ -346,12 +355,13 @@ pub fn task_ref(probe: &Arc<Probe>, work: &Arc<Work>) -> TaskRef {
 /// only on the timeout body.
 pub fn task_spec(probe: &Arc<Probe>, work: &Arc<Work>) -> TaskSpec {
     let task = work.task;
-    let object = task_ref(probe, work);
     let name = work.name.clone();
-    let mut spec = if task.restartable {
-        TaskSpec::restartable(name, object)
+    let mut spec = if let Some(stash) = task.actor {
+        actor_spec(probe, work, stash)
+    } else if task.restartable {
+        TaskSpec::restartable(name, task_ref(probe, work))
     } else {
-        TaskSpec::once(name, object)
+        TaskSpec::once(name, task_ref(probe, work))
     }
     .with_backoff(BackoffPolicy::constant(Duration::from_millis(2)))
     .with_timeout(None);
@@ -405,6 +415,9 @@ pub struct Counting {
     /// Per task id, the terminal events seen (`TaskFinished`, `TaskAddFailed`,
     /// `ControllerRejected`), when this subscriber keeps them.
     pub terminals: Option<Mutex<HashMap<TaskId, Vec<Terminal>>>>,
+    /// Per task id, the sum of `dropped` over its `MessagesUndelivered` events (a stable
+    /// reference's counted losses), kept with the terminals.
+    undelivered: Mutex<HashMap<TaskId, u64>>,
 }
 
 /// A terminal event, reduced to what is compared with the waiter's outcome.
@@ -433,7 +446,19 @@ impl Counting {
             full_reported: AtomicU64::new(0),
             lagged_reported: AtomicU64::new(0),
             terminals: keep_terminals.then(Mutex::default),
+            undelivered: Mutex::default(),
         })
+    }
+
+    /// The messages `id`'s stable reference dropped, as its `MessagesUndelivered` events
+    /// counted them.
+    pub fn undelivered_of(&self, id: TaskId) -> u64 {
+        self.undelivered
+            .lock()
+            .unwrap()
+            .get(&id)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The terminal events seen for `id`.
@@ -448,6 +473,12 @@ impl Counting {
 impl Subscribe for Counting {
     fn on_event(&self, event: &Event) {
         if !event.is_internal_diagnostic() {
+            if let (Some(_), Some(id), EventKind::MessagesUndelivered) =
+                (&self.terminals, event.id, event.kind)
+            {
+                *self.undelivered.lock().unwrap().entry(id).or_default() +=
+                    event.dropped.unwrap_or(0);
+            }
             if let (Some(terminals), Some(id)) = (&self.terminals, event.id)
                 && matches!(
                     event.kind,

@@ -7,6 +7,8 @@
 mod ends;
 #[path = "groups.rs"]
 mod groups;
+#[path = "stable.rs"]
+pub mod stable;
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -95,6 +97,8 @@ pub struct Case<'a> {
     pub violations: Vec<String>,
     /// What this case exercised, summed over a run to show the checks are not vacuous.
     pub coverage: std::collections::BTreeSet<String>,
+    /// The watcher of the stable references' stop reasons, once an actor task was added.
+    stable_watch: Option<stable::StableWatch>,
 }
 
 /// The answer of an add or a submission, reduced to what the checks need.
@@ -157,6 +161,7 @@ impl<'a> Case<'a> {
             trace: Vec::new(),
             violations: Vec::new(),
             coverage: std::collections::BTreeSet::new(),
+            stable_watch: None,
         }
     }
 
@@ -325,6 +330,15 @@ impl<'a> Case<'a> {
             Op::Group { group, command } => {
                 tokio::time::timeout(limit, self.group_command(index, group, command)).await
             }
+            Op::Send {
+                name,
+                casts,
+                call,
+                spread,
+            } => {
+                self.send(index, name, casts, call, spread).await;
+                Ok(())
+            }
             Op::End(end) => tokio::time::timeout(limit + SLACK, self.end(index, end)).await,
         };
         self.controller_in_flight = touches_controller;
@@ -435,6 +449,7 @@ impl<'a> Case<'a> {
                     self.violation(format!("{}: accepted after admission closed", work.label));
                 }
                 self.take_in(&work, id, waiter);
+                self.open_stable(&work, id).await;
             }
             Intake::Refused(error) => {
                 self.log(format!("{} ({form:?}) -> Err({error:?})", work.label));

@@ -3,8 +3,9 @@
 //! The answer can come long after the operation (a task waits for a permit, a backoff or
 //! an end), so the call runs in the background and the case goes on; `ends.rs` waits for
 //! every call by the case's deadline. Its invariant: the call resolves (once: it is one
-//! future), `Ok` only if an attempt of the task ran (its body was polled), never
-//! `StartFailed` (the model's tasks are closures, not actors), and `EndedBeforeStart`
+//! future), `Ok` only if an attempt of the task ran (its body was polled, or its actor's
+//! `pre_start` ran), never `StartFailed` (the model's actors never fail their
+//! `pre_start`), and `EndedBeforeStart`
 //! only for a task none of whose attempts ran. The work is counted as taken in from the
 //! start, so it holds its name until its waiter answers (no check assumes it settled).
 

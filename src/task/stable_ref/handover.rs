@@ -26,7 +26,8 @@
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 
-use std::sync::{Mutex, MutexGuard};
+// `crate::sync`: `std`'s lock, or loom's in the loom models (`handover/loom_tests.rs`).
+use crate::sync::{Mutex, MutexGuard};
 
 /// Why a message was not delivered (the `reason` of its event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -245,5 +246,7 @@ impl<M, T: Target<M>> Handover<M, T> {
     }
 }
 
+#[cfg(all(test, loom))]
+mod loom_tests;
 #[cfg(test)]
 mod tests;
