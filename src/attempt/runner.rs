@@ -217,12 +217,23 @@ async fn run(
     }
 
     let polled = match (shared.timeout, shared.stall, &heartbeat) {
+        // The watchdog's paths are boxed: their timers and the stall's drain would
+        // otherwise be room in every attempt's future, watched or not, for as long as
+        // the body runs (W6's bytes per idle task in BENCHMARKS.md).
         (limit, Some(stall), Some(heartbeat)) => {
-            match watch(&mut future, limit, started, heartbeat, stall.timeout).await {
+            match Box::pin(watch(&mut future, limit, started, heartbeat, stall.timeout)).await {
                 Watched::Done(result) => Some(result),
                 Watched::TimedOut => None,
                 Watched::Stalled => {
-                    return stalled(shared, attempt, started, &attempt_token, future, stall).await;
+                    return Box::pin(stalled(
+                        shared,
+                        attempt,
+                        started,
+                        &attempt_token,
+                        future,
+                        stall,
+                    ))
+                    .await;
                 }
                 Watched::StalledLate => {
                     // The body already returned (past its stall deadline): nothing to wait
@@ -232,7 +243,9 @@ async fn run(
                 }
             }
         }
-        (Some(limit), ..) => match tokio::time::timeout(limit, &mut future).await {
+        // Boxed too: a `Sleep` is room an untimed attempt would carry for nothing (one
+        // small allocation per timed attempt instead).
+        (Some(limit), ..) => match Box::pin(tokio::time::timeout(limit, &mut future)).await {
             // A result classified past the limit is a timeout too (module docs); the late
             // result may own user values, so it is dropped under the panic guard.
             Ok(late) if started.elapsed() > limit => {
