@@ -72,13 +72,15 @@ impl Actor for RegistryActor {
             Ok(None) => return Ok(()),
             Err(payload) => return contain(state, Err(payload), "message handler"),
         };
-        // The core's step is awaited right here, not through another async function: its
-        // future is large, and each level of nesting would copy it (W1 in BENCHMARKS.md).
+        // The core's step is boxed: its future is large (it can spawn an attempt, several
+        // calls deep), and ractor moves a handler's future twice per message (into its
+        // message future, then into the select with the signal port). Unboxed, every
+        // message, a query answered above included, would copy that room twice; boxed, a
+        // step pays one allocation and a query nothing (`benches/steps.rs`, BENCHMARKS.md).
         let RegistryState { core, resources } = state;
         let mut shell = resources.shell(&myself);
-        let handled = AssertUnwindSafe(core.step(&mut shell, input, Instant::now()))
-            .catch_unwind()
-            .await;
+        let step = Box::pin(core.step(&mut shell, input, Instant::now()));
+        let handled = AssertUnwindSafe(step).catch_unwind().await;
         contain(state, handled, "message handler")
     }
 
@@ -101,9 +103,9 @@ impl Actor for RegistryActor {
         let RegistryState { core, resources } = state;
         let mut shell = resources.shell(&myself);
         let input = Input::Exited { actor, exit };
-        let handled = AssertUnwindSafe(core.step(&mut shell, input, Instant::now()))
-            .catch_unwind()
-            .await;
+        // Boxed, as in `handle`.
+        let step = Box::pin(core.step(&mut shell, input, Instant::now()));
+        let handled = AssertUnwindSafe(step).catch_unwind().await;
         contain(state, handled, "supervision handler")
     }
 
