@@ -4,7 +4,7 @@
 
 import { ApiError, getJson, seg, setToken, token } from './api.js';
 import { Control } from './control.js';
-import { clock, duration, el, pauseText, stateLabel } from './dom.js';
+import { clock, duration, el, pauseText, reconcile, stateLabel, text } from './dom.js';
 import { follow } from './stream.js';
 import { TaskTable } from './tasks.js';
 
@@ -150,19 +150,36 @@ async function slots() {
     readFailed(error);
     return;
   }
-  body.replaceChildren(
-    ...list.map((slot) => el(
+  if (list.length === 0) {
+    body.replaceChildren(emptyRow(6, 'no slot in use'));
+    return;
+  }
+  reconcile(
+    body,
+    list,
+    (slot) => slot.slot,
+    (slot) => el(
       'tr',
       { dataset: { slot: slot.slot } },
       el('td', {}, slot.slot),
-      el('td', {}, String(slot.status)),
-      el('td', {}, slot.owner_id === null ? '' : taskLink(slot.owner_id)),
-      el('td', { className: 'num' }, String(slot.queue_depth)),
-      el('td', {}, slot.paused ? 'yes' : ''),
-      actions(control.enabled, ['pause', 'resume', 'cancel'].map((a) => control.button({ kind: 'slots', name: slot.slot }, a))),
-    )),
+      el('td'),
+      el('td'),
+      el('td', { className: 'num' }),
+      el('td'),
+      actions(['pause', 'resume', 'cancel'].map((a) => control.button({ kind: 'slots', name: slot.slot }, a))),
+    ),
+    (tr, slot) => {
+      const [, status, owner, queue, paused] = tr.cells;
+      text(status, slot.status);
+      if (owner.dataset.owner !== String(slot.owner_id)) {
+        owner.dataset.owner = String(slot.owner_id);
+        owner.replaceChildren(slot.owner_id === null ? '' : taskLink(slot.owner_id));
+      }
+      text(queue, slot.queue_depth);
+      text(paused, slot.paused ? 'yes' : '');
+    },
   );
-  if (list.length === 0) body.replaceChildren(emptyRow(6, 'no slot in use'));
+
 }
 
 async function groups() {
@@ -174,25 +191,41 @@ async function groups() {
     readFailed(error);
     return;
   }
-  body.replaceChildren(
-    ...list.map((group) => el(
+  if (list.length === 0) {
+    body.replaceChildren(emptyRow(5, 'no group registered'));
+    return;
+  }
+  reconcile(
+    body,
+    list,
+    (group) => group.name,
+    (group) => el(
       'tr',
       { dataset: { group: group.name } },
       el('td', {}, group.name),
-      el('td', {}, String(group.strategy)),
-      el('td', {}, ...group.members.flatMap((id, i) => (i ? [' ', taskLink(id)] : [taskLink(id)]))),
-      el('td', {}, group.restarting ? 'yes' : ''),
-      actions(control.enabled, ['pause', 'resume', 'restart', 'cancel', 'remove']
-        .map((a) => control.button({ kind: 'groups', name: group.name }, a))),
-    )),
+      el('td'),
+      el('td'),
+      el('td'),
+      actions(['pause', 'resume', 'restart', 'cancel', 'remove'].map((a) => control.button({ kind: 'groups', name: group.name }, a))),
+    ),
+    (tr, group) => {
+      const [, strategy, members, restarting] = tr.cells;
+      text(strategy, group.strategy);
+      const ids = group.members.join(' ');
+      if (members.dataset.members !== ids) {
+        members.dataset.members = ids;
+        members.replaceChildren(...group.members.flatMap((id, i) => (i ? [' ', taskLink(id)] : [taskLink(id)])));
+      }
+      text(restarting, group.restarting ? 'yes' : '');
+    },
   );
-  if (list.length === 0) body.replaceChildren(emptyRow(5, 'no group registered'));
+
 }
 
-function actions(shown, buttons) {
+function actions(buttons) {
   const cell = el('td', { className: 'actions' }, ...buttons);
   cell.dataset.control = '';
-  cell.hidden = !shown;
+  cell.hidden = !control.enabled;
   return cell;
 }
 
@@ -249,11 +282,15 @@ async function drawDetail() {
   $('#detail-info').replaceChildren(
     ...fields.map(([name, value]) => el('div', {}, el('dt', {}, name), el('dd', { dataset: { field: name.replaceAll(' ', '_') } }, String(value)))),
   );
-  const what = { kind: 'tasks', name: String(info.id) };
-  $('#detail-actions').replaceChildren(
-    ...['pause', 'resume', 'restart', 'cancel', 'remove'].map((a) => control.button(what, a)),
-  );
-  $('#detail-actions').hidden = !control.enabled;
+  // The buttons are made once per opened task: a redraw never takes a keyboard user's focus.
+  const box = $('#detail-actions');
+  if (box.dataset.task !== String(info.id)) {
+    box.dataset.task = String(info.id);
+    // By id: a name reused after a removal is another task.
+    const what = { kind: 'tasks', name: String(info.id), label: `${info.name} (#${info.id})` };
+    box.replaceChildren(...['pause', 'resume', 'restart', 'cancel', 'remove'].map((a) => control.button(what, a)));
+  }
+  box.hidden = !control.enabled;
   drawDetailEvents();
 }
 

@@ -36,7 +36,10 @@ export class Control {
     }
   }
 
-  /** A button running `action` on `what` (`{kind: 'tasks'|'slots'|'groups', name}`). */
+  /**
+   * A button running `action` on `what` (`{kind: 'tasks'|'slots'|'groups', name, label?}`:
+   * `name` goes in the path, `label`, when given, in the messages).
+   */
   button(what, action, label = action) {
     const button = el('button', { type: 'button', className: ENDS_WORK.has(action) ? 'danger' : '' }, label);
     button.dataset.action = action;
@@ -67,7 +70,7 @@ export class Control {
     const path = what.kind === 'shutdown'
       ? 'api/shutdown'
       : `api/${what.kind}/${seg(what.name)}/${action}`;
-    const subject = what.kind === 'shutdown' ? 'the supervisor' : `${what.kind.slice(0, -1)} ${what.name}`;
+    const subject = what.kind === 'shutdown' ? 'the supervisor' : `${what.kind.slice(0, -1)} ${what.label || what.name}`;
     if (ENDS_WORK.has(action)) {
       const sure = await this.confirm(`${action} ${subject}? This ends its work.`);
       if (!sure) {

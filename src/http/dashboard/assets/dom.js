@@ -60,3 +60,46 @@ export function pauseText(reason) {
   if (reason.exhausted) return `out of retries: ${reason.exhausted.last_error}`;
   return JSON.stringify(reason);
 }
+
+/**
+ * Brings `body`'s rows in line with `items`, keyed by `key(item)` (kept as `data-key`): a
+ * row that stays is the same element, updated by `fill(row, item)` and moved only when out
+ * of place, so focus (a keyboard user on a row's button) survives every redraw. New rows
+ * come from `create(item)`; rows of items gone are removed; anything else in `body` (an
+ * "empty" row) is removed too.
+ */
+export function reconcile(body, items, key, create, fill) {
+  const old = new Map();
+  for (const row of body.children) {
+    if (row.dataset.key !== undefined) old.set(row.dataset.key, row);
+  }
+  let cursor = body.firstElementChild;
+  for (const item of items) {
+    const id = String(key(item));
+    let row = old.get(id);
+    if (row) {
+      old.delete(id);
+    } else {
+      row = create(item);
+      row.dataset.key = id;
+    }
+    fill(row, item);
+    if (row === cursor) {
+      cursor = cursor.nextElementSibling;
+    } else {
+      body.insertBefore(row, cursor);
+    }
+  }
+  while (cursor) {
+    const next = cursor.nextElementSibling;
+    cursor.remove();
+    cursor = next;
+  }
+  for (const row of old.values()) row.remove();
+}
+
+/** Sets `node`'s text only when it changed (no needless layout, no lost selection). */
+export function text(node, value) {
+  const wanted = String(value);
+  if (node.textContent !== wanted) node.textContent = wanted;
+}

@@ -3,7 +3,7 @@
 // many tasks are registered. The table is redrawn on a timer and after each change.
 
 import { getJson } from './api.js';
-import { el, duration, pauseText, stateLabel } from './dom.js';
+import { duration, el, pauseText, reconcile, stateLabel, text } from './dom.js';
 
 const COLUMNS = 9;
 
@@ -121,41 +121,58 @@ export class TaskTable {
 
   draw(page) {
     this.matched = page.matched;
-    const rows = document.createDocumentFragment();
-    for (const task of page.tasks) {
-      rows.append(this.row(task));
-    }
     if (page.tasks.length === 0) {
       const cell = el('td', { className: 'muted' }, page.matched ? 'no tasks on this page' : 'no task matches');
       cell.colSpan = COLUMNS;
-      rows.append(el('tr', {}, cell));
+      this.body.replaceChildren(el('tr', {}, cell));
+    } else {
+      reconcile(this.body, page.tasks, (task) => task.id, (task) => this.row(task), (tr, task) => this.fill(tr, task));
     }
-    this.body.replaceChildren(rows);
     const first = page.tasks.length ? this.offset + 1 : 0;
     const last = this.offset + page.tasks.length;
-    this.info.textContent = `${first}–${last} of ${page.matched}`;
-    this.count.textContent = `(${page.matched} matching)`;
+    text(this.info, `${first}–${last} of ${page.matched}`);
+    text(this.count, `(${page.matched} matching)`);
     this.prev.disabled = this.offset === 0;
     this.next.disabled = last >= page.matched;
   }
 
+  /** A new row for `task` (its cells are filled by `fill`). */
   row(task) {
-    const open = el('button', { type: 'button', className: 'link' }, task.name);
-    open.addEventListener('click', () => this.onOpen(task));
-    const state = stateLabel(task.state);
+    const open = el('button', { type: 'button', className: 'link' });
+    open.addEventListener('click', () => this.onOpen({ id: Number(tr.dataset.id), name: tr.dataset.name }));
     const tr = el(
       'tr',
-      { dataset: { id: String(task.id), name: task.name, state } },
-      el('td', { className: 'num' }, String(task.id)),
+      {},
+      el('td', { className: 'num' }),
       el('td', {}, open),
-      el('td', {}, el('span', { className: `state state-${state}` }, state.replaceAll('_', ' '))),
-      el('td', { className: 'num' }, String(task.attempt)),
-      el('td', { className: 'num' }, String(task.restarts)),
-      el('td', { className: 'num' }, task.next_run_in ? duration(task.next_run_in) : ''),
-      el('td', {}, task.group || ''),
-      el('td', {}, pauseText(task.pause_reason)),
-      el('td', { className: 'failure', title: task.last_failure || '' }, task.last_failure || ''),
+      el('td', {}, el('span')),
+      el('td', { className: 'num' }),
+      el('td', { className: 'num' }),
+      el('td', { className: 'num' }),
+      el('td'),
+      el('td'),
+      el('td', { className: 'failure' }),
     );
+    tr.dataset.id = String(task.id);
     return tr;
+  }
+
+  fill(tr, task) {
+    const state = stateLabel(task.state);
+    tr.dataset.name = task.name;
+    tr.dataset.state = state;
+    const [id, name, stateCell, attempt, restarts, next, group, paused, failure] = tr.cells;
+    text(id, task.id);
+    text(name.firstElementChild, task.name);
+    const badge = stateCell.firstElementChild;
+    badge.className = `state state-${state}`;
+    text(badge, state.replaceAll('_', ' '));
+    text(attempt, task.attempt);
+    text(restarts, task.restarts);
+    text(next, task.next_run_in ? duration(task.next_run_in) : '');
+    text(group, task.group || '');
+    text(paused, pauseText(task.pause_reason));
+    text(failure, task.last_failure || '');
+    failure.title = task.last_failure || '';
   }
 }
