@@ -13,8 +13,9 @@
 //! taken once, a control button acts (pause: the server's answer is shown and the state
 //! changes; a cancelled confirmation sends nothing), the event tail resumes after the
 //! server is stopped and served again on the same port (contiguous sequence numbers, no
-//! duplicates), and a second server without a token shows no control. It writes
-//! `target/dashboard.png`. Every wait polls with a generous deadline; no sleep synchronises.
+//! duplicates), the page fits a 420 px window, and a second server without a token shows
+//! no control. It writes `target/dashboard.png` (and `target/dashboard-narrow.png`). Every
+//! wait polls with a generous deadline; no sleep synchronises.
 #![cfg(all(feature = "http", feature = "controller"))]
 
 #[path = "../examples/dashboard_workload.rs"]
@@ -25,6 +26,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
 use ractor_taskvisor::http::{self, HttpConfig};
 use serde_json::{Value, json};
@@ -307,16 +309,34 @@ async fn the_dashboard_shows_filters_controls_and_resumes_in_a_real_browser() {
         |v| v == "flaky",
     )
     .await;
-    // An action that ends work asks first; cancelling sends nothing.
-    click(&client, "#detail-actions button[data-action=remove]").await;
+    // An action that ends work asks first, by keyboard too: Enter on the button opens the
+    // dialog with the focus on Cancel, Escape closes it and nothing is sent.
+    let remove = client
+        .find(Locator::Css("#detail-actions button[data-action=remove]"))
+        .await
+        .unwrap();
+    remove.send_keys(&Key::Enter).await.unwrap();
     until(
         &client,
-        "the confirmation",
-        "return document.querySelector('#confirm').open",
-        |v| v == true,
+        "the confirmation, focused on Cancel",
+        "return document.querySelector('#confirm').open && document.activeElement.id",
+        |v| v == "confirm-cancel",
     )
     .await;
-    click(&client, "#confirm-cancel").await;
+    client
+        .find(Locator::Css("#confirm-cancel"))
+        .await
+        .unwrap()
+        .send_keys(&Key::Escape)
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the confirmation closed",
+        "return document.querySelector('#confirm').open",
+        |v| v == false,
+    )
+    .await;
     until(
         &client,
         "not sent",
@@ -421,6 +441,20 @@ async fn the_dashboard_shows_filters_controls_and_resumes_in_a_real_browser() {
     let path = target.join("dashboard.png");
     std::fs::write(&path, &png).unwrap();
     println!("screenshot: {} ({} bytes)", path.display(), png.len());
+
+    // A narrow window: one column, nothing wider than the window (the tables scroll in
+    // their own box).
+    client.set_window_size(420, 800).await.unwrap();
+    until(
+        &client,
+        "no horizontal overflow at 420 px",
+        "return document.documentElement.scrollWidth <= window.innerWidth + 1",
+        |v| v == true,
+    )
+    .await;
+    let narrow = client.screenshot().await.expect("a narrow screenshot");
+    std::fs::write(target.join("dashboard-narrow.png"), &narrow).unwrap();
+    client.set_window_size(1280, 800).await.unwrap();
 
     // A server without a token: the same page shows no control at all.
     let read_only = http::serve(
