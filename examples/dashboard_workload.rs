@@ -8,7 +8,7 @@
 //! feeder fills with three queued submissions every six seconds (each takes 1.5 s), plus
 //! `bulk` idle periodic tasks (`bulk-00001`…) to page through.
 
-use std::num::{NonZeroU32, NonZeroUsize};
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use ractor_taskvisor::prelude::*;
@@ -65,7 +65,7 @@ pub async fn start(
                 }),
             )
             .with_backoff(BackoffPolicy::constant(Duration::from_millis(500)))
-            .with_max_retries(NonZeroU32::new(3))
+            .try_with_max_retries(3)?
             .on_exhausted(Exhausted::Pause),
         )
         .await?;

@@ -13,6 +13,7 @@ const TAIL_ROWS = 500;
 /** Events a task's detail shows. */
 const DETAIL_EVENTS = 50;
 const FAST_MS = 2000;
+const RATE_SECONDS = 10;
 const SLOW_MS = 5000;
 
 const $ = (selector) => document.querySelector(selector);
@@ -21,6 +22,7 @@ const view = {
   access: null,
   lastPublished: null,
   publishRate: 0,
+  // Events the tail took per second, the last RATE_SECONDS seconds (a bounded ring).
   received: [],
   recent: [],
   lastEvent: null,
@@ -47,6 +49,7 @@ function showAccess() {
   } else if (view.access) {
     parts.push(view.access.control ? 'Control is on.' : 'Read-only: control is off on this server.');
     if (view.access.control && !token()) parts.push('Enter the token to run commands.');
+    if (token()) parts.push('A token is set for this tab (Forget clears it).');
     if (view.access.token_for_reads) parts.push('Reads need the token.');
   }
   $('#access').textContent = parts.join(' ');
@@ -118,11 +121,11 @@ async function summary() {
   counts.push(['groups', sup.tasks.groups]);
   drawPairs($('#counts'), counts, 'count');
   const subscriberDrops = sup.events.subscribers.reduce((sum, s) => sum + s.dropped, 0);
-  const cutoff = now - 10000;
-  view.received = view.received.filter((at) => at >= cutoff);
+  const second = Math.floor(now / 1000);
+  const recent = view.received.filter((bucket) => bucket.second >= second - RATE_SECONDS && bucket.second < second);
   drawPairs($('#rates'), [
     ['events/s', view.publishRate.toFixed(1)],
-    ['tail events/s', (view.received.length / 10).toFixed(1)],
+    ['tail events/s', (recent.reduce((sum, bucket) => sum + bucket.count, 0) / RATE_SECONDS).toFixed(1)],
     ['bus drops', sup.events.bus_dropped],
     ['subscriber drops', subscriberDrops],
     ['lagged streams', sup.http.lagged_disconnects],
@@ -332,11 +335,22 @@ function onEvent(item) {
   const last = view.lastEvent;
   if (last && last.epoch === item.epoch && item.seq <= last.seq) return;
   view.lastEvent = { epoch: item.epoch, seq: item.seq };
-  view.received.push(performance.now());
+  countReceived();
   view.recent.push(item);
   if (view.recent.length > TAIL_ROWS) view.recent.splice(0, view.recent.length - TAIL_ROWS);
   prepend(eventRow(item));
   if (view.detail?.name && item.event.task === view.detail.name) drawDetailEvents();
+}
+
+function countReceived() {
+  const second = Math.floor(performance.now() / 1000);
+  const last = view.received[view.received.length - 1];
+  if (last && last.second === second) {
+    last.count += 1;
+    return;
+  }
+  view.received.push({ second, count: 1 });
+  if (view.received.length > RATE_SECONDS + 1) view.received.shift();
 }
 
 const MARKERS = {

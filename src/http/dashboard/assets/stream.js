@@ -9,6 +9,9 @@ import { headers } from './api.js';
  * objects (the HTML standard's parsing rules: fields per line, a blank line ends an event,
  * lines starting with ':' are comments, one leading space after the colon is dropped).
  */
+/** Longest unfinished line kept (characters): beyond it the stream is dropped and resumed. */
+const MAX_PENDING = 1 << 20;
+
 export class SseParser {
   constructor() {
     this.buffer = '';
@@ -51,6 +54,9 @@ export class SseParser {
       else if (field === 'id' && !value.includes('\0')) this.id = value;
     }
     this.buffer = this.buffer.slice(start);
+    if (this.buffer.length > MAX_PENDING) {
+      throw new Error('an event line longer than 1 MiB');
+    }
     return out;
   }
 }
@@ -119,7 +125,8 @@ export function follow(on) {
         delay = MIN_DELAY;
       }
     } catch {
-      // A network error ends the read like the end of the stream.
+      // A network error (or an over-long line) ends the read like the end of the stream.
+      reader.cancel().catch(() => {});
     }
     if (!current()) return;
     if (ended === 'closed') {
