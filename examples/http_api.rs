@@ -1,4 +1,5 @@
-//! The HTTP face on loopback with a small demo workload (docs/guide/http.md).
+//! The HTTP face on loopback with a small demo workload (docs/guide/http.md; the same
+//! workload as the `dashboard` example, whose page `GET /` serves here too).
 //!
 //! ```text
 //! TASKVISOR_TOKEN=$(head -c 24 /dev/urandom | base64) cargo run --example http_api --features http
@@ -12,57 +13,18 @@
 //! address is `TASKVISOR_HTTP` (default `127.0.0.1:7878`). Stops on Ctrl-C or
 //! `POST /api/shutdown`.
 
+#[path = "dashboard_workload.rs"]
+mod workload;
+
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use ractor_taskvisor::http::{self, HttpConfig};
-use ractor_taskvisor::prelude::*;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let handle = Supervisor::builder(SupervisorConfig::default())
-        .with_name("demo")
-        .with_controller(ControllerConfig::default())
-        .build()
-        .serve()?;
-
-    // A steady worker, a flaky one in backoff now and then, and a group of two.
-    handle
-        .add(TaskSpec::periodic(
-            "ticker",
-            TaskFn::arc(|_ctx| async { Ok(()) }),
-            Duration::from_secs(1),
-        ))
-        .await?;
-    handle
-        .add(
-            TaskSpec::restartable(
-                "flaky",
-                TaskFn::arc(|_ctx| async {
-                    tokio::time::sleep(Duration::from_millis(700)).await;
-                    Err(TaskError::fail("the demo fails on purpose"))
-                }),
-            )
-            .with_backoff(BackoffPolicy::constant(Duration::from_secs(2))),
-        )
-        .await?;
-    let idle = || {
-        TaskFn::arc(|ctx: TaskContext| async move {
-            ctx.cancelled().await;
-            Ok(())
-        })
-    };
-    handle
-        .add_group(
-            TaskGroup::new("pipeline", GroupStrategy::OneForAll)
-                .with_task(TaskSpec::restartable("read", idle()))
-                .with_task(TaskSpec::restartable("write", idle())),
-        )
-        .await?;
-    handle
-        // A controller slot is keyed by its task's name.
-        .submit(ControllerSpec::queue(TaskSpec::once("tenant-7", idle())))
-        .await?;
+    // The dashboard example's workload: a periodic ticker, a flaky task in backoff now and
+    // then, one paused out of retries, the group `pipeline`, the queued slot `reports`.
+    let handle = workload::start("demo", 0).await?;
 
     let mut config = HttpConfig::default();
     match std::env::var("TASKVISOR_TOKEN") {

@@ -26,17 +26,17 @@ static NEXT_TASK_ID: AtomicU64 = AtomicU64::new(1);
 pub struct TaskId(u64);
 
 impl TaskId {
-    /// Allocates the next id of the process-global sequence.
-    ///
-    /// # Panics
-    /// Only when the sequence is exhausted (after `u64::MAX - 1` allocations).
     /// The id whose number is `value` (an id a caller named, e.g. in an HTTP path; it may
-    /// name no registration).
-    #[cfg(feature = "http")]
+    /// name no registration). Unit tests build records with it too.
+    #[cfg(any(feature = "http", test))]
     pub(crate) const fn from_raw(value: u64) -> Self {
         TaskId(value)
     }
 
+    /// Allocates the next id of the process-global sequence.
+    ///
+    /// # Panics
+    /// Only when the sequence is exhausted (after `u64::MAX - 1` allocations).
     pub(crate) fn next() -> Self {
         // Relaxed is enough: uniqueness comes from the atomic increment itself, and no other
         // memory is published through this counter.

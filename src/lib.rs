@@ -159,7 +159,7 @@ pub use policy::{
 pub use registry::{
     Answer, Command, CommandReply, GroupChange, GroupInfo, GroupIntensity, MAX_TASK_PAGE,
     PauseReason, Query, RegistryMessage, StableCell, StateCounts, TaskFilter, TaskInfo, TaskPage,
-    TaskState, TaskSummary,
+    TaskSort, TaskState, TaskSummary,
 };
 pub use rejection::RejectionKind;
 pub use supervisor::{

@@ -740,3 +740,49 @@ async fn only_loopback_or_listed_host_names_are_answered() {
     anywhere.stop().await.unwrap();
     handle.shutdown().await.unwrap();
 }
+
+/// Regression: `HttpServer::stop` with an event stream open waited for the stream, which
+/// never ends by itself (hyper's graceful shutdown waits for the response), so it hung
+/// until the supervisor shut down. Now the stream ends at once and the server stops.
+#[tokio::test]
+async fn stopping_the_standalone_server_ends_its_open_event_streams() {
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+
+    let handle = serve();
+    let server = http::serve(
+        handle.clone(),
+        "127.0.0.1:0".parse().unwrap(),
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    let client: Client<_, http_body_util::Full<axum::body::Bytes>> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let response = client
+        .get(
+            format!("http://{}/api/events", server.local_addr())
+                .parse()
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    tokio::time::timeout(LIMIT, server.stop())
+        .await
+        .expect("the server stops with an event stream open")
+        .unwrap();
+    // The stream ended (no more frames), the supervisor still runs.
+    let ended = tokio::time::timeout(LIMIT, async {
+        while let Some(frame) = body.frame().await {
+            if frame.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the event stream ended");
+    assert!(handle.is_running());
+    handle.shutdown().await.unwrap();
+}

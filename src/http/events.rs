@@ -12,7 +12,9 @@
 //! Bounds: at most `max_event_streams` streams (503 beyond); each stream has a pump task
 //! that reads the shared buffer and a queue of `event_queue` events: when the client does
 //! not take them fast enough and the queue is full, the stream gets a final `lagged` event
-//! and ends (counted); the client resumes with its `Last-Event-ID`.
+//! and ends (counted); the client resumes with its `Last-Event-ID`. A stopping standalone
+//! server ([`HttpServer::stop`](super::HttpServer::stop)) ends every stream at once, without
+//! a final event: the client resumes with its `Last-Event-ID` where it is served again.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -398,7 +400,13 @@ fn events(
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> + Send + 'static {
     futures_util::stream::unfold(Some((receiver, lagged, slot)), move |state| async move {
         let (mut receiver, lagged, slot) = state?;
-        match receiver.recv().await {
+        // A stopping server ends its streams (else its graceful stop waits for them).
+        let stopping = slot.0.stopping.clone();
+        let next = tokio::select! {
+            item = receiver.recv() => item,
+            () = stopping.cancelled() => return None,
+        };
+        match next {
             Some(item) => Some((Ok(item.into_sse(epoch)), Some((receiver, lagged, slot)))),
             None if lagged.load(Ordering::Acquire) => {
                 slot.0.counters.lagged.fetch_add(1, Ordering::Relaxed);

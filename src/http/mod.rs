@@ -9,8 +9,9 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /api/supervisor` | name, running, [`TaskSummary`](crate::TaskSummary), [`EventStats`](crate::EventStats), the event stream's sequence, this face's counters |
-//! | `GET /api/tasks?state=&group=&slot=&name_prefix=&after=&limit=` | a [`TaskPage`](crate::TaskPage), paged by id (`limit` at most [`MAX_TASK_PAGE`](crate::MAX_TASK_PAGE), default 100) |
+//! | `GET /` and `GET /assets/{file}` | the dashboard: one static page, its script and style (no token needed: it holds no data; see docs/guide/http.md#the-dashboard) |
+//! | `GET /api/supervisor` | name, running, [`TaskSummary`](crate::TaskSummary), [`EventStats`](crate::EventStats), the event stream's sequence, this face's counters, and `access` (`control`, `token_for_reads`: what this server allows) |
+//! | `GET /api/tasks?state=&group=&slot=&name_prefix=&name_contains=&sort=&order=&offset=&after=&limit=` | a [`TaskPage`](crate::TaskPage): by ascending id, paged with `after`, or in the order `sort` (a [`TaskSort`](crate::TaskSort) label) and `order` (`asc`, `desc`) name, paged with `offset` (`limit` at most [`MAX_TASK_PAGE`](crate::MAX_TASK_PAGE), default 100) |
 //! | `GET /api/tasks/{target}` | the [`TaskInfo`](crate::TaskInfo) and the slot that owns it (`target`: an id, else a name) |
 //! | `GET /api/slots` | the controller's [`SlotView`](crate::SlotView)s |
 //! | `GET /api/slots/{slot}?limit=` | the [`SlotDetail`](crate::SlotDetail): owner, status and the first queued submissions (`limit` default 100, at most [`MAX_SLOT_QUEUE_LIST`](crate::MAX_SLOT_QUEUE_LIST)) |
@@ -30,12 +31,13 @@
 //!
 //! Layering: `http` stands above `supervisor`, as `console` does; nothing below imports
 //! it. Files: `config.rs` ([`HttpConfig`]), `error.rs` (the JSON errors), `host.rs` (the
-//! `Host` check against DNS rebinding), `read.rs` (the
-//! read routes), `events.rs` (the event stream), `control.rs` (tokens and commands),
+//! `Host` check against DNS rebinding), `dashboard/` (the operators' page and its
+//! files, served as shipped in the crate), `read.rs` (the read routes), `events.rs` (the event stream), `control.rs` (tokens and commands),
 //! `server.rs` ([`serve`], the bounded listener).
 
 mod config;
 mod control;
+mod dashboard;
 mod error;
 mod events;
 mod host;
@@ -75,6 +77,9 @@ pub(crate) struct App {
     /// Refused control attempts, coalesced per (caller IP, command, refusal).
     refusals: Mutex<Coalescer<(String, &'static str, &'static str)>>,
     counters: Counters,
+    /// Cancelled when the standalone server stops: the event streams end (never for a
+    /// router the user serves).
+    stopping: tokio_util::sync::CancellationToken,
 }
 
 /// This face's counters, as `GET /api/supervisor` shows them (`http`).
@@ -135,6 +140,15 @@ type Shared = Arc<App>;
 /// served) and the bounds of `config`: requests beyond them are answered 429 or 503 at once,
 /// never queued.
 pub fn router(handle: SupervisorHandle, config: HttpConfig) -> Router {
+    router_until(handle, config, tokio_util::sync::CancellationToken::new())
+}
+
+/// [`router`] whose event streams end when `stopping` is cancelled ([`serve`]'s stop).
+pub(crate) fn router_until(
+    handle: SupervisorHandle,
+    config: HttpConfig,
+    stopping: tokio_util::sync::CancellationToken,
+) -> Router {
     let limits = CallLimits {
         in_flight: config.max_requests_in_flight,
         per_second: config.max_requests_per_second,
@@ -145,6 +159,7 @@ pub fn router(handle: SupervisorHandle, config: HttpConfig) -> Router {
         refusals: Mutex::new(Coalescer::new(REFUSAL_INTERVAL, REFUSAL_ADDRESSES)),
         counters: Counters::default(),
         config,
+        stopping,
     });
     control::start_refusal_flusher(&app);
     routes()
@@ -154,9 +169,11 @@ pub fn router(handle: SupervisorHandle, config: HttpConfig) -> Router {
         .with_state(app)
 }
 
-/// The route table: the API under `/api/`, the metrics, and (next) the dashboard at `/`.
+/// The route table: the API under `/api/`, the metrics, and the dashboard at `/`.
 fn routes() -> Router<Shared> {
     Router::new()
+        .route("/", get(dashboard::page))
+        .route("/assets/{file}", get(dashboard::asset))
         .route("/api/supervisor", get(read::supervisor))
         .route("/api/tasks", get(read::tasks))
         .route("/api/tasks/{target}", get(read::task))
@@ -187,7 +204,8 @@ async fn wrong_method() -> ApiError {
 
 /// Before any handler runs: the `Host` check (421, `host.rs`), the body bound (413 for a
 /// declared body over it), the request budget (503 with the requests in flight at the
-/// bound, 429 beyond the rate), the read token when reads require one.
+/// bound, 429 beyond the rate), the read token when reads require one (not for the
+/// dashboard's static files, which hold no data).
 async fn admit(State(app): State<Shared>, request: Request, next: Next) -> Response {
     let host = match request.uri().authority() {
         Some(authority) => Some(authority.as_str()),
@@ -244,6 +262,7 @@ async fn admit(State(app): State<Shared>, request: Request, next: Next) -> Respo
     let _done = Done(&app.budget);
     if app.config.token_for_reads
         && request.method() == axum::http::Method::GET
+        && !dashboard::is_static(request.uri().path())
         && let Err(error) = control::bearer(&app, request.headers())
     {
         return error.into_response();

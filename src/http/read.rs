@@ -15,7 +15,8 @@ use super::{CountersView, Shared};
 use crate::events::EventStats;
 use crate::identity::{TaskId, TaskTarget};
 use crate::registry::{
-    GroupInfo, Query as RegistryQuery, TaskFilter, TaskInfo, TaskPage, TaskState, TaskSummary,
+    GroupInfo, Query as RegistryQuery, TaskFilter, TaskInfo, TaskPage, TaskSort, TaskState,
+    TaskSummary,
 };
 
 /// `limit` when a task list or slot queue request names none.
@@ -36,6 +37,17 @@ struct SupervisorView {
     events: EventStats,
     stream: StreamView,
     http: CountersView,
+    access: AccessView,
+}
+
+/// What a client may do here, so a page shows only what works: `GET /api/supervisor`'s
+/// `access`.
+#[derive(Serialize)]
+struct AccessView {
+    /// Control routes run commands (with a valid token); without, they answer 403.
+    control: bool,
+    /// The read routes and the event stream need a token too.
+    token_for_reads: bool,
 }
 
 /// The event stream's sequence: its epoch and newest number (`Last-Event-ID` is
@@ -147,6 +159,10 @@ pub(crate) async fn supervisor(State(app): State<Shared>) -> Result<Response, Ap
         events,
         stream,
         http: app.counters.view(),
+        access: AccessView {
+            control: app.config.control,
+            token_for_reads: app.config.token_for_reads,
+        },
     })
     .into_response())
 }
@@ -174,6 +190,45 @@ fn filter(params: &HashMap<String, String>) -> Result<(TaskFilter, Option<String
                     ));
                 }
                 filter.name_prefix = Some(value.as_str().into());
+            }
+            "name_contains" => {
+                if !crate::bounds::fits(value, super::MAX_NAME_BYTES) {
+                    return Err(ApiError::bad_request(
+                        "bad_query",
+                        "name_contains is too long",
+                    ));
+                }
+                if !value.is_empty() {
+                    filter.name_contains = Some(value.as_str().into());
+                }
+            }
+            "sort" => {
+                filter.sort = TaskSort::ALL
+                    .into_iter()
+                    .find(|sort| sort.as_label() == value)
+                    .ok_or_else(|| {
+                        ApiError::bad_request(
+                            "bad_query",
+                            "sort must be one of id, name, state, attempt, restarts, next_run",
+                        )
+                    })?;
+            }
+            "order" => {
+                filter.descending = match value.as_str() {
+                    "asc" => false,
+                    "desc" => true,
+                    _ => {
+                        return Err(ApiError::bad_request(
+                            "bad_query",
+                            "order must be asc or desc",
+                        ));
+                    }
+                };
+            }
+            "offset" => {
+                filter.offset = value
+                    .parse::<usize>()
+                    .map_err(|_| ApiError::bad_request("bad_query", "offset must be a number"))?;
             }
             "after" => {
                 let after = value.parse::<u64>().map_err(|_| {
@@ -256,7 +311,7 @@ pub(crate) async fn tasks(
         && filter.matches(&info)
     {
         page.matched = 1;
-        if filter.limit > 0 {
+        if filter.limit > 0 && filter.offset == 0 {
             page.tasks.push(info);
         }
     }

@@ -33,8 +33,9 @@ impl HttpServer {
         self.local_addr
     }
 
-    /// Stops accepting, lets the requests in progress finish (event streams end), and
-    /// waits until the server ended.
+    /// Stops accepting, ends the event streams (their clients resume elsewhere or later with
+    /// `Last-Event-ID`), lets the other requests in progress finish, and waits until the
+    /// server ended.
     ///
     /// # Errors
     /// The server's I/O error, if it failed.
@@ -88,7 +89,7 @@ pub async fn serve(
     };
     let stop = CancellationToken::new();
     let ended = handle.runtime().stopping().root_token().clone();
-    let router = super::router(handle, config);
+    let router = super::router_until(handle, config, stop.clone());
     let until = stop.clone();
     let task = tokio::spawn(async move {
         axum::serve(

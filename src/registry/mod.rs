@@ -59,7 +59,8 @@ pub(crate) use messages::{
 #[cfg(feature = "controller")]
 pub(crate) use messages::{ReleaseHook, Stage};
 pub use overview::{
-    GroupInfo, GroupIntensity, MAX_TASK_PAGE, StateCounts, TaskFilter, TaskPage, TaskSummary,
+    GroupInfo, GroupIntensity, MAX_TASK_PAGE, StateCounts, TaskFilter, TaskPage, TaskSort,
+    TaskSummary,
 };
 pub(crate) use query::Pick;
 pub use query::{Answer, Query, StableCell};

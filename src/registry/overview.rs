@@ -92,8 +92,71 @@ pub struct GroupInfo {
     pub restarting: bool,
 }
 
+/// The order of a [`Query::Tasks`](super::Query::Tasks) page (default: by id). Ties are
+/// broken by id, so every order is total and a page boundary never splits equal keys
+/// unpredictably.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TaskSort {
+    /// By [`TaskInfo::id`] (registration order).
+    #[default]
+    Id,
+    /// By [`TaskInfo::name`] (byte order).
+    Name,
+    /// By [`TaskInfo::state`], in its label's alphabetical order (`backoff` first).
+    State,
+    /// By [`TaskInfo::attempt`].
+    Attempt,
+    /// By [`TaskInfo::restarts`].
+    Restarts,
+    /// By [`TaskInfo::next_run_in`]; records without a next run come after all that have
+    /// one (ascending) or before them (descending).
+    NextRun,
+}
+
+impl TaskSort {
+    /// Every order, for parsing and listing.
+    pub const ALL: [TaskSort; 6] = [
+        TaskSort::Id,
+        TaskSort::Name,
+        TaskSort::State,
+        TaskSort::Attempt,
+        TaskSort::Restarts,
+        TaskSort::NextRun,
+    ];
+
+    /// Stable snake_case label, e.g. `"next_run"` (the HTTP face's `sort=` value).
+    pub const fn as_label(self) -> &'static str {
+        match self {
+            TaskSort::Id => "id",
+            TaskSort::Name => "name",
+            TaskSort::State => "state",
+            TaskSort::Attempt => "attempt",
+            TaskSort::Restarts => "restarts",
+            TaskSort::NextRun => "next_run",
+        }
+    }
+
+    /// The order of `a` and `b` by this key ascending, ties by id.
+    pub(crate) fn compare(self, a: &TaskInfo, b: &TaskInfo) -> std::cmp::Ordering {
+        let key = match self {
+            TaskSort::Id => std::cmp::Ordering::Equal,
+            TaskSort::Name => a.name.cmp(&b.name),
+            TaskSort::State => a.state.as_label().cmp(b.state.as_label()),
+            TaskSort::Attempt => a.attempt.cmp(&b.attempt),
+            TaskSort::Restarts => a.restarts.cmp(&b.restarts),
+            // `None` last: `Some` sorts below it when compared as (is_none, value).
+            TaskSort::NextRun => (a.next_run_in.is_none(), a.next_run_in)
+                .cmp(&(b.next_run_in.is_none(), b.next_run_in)),
+        };
+        key.then(a.id.cmp(&b.id))
+    }
+}
+
 /// Which registrations a [`Query::Tasks`](super::Query::Tasks) page holds: every field
-/// that is set must match; pages go by ascending id.
+/// that is set must match; pages go by ascending id unless `sort` or `descending` say
+/// otherwise.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskFilter {
@@ -103,8 +166,21 @@ pub struct TaskFilter {
     pub group: Option<Arc<str>>,
     /// Only names that start with this.
     pub name_prefix: Option<Arc<str>>,
-    /// Only ids above this one (the previous page's `next`).
+    /// Only names that contain this (case-sensitive, anywhere in the name).
+    #[serde(default)]
+    pub name_contains: Option<Arc<str>>,
+    /// Only ids above this one (the previous page's `next`; by-id ascending order only:
+    /// in another order use `offset`).
     pub after: Option<TaskId>,
+    /// The page's order (default [`TaskSort::Id`]).
+    #[serde(default)]
+    pub sort: TaskSort,
+    /// The order reversed (ties too).
+    #[serde(default)]
+    pub descending: bool,
+    /// Matching records skipped before the page starts, in the page's order.
+    #[serde(default)]
+    pub offset: usize,
     /// At most this many records (cut to [`MAX_TASK_PAGE`]; 0 counts only).
     pub limit: usize,
 }
@@ -139,11 +215,77 @@ impl TaskFilter {
         self
     }
 
+    /// Only names containing `part`.
+    #[must_use]
+    pub fn with_name_contains(mut self, part: impl Into<Arc<str>>) -> Self {
+        self.name_contains = Some(part.into());
+        self
+    }
+
     /// Only ids above `after`.
     #[must_use]
     pub fn with_after(mut self, after: TaskId) -> Self {
         self.after = Some(after);
         self
+    }
+
+    /// Pages in the order of `sort`, reversed when `descending`.
+    #[must_use]
+    pub fn with_sort(mut self, sort: TaskSort, descending: bool) -> Self {
+        self.sort = sort;
+        self.descending = descending;
+        self
+    }
+
+    /// Skips the first `offset` matching records (in the page's order).
+    #[must_use]
+    pub fn with_offset(mut self, offset: usize) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    /// Whether pages go by ascending id, the order `after` and `next` are defined in.
+    pub(crate) fn by_id_ascending(&self) -> bool {
+        self.sort == TaskSort::Id && !self.descending
+    }
+
+    /// The order of `a` and `b` in this filter's pages.
+    pub(crate) fn compare(&self, a: &TaskInfo, b: &TaskInfo) -> std::cmp::Ordering {
+        let ordering = self.sort.compare(a, b);
+        if self.descending {
+            ordering.reverse()
+        } else {
+            ordering
+        }
+    }
+
+    /// The page of `matching` (every record that [`matches`](Self::matches), in any order)
+    /// this filter asks for: those above `after`, in its order, from `offset`, at most
+    /// `limit` (cut to [`MAX_TASK_PAGE`]). The first `offset + limit` are selected in linear
+    /// time and only those sorted.
+    pub(crate) fn page_of(&self, mut matching: Vec<TaskInfo>) -> TaskPage {
+        let limit = self.limit.min(MAX_TASK_PAGE);
+        let matched = matching.len();
+        // `after` keeps its meaning (ids above it) in any order; `matched` ignores it.
+        if let Some(after) = self.after {
+            matching.retain(|info| info.id > after);
+        }
+        let end = self.offset.saturating_add(limit).min(matching.len());
+        let more = end < matching.len();
+        if more && end > 0 {
+            matching.select_nth_unstable_by(end - 1, |a, b| self.compare(a, b));
+        }
+        matching.truncate(end);
+        matching.sort_unstable_by(|a, b| self.compare(a, b));
+        let tasks: Vec<TaskInfo> = matching.drain(self.offset.min(end)..).collect();
+        TaskPage {
+            next: match tasks.last() {
+                Some(last) if more && self.by_id_ascending() => Some(last.id),
+                _ => None,
+            },
+            tasks,
+            matched,
+        }
     }
 
     /// Whether `info` matches every set field but `after` and `limit`.
@@ -157,6 +299,10 @@ impl TaskFilter {
                 .name_prefix
                 .as_ref()
                 .is_none_or(|prefix| info.name.starts_with(&**prefix))
+            && self
+                .name_contains
+                .as_ref()
+                .is_none_or(|part| info.name.contains(&**part))
     }
 }
 
@@ -164,11 +310,16 @@ impl TaskFilter {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskPage {
-    /// The matching records with the lowest ids above `after`, ascending.
+    /// The matching records in the filter's order, from its `offset` on: in the default
+    /// order those with the lowest ids above `after`.
     pub tasks: Vec<TaskInfo>,
-    /// Registrations matching the filter (all pages, `after` ignored).
+    /// Registrations matching the filter (all pages, `after` and `offset` ignored).
     pub matched: usize,
     /// The `after` of the next page: the last id of this one when more match; `None` on
-    /// the last page.
+    /// the last page, and in any other order than ascending id (there the next page's
+    /// `offset` is this one's plus the records it holds).
     pub next: Option<TaskId>,
 }
+
+#[cfg(test)]
+mod tests;

@@ -58,10 +58,14 @@ pub enum Query {
     /// Counts by state and of groups: [`Answer::Summary`]. Costs one pass over the
     /// registrations, and no record.
     Summary,
-    /// One page of the registrations that match a [`TaskFilter`], by ascending id:
-    /// [`Answer::Tasks`]. The reply holds at most
-    /// [`MAX_TASK_PAGE`](super::overview::MAX_TASK_PAGE) records whatever the registry
-    /// holds.
+    /// One page of the registrations that match a [`TaskFilter`], by ascending id or in
+    /// the filter's [`TaskSort`](super::overview::TaskSort) order: [`Answer::Tasks`]. The
+    /// reply holds at most [`MAX_TASK_PAGE`](super::overview::MAX_TASK_PAGE) records
+    /// whatever the registry holds. By ascending id it costs one pass over the
+    /// registrations; in another order (or with an `offset`) also a record of each
+    /// matching one, for the length of the answer, and a selection and sort of the first
+    /// `offset + limit` (measured at 10,000 registrations, debug build: about 50 ms, 11 ms
+    /// by id; `tests/http_dashboard.rs` prints it).
     Tasks(TaskFilter),
     /// Every supervision group with a member registered, sorted by name:
     /// [`Answer::Groups`].

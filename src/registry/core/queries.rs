@@ -93,6 +93,9 @@ pub(super) fn answer(state: &State, query: Query) -> Answer {
 /// `limit` (cut to `MAX_TASK_PAGE`). One pass over the registrations; the page is kept in a
 /// max-heap of `limit + 1` ids, so the memory is the page's whatever the registry holds.
 fn page(state: &State, filter: &TaskFilter, now: Instant) -> TaskPage {
+    if !filter.by_id_ascending() || filter.offset > 0 {
+        return sorted_page(state, filter, now);
+    }
     let limit = filter.limit.min(MAX_TASK_PAGE);
     let mut matched = 0;
     let mut lowest: BinaryHeap<TaskId> = BinaryHeap::with_capacity(limit + 1);
@@ -123,6 +126,19 @@ fn page(state: &State, filter: &TaskFilter, now: Instant) -> TaskPage {
             .collect(),
         matched,
     }
+}
+
+/// One page of `filter` in its order, from its `offset`: the matching records are
+/// collected (at most every registration, for the length of this answer) and cut to the
+/// page by [`TaskFilter::page_of`].
+fn sorted_page(state: &State, filter: &TaskFilter, now: Instant) -> TaskPage {
+    let matching: Vec<TaskInfo> = state
+        .entries
+        .iter()
+        .filter_map(|(id, _)| info_at(state, id, now))
+        .filter(|info| filter.matches(info))
+        .collect();
+    filter.page_of(matching)
 }
 
 /// The attempt actor of `target` while it has one.
