@@ -70,6 +70,12 @@ fn terminal_events(case: &mut Case<'_>, lossless: bool) {
         }
         covered.push("outcome matched against its terminal event");
         let matches = match outcome {
+            // A registry closed for shutdown refuses a controller's hand-off without an
+            // event: only the waiter hears of it (docs/semantics.md#admission).
+            TaskOutcome::Rejected {
+                kind: RejectionKind::ControllerShuttingDown,
+                ..
+            } if seen.is_empty() => true,
             TaskOutcome::Rejected { kind, .. } => {
                 finished == 0 && seen.iter().any(|t| t.rejection == Some(*kind))
             }
