@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Serves on 127.0.0.1, port from the first argument or `TASKVISOR_PORT` (default 8080).
-//! Control is on: the token is `TASKVISOR_TOKEN`, or a random one printed at start; enter it
+//! Control is on unless `TASKVISOR_CONTROL=off` (a read-only page): the token is
+//! `TASKVISOR_TOKEN`, or a random one printed at start; enter it
 //! in the page's Token field (kept for the browser tab only). `TASKVISOR_DEMO_BULK=10000`
 //! adds that many idle tasks to page through. Stops on Ctrl-C or the page's Shut down.
 
@@ -37,8 +38,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => (random_token(), true),
     };
 
+    // `TASKVISOR_CONTROL=off`: a read-only page (no buttons, every command refused 403).
+    let control = !matches!(std::env::var("TASKVISOR_CONTROL").as_deref(), Ok("off"));
+
     let handle = workload::start("demo", bulk).await?;
-    let config = HttpConfig::default().with_control_token("operator", &token);
+    let config = if control {
+        HttpConfig::default().with_control_token("operator", &token)
+    } else {
+        HttpConfig::default()
+    };
     let server = http::serve(
         handle.clone(),
         SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
@@ -46,7 +54,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .await?;
     println!("dashboard: http://{}/", server.local_addr());
-    if generated {
+    if !control {
+        println!("control is off (TASKVISOR_CONTROL=off): the page is read-only");
+    } else if generated {
         println!("control token (enter it in the page): {token}");
     } else {
         println!("control token: $TASKVISOR_TOKEN");

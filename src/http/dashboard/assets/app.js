@@ -14,7 +14,8 @@ const TAIL_ROWS = 500;
 const DETAIL_EVENTS = 50;
 const FAST_MS = 2000;
 const RATE_SECONDS = 10;
-const SLOW_MS = 5000;
+// Slots change state within seconds: a slower refresh left buttons on stale rows.
+const SLOW_MS = 2000;
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -40,6 +41,8 @@ function readFailed(error) {
     return;
   }
   $('#connection').textContent = `read failed: ${error.message}`;
+  // Everything drawn so far is from before the failure: say so until a read succeeds.
+  document.body.dataset.stale = 'unreachable';
 }
 
 function showAccess() {
@@ -105,6 +108,12 @@ async function summary() {
   }
   view.needToken = false;
   view.access = sup.access;
+  if (sup.running) {
+    delete document.body.dataset.stale;
+  } else {
+    // The supervisor shut down: the tables keep their last values, marked as such.
+    document.body.dataset.stale = 'stopped';
+  }
   showAccess();
   $('#supervisor-name').textContent = sup.name;
   document.title = `taskvisor ${sup.name}`;
@@ -355,7 +364,7 @@ function countReceived() {
 
 const MARKERS = {
   gap: (d) => `gap: events ${d.from}–${d.to} are no longer in the server's buffer`,
-  restarted: (d) => `restarted: the supervisor's stream began again (epoch ${d.epoch})`,
+  restarted: (d) => `restarted: a new run of the supervisor (epoch ${d.epoch}); its events from before this page reconnected are shown only as far as its buffer holds them`,
   lagged: () => 'lagged: this page fell behind; resuming from the last event seen',
   closed: () => 'closed: the supervisor shut down',
   dropped: () => 'the connection dropped; resuming from the last event seen',

@@ -1,13 +1,37 @@
 // The control buttons: shown only when the server runs commands; every command that ends
-// work asks first in a modal dialog (keyboard: Tab between its buttons, Escape cancels);
+// or interrupts work asks first in a modal dialog that says what it does (keyboard: Tab between its buttons, Escape cancels);
 // each command is sent once and the server's answer (or its error kind and message) is
 // announced in the answer region. Nothing is ever retried on its own.
 
 import { command, seg } from './api.js';
 import { el } from './dom.js';
 
-/** Which actions end work (and so ask first). */
-const ENDS_WORK = new Set(['cancel', 'remove', 'shutdown']);
+/** Which actions end or interrupt work (and so ask first). */
+const ENDS_WORK = new Set(['cancel', 'remove', 'restart', 'shutdown']);
+
+/** What each asking action does, said in its confirmation. */
+const CONSEQUENCE = {
+  cancel: 'Its work is stopped and it ends with the outcome "canceled"; it is not restarted and leaves the list.',
+  remove: 'Its work is stopped and it is removed from the supervisor; it is not restarted.',
+  restart: 'A running attempt is stopped now and a new one starts (a task waiting in backoff starts at once).',
+  shutdown: 'Every task is stopped within the grace period and the supervisor ends; this page stays read-only.',
+};
+
+/** The answer's reply in words: `{"pause":true}` is "done", `false` "nothing to change". */
+function replyText(reply) {
+  if (reply === undefined || reply === null) return 'done';
+  if (typeof reply === 'string') return reply;
+  const values = Object.values(reply);
+  if (values.length === 1) {
+    const value = values[0];
+    if (value === true) return 'done';
+    if (value === false) return 'nothing to change (already so, or no longer there)';
+    if (value && typeof value === 'object' && 'changed' in value) {
+      return `changed ${value.changed}, unchanged ${value.unchanged ?? 0}`;
+    }
+  }
+  return JSON.stringify(reply);
+}
 
 export class Control {
   /** `answer`: the live region; `dialog`: the confirmation; `after(result)`: redraw. */
@@ -47,11 +71,12 @@ export class Control {
     return button;
   }
 
-  /** Resolves true when the operator confirms. */
-  confirm(message) {
+  /** Resolves true when the operator confirms; `verb` labels the confirming button. */
+  confirm(message, verb) {
     return new Promise((resolve) => {
       this.pending = resolve;
       this.text.textContent = message;
+      this.ok.textContent = verb;
       this.returnFocus = document.activeElement;
       this.dialog.showModal();
       this.cancel.focus();
@@ -72,7 +97,8 @@ export class Control {
       : `api/${what.kind}/${seg(what.name)}/${action}`;
     const subject = what.kind === 'shutdown' ? 'the supervisor' : `${what.kind.slice(0, -1)} ${what.label || what.name}`;
     if (ENDS_WORK.has(action)) {
-      const sure = await this.confirm(`${action} ${subject}? This ends its work.`);
+      const verb = action === 'shutdown' ? 'Shut down' : `${action[0].toUpperCase()}${action.slice(1)} ${what.kind.slice(0, -1)}`;
+      const sure = await this.confirm(`${verb} ${subject.replace(/^\S+ /, '')}? ${CONSEQUENCE[action]}`, verb);
       if (!sure) {
         this.say(`${action} ${subject}: not sent`, 'info');
         return;
@@ -83,8 +109,8 @@ export class Control {
     const result = await command(path);
     if (button) button.disabled = false;
     if (result.ok) {
-      const reply = result.body && result.body.reply !== undefined ? JSON.stringify(result.body.reply) : result.status;
-      this.say(`${action} ${subject}: ok (${reply})`, 'ok');
+      const reply = result.body ? result.body.reply : undefined;
+      this.say(`${action} ${subject}: ok, ${replyText(reply)}`, 'ok');
     } else {
       this.say(`${action} ${subject}: refused ${result.status || ''} ${result.kind}: ${result.message}`, 'error');
     }

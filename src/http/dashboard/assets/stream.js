@@ -146,6 +146,9 @@ export function follow(on) {
     } catch {
       data = { raw: item.data };
     }
+    // An epoch is a 64-bit number: JSON.parse would round it, so it is read as text.
+    const epoch = item.data && /"epoch"\s*:\s*(\d+)/.exec(item.data);
+    if (data && epoch) data.epoch = epoch[1];
     switch (item.event) {
       case 'message':
         on.event(data);
