@@ -6,10 +6,10 @@
 //!   step, reply) and a query (`task_info` of an unknown id: no intake), against a bare
 //!   ractor `call!` to an actor that replies at once (the floor's add, without its spawn).
 //!   The unknown target is a name no task has (a name lookup, as cheap as an id's);
-//! - `attempt/*`: one attempt's actor life seen from its parent: ours is a whole
-//!   `add_and_watch` of an instant task (door, admission, spawn, body, exit, commit,
-//!   outcome); the floor spawns a linked child that stops in `post_start`
-//!   and waits for the parent's supervision event.
+//! - `attempt/floor_spawn_linked_until_exit`: one attempt's actor life seen from its
+//!   parent on the floor: spawn a linked child that stops in `post_start`, wait for the
+//!   parent's supervision event. Ours is `add_watch/once_instant_until_outcome`
+//!   (`benches/add_watch.rs`: door, admission, spawn, body, exit, commit, outcome).
 //!
 //! `cargo bench --bench steps`
 
@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use ractor_taskvisor::{Command, Supervisor, TaskSpec, TaskTarget};
+use ractor_taskvisor::{Command, TaskTarget};
 use tokio::sync::mpsc;
 
-use support::{config, instant_task, names, on_worker, runtime, warm};
+use support::{on_worker, runtime, timed_on_served};
 
 /// An actor that answers every call at once (the floor's registry without the spawn).
 struct Echo;
@@ -132,40 +132,33 @@ fn door(c: &mut Criterion) {
 
     group.bench_function("command_round_trip", |b| {
         b.iter_custom(|iters| {
-            on_worker(&rt, async move {
-                let supervisor = Supervisor::new(config(), Vec::new());
-                let handle = supervisor.serve().expect("serve");
-                warm(&handle).await;
-                let unknown = TaskTarget::from("no-such-task");
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let reply = handle
-                        .exec(Command::Cancel(unknown.clone()))
-                        .await
-                        .expect("cancel");
-                    black_box(reply);
-                }
-                let total = start.elapsed();
-                handle.shutdown().await.expect("shutdown");
-                total
-            })
+            on_worker(
+                &rt,
+                timed_on_served(move |handle| async move {
+                    let unknown = TaskTarget::from("no-such-task");
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let reply = handle.exec(Command::Cancel(unknown.clone())).await;
+                        black_box(reply.expect("cancel"));
+                    }
+                    start.elapsed()
+                }),
+            )
         });
     });
 
     group.bench_function("query_round_trip", |b| {
         b.iter_custom(|iters| {
-            on_worker(&rt, async move {
-                let supervisor = Supervisor::new(config(), Vec::new());
-                let handle = supervisor.serve().expect("serve");
-                warm(&handle).await;
-                let start = Instant::now();
-                for _ in 0..iters {
-                    black_box(handle.task_info("no-such-task").await);
-                }
-                let total = start.elapsed();
-                handle.shutdown().await.expect("shutdown");
-                total
-            })
+            on_worker(
+                &rt,
+                timed_on_served(move |handle| async move {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        black_box(handle.task_info("no-such-task").await);
+                    }
+                    start.elapsed()
+                }),
+            )
         });
     });
 
@@ -193,27 +186,6 @@ fn attempt(c: &mut Criterion) {
     group.sample_size(20);
     group.measurement_time(Duration::from_secs(3));
     group.throughput(Throughput::Elements(1));
-
-    group.bench_function("ours_add_watch_instant", |b| {
-        b.iter_custom(|iters| {
-            on_worker(&rt, async move {
-                let supervisor = Supervisor::new(config(), Vec::new());
-                let handle = supervisor.serve().expect("serve");
-                warm(&handle).await;
-                let task = instant_task();
-                let mut total = Duration::ZERO;
-                for name in names("s-", iters) {
-                    let spec = TaskSpec::once(name, task.clone());
-                    let start = Instant::now();
-                    let (_, waiter) = handle.add_and_watch(spec).await.expect("add");
-                    black_box(waiter.wait().await.expect("outcome"));
-                    total += start.elapsed();
-                }
-                handle.shutdown().await.expect("shutdown");
-                total
-            })
-        });
-    });
 
     group.bench_function("floor_spawn_linked_until_exit", |b| {
         b.iter_custom(|iters| {

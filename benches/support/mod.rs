@@ -74,6 +74,21 @@ pub async fn warm(handle: &SupervisorHandle) {
     assert!(matches!(outcome, TaskOutcome::Completed), "{outcome:?}");
 }
 
+/// A served supervisor with [`config`], warmed; `time(handle)` runs the measurement, then
+/// the supervisor shuts down. Returns what `time` measured.
+pub async fn timed_on_served<F, Fut>(time: F) -> Duration
+where
+    F: FnOnce(SupervisorHandle) -> Fut,
+    Fut: Future<Output = Duration>,
+{
+    let supervisor = ractor_taskvisor::Supervisor::new(config(), Vec::new());
+    let handle = supervisor.serve().expect("serve");
+    warm(&handle).await;
+    let total = time(handle.clone()).await;
+    handle.shutdown().await.expect("shutdown");
+    total
+}
+
 /// Polls `cond` every millisecond until it holds (at most 60 s).
 pub async fn wait_until(cond: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
