@@ -25,6 +25,12 @@ struct GroupRecord {
     machine: GroupMachine,
     /// Member ids in start order (a member's index is its place here).
     members: Vec<TaskId>,
+    /// Members still registered: each member's terminal commit tells its group `Left`
+    /// once. The machine may hold a member `Gone` before that (an intensity failure gives
+    /// up every member at once, then stops each within its stop window); the group is
+    /// forgotten with its last registered member (docs/semantics.md#group-commands), not
+    /// when its machine gave them up.
+    registered: usize,
     /// The pending restart delay timer, if any.
     timer: Option<Timer>,
     /// The epoch and due time of that delay, for `TaskInfo::next_run_in`.
@@ -107,6 +113,7 @@ impl Groups {
             name,
             intensity,
             machine,
+            registered: members.len(),
             members,
             timer: None,
             restart_due: None,
@@ -126,16 +133,20 @@ impl Groups {
     pub(in crate::registry::core) fn next(&mut self, now: Instant) -> Option<(u64, Vec<Effect>)> {
         while let Some((key, input)) = self.inputs.pop_front() {
             if let Some(record) = self.records.get_mut(&key) {
+                if let Input::Left { .. } = input {
+                    record.registered = record.registered.saturating_sub(1);
+                }
                 return Some((key, record.machine.step(input, now)));
             }
         }
         None
     }
 
-    /// Removes group `key` once its machine holds no member; returns its pending timer
-    /// to cancel.
+    /// Removes group `key` once no member is registered (and so its machine holds none);
+    /// returns its pending timer to cancel.
     pub(in crate::registry::core) fn bury(&mut self, key: u64) -> Option<Timer> {
-        if !self.records.get(&key)?.machine.is_empty() {
+        let record = self.records.get(&key)?;
+        if record.registered > 0 || !record.machine.is_empty() {
             return None;
         }
         let record = self.records.remove(&key)?;
