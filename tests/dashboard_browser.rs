@@ -375,6 +375,21 @@ async fn the_dashboard_shows_filters_controls_and_resumes_in_a_real_browser() {
             .pause_reason
             .is_some()
     );
+    // Escape closes the detail (no dialog is open).
+    client
+        .find(Locator::Css("#detail-heading"))
+        .await
+        .unwrap()
+        .send_keys(&Key::Escape)
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the detail closed by Escape",
+        "return document.querySelector('#detail').hidden",
+        |v| v == true,
+    )
+    .await;
 
     // The tail resumes after the server drops the stream: stop it, serve again on the same
     // port with the same handle; the page reconnects with Last-Event-ID.

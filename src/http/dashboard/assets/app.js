@@ -28,6 +28,8 @@ const view = {
   recent: [],
   lastEvent: null,
   detail: null,
+  // The element that opened the detail, focused again when it closes.
+  detailOpener: null,
   needToken: false,
 };
 
@@ -255,6 +257,8 @@ function taskLink(id) {
 
 // A task's detail: its TaskInfo (and owning slot), its actions, its recent events.
 async function openTask(task) {
+  // Where the operator came from: closing the detail returns there.
+  view.detailOpener = document.activeElement;
   view.detail = { id: task.id, name: task.name };
   $('#detail').hidden = false;
   await drawDetail();
@@ -314,10 +318,20 @@ function drawDetailEvents() {
   if (mine.length === 0) $('#detail-events').replaceChildren(el('li', { className: 'muted' }, 'no event of it in the tail yet'));
 }
 
-$('#detail-close').addEventListener('click', () => {
+function closeDetail() {
   view.detail = null;
   $('#detail').hidden = true;
-  $('#tasks-heading').focus();
+  // Back to the row (or link) that opened it, if it is still on the page.
+  const opener = view.detailOpener;
+  view.detailOpener = null;
+  if (opener?.isConnected) opener.focus();
+  else $('#tasks-heading').focus();
+}
+
+$('#detail-close').addEventListener('click', closeDetail);
+// Escape closes the detail (the confirmation dialog handles its own Escape first).
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && view.detail && !$('#confirm').open) closeDetail();
 });
 
 // The tail: newest on top, at most TAIL_ROWS rows, markers for gap/restarted/lagged/closed.
