@@ -185,7 +185,8 @@ pub(super) async fn started_result(started: oneshot::Receiver<Started>) -> Start
 ///
 /// What `ActorRef::call` with no timeout does (send with a one-shot reply port, await the
 /// reply), without its future's room for a timer: this future is part of every command's.
-async fn call<T: Send + 'static>(
+/// The handle's other registry calls (queries, `watch`, group and batch adds) use it too.
+pub(super) async fn call<T: Send + 'static>(
     runtime: &Runtime,
     message: impl FnOnce(ractor::RpcReplyPort<T>) -> crate::registry::RegistryMessage,
 ) -> Result<T, RuntimeError> {

@@ -3,9 +3,8 @@
 //! [`StartedAddGroupOperation`] (docs/semantics.md#start-results).
 
 use futures_util::future::try_join_all;
-use ractor::rpc::CallResult;
 
-use super::commands::{command_permit, promise, started_result};
+use super::commands::{call, command_permit, promise, started_result};
 use super::owner::Owned;
 use super::runtime::Runtime;
 use crate::error::RuntimeError;
@@ -153,22 +152,16 @@ pub(crate) async fn add_group(
         intensity,
         members,
     };
-    let reply = runtime
-        .registry()
-        .call(
-            |port| {
-                RegistryMessage::Internal(Internal(InternalKind::AddGroup(Box::new(request), port)))
-            },
-            None,
-        )
-        .await;
+    let reply = call(runtime, |port| {
+        RegistryMessage::Internal(Internal(InternalKind::AddGroup(Box::new(request), port)))
+    })
+    .await;
     drop(permit);
     match reply {
-        Ok(CallResult::Success(Ok(()))) => Ok(AddedGroup {
+        Ok(Ok(())) => Ok(AddedGroup {
             members: result,
             started: receivers,
         }),
-        Ok(CallResult::Success(Err(error))) => Err(error),
-        _ => Err(RuntimeError::ShuttingDown),
+        Ok(Err(error)) | Err(error) => Err(error),
     }
 }

@@ -12,6 +12,7 @@ use futures_util::FutureExt;
 use ractor::rpc::CallResult;
 
 use super::Supervisor;
+use super::commands::call;
 use super::owner::Owned;
 use super::shutdown;
 use super::trigger::Trigger;
@@ -109,15 +110,10 @@ where
             gate.announce_add(id, &spec, None);
             requests.push(AddRequest::unwatched(id, spec, unit));
         }
-        let reply = runtime
-            .registry()
-            .call(|port| InternalKind::AddBatch(requests, port).into(), None)
-            .await;
-        match reply {
-            Ok(CallResult::Success(Ok(()))) => {}
-            Ok(CallResult::Success(Err(error))) => return Err(error),
-            _ => return Err(RuntimeError::ShuttingDown),
-        }
+        call(&runtime, |port| {
+            InternalKind::AddBatch(requests, port).into()
+        })
+        .await??;
     }
 
     let empty = runtime

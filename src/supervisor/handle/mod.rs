@@ -18,8 +18,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use ractor::ActorRef;
-use ractor::rpc::CallResult;
 
+use super::commands::call;
 use super::groups::{AddGroupOperation, add_group};
 use super::operations::{AddOperation, CancelOperation, ExecOperation, RemoveOperation};
 use super::owner::{Owned, OwnerLease};
@@ -226,10 +226,9 @@ impl SupervisorHandle {
         let (tx, rx) = crate::outcome::OutcomePromise::channel();
         let lookup = target.clone();
         let watch = |reply| InternalKind::Watch(lookup, tx, reply).into();
-        match self.runtime().registry().call(watch, None).await {
-            Ok(CallResult::Success(Some(id))) => Ok(TaskWaiter::new(id, rx)),
-            Ok(CallResult::Success(None)) => Err(RuntimeError::TaskNotFound { target }),
-            _ => Err(RuntimeError::ShuttingDown),
+        match call(self.runtime(), watch).await? {
+            Some(id) => Ok(TaskWaiter::new(id, rx)),
+            None => Err(RuntimeError::TaskNotFound { target }),
         }
     }
 
@@ -310,10 +309,7 @@ impl SupervisorHandle {
     /// The typed answer to `query`; `None` once the registry is gone.
     async fn answer<T: Pick>(&self, query: Query) -> Option<T> {
         let ask = |reply| RegistryMessage::Ask(query, reply);
-        match self.runtime().registry().call(ask, None).await {
-            Ok(CallResult::Success(answer)) => T::pick(answer),
-            _ => None,
-        }
+        call(self.runtime(), ask).await.ok().and_then(T::pick)
     }
 
     /// Shuts the supervisor down, or joins the shutdown already under way, and returns its
